@@ -1,0 +1,1 @@
+"""Pure metric functions over cluster state and run records."""

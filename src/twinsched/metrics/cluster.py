@@ -1,0 +1,55 @@
+"""Allocation, unscheduled pods, power: pure functions of the state arrays."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from twinsched.model.cluster import F64, MILLI_PER_GPU
+from twinsched.model.events import Phase
+from twinsched.model.state import ClusterState
+
+
+def pct(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def gpu_allocation_ratio(state: ClusterState) -> float:
+    """Allocated milli-GPU over all milli-GPU, in %."""
+    return pct(state.allocated_gpu_milli, state.nodes.total_gpu_milli)
+
+
+def cpu_allocation_ratio(state: ClusterState) -> float:
+    return pct(float((state.nodes.cpu_milli - state.cpu_free).sum()), float(state.nodes.cpu_milli.sum()))
+
+
+def memory_allocation_ratio(state: ClusterState) -> float:
+    return pct(
+        float((state.nodes.memory_mib - state.mem_free).sum()), float(state.nodes.memory_mib.sum())
+    )
+
+
+def unscheduled_by_reason(state: ClusterState) -> dict[str, int]:
+    """Pods that could not be placed, counted by reason."""
+    return dict(Counter(state.reasons.values()).most_common())
+
+
+def node_utilisation(state: ClusterState) -> F64:
+    """Per node: mean of CPU and GPU used fractions (CPU alone on nodes without GPUs)."""
+    nd = state.nodes
+    cpu = 1.0 - state.cpu_free / np.maximum(nd.cpu_milli, 1)
+    gpu_cap = nd.gpu_count * MILLI_PER_GPU
+    gpu = 1.0 - state.gpu_left.sum(axis=1) / np.maximum(gpu_cap, 1)
+    return np.where(gpu_cap > 0, (cpu + gpu) / 2.0, cpu)
+
+
+def power_w(state: ClusterState) -> float:
+    """Cluster power: per node idle + (peak - idle) x utilisation, nodes that are up."""
+    nd = state.nodes
+    per_node = nd.power_idle_w + (nd.power_peak_w - nd.power_idle_w) * node_utilisation(state)
+    return float(per_node[state.up].sum())
+
+
+def running_pods(state: ClusterState) -> int:
+    return int((state.phase == Phase.RUNNING).sum())

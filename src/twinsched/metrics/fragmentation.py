@@ -1,0 +1,70 @@
+"""GPU fragmentation as defined by the FGD study (pure functions).
+
+A node's fragmentation for a *typical pod* t is the free GPU milli that t cannot use: all of
+it when t cannot run there at all, else the GPUs with less than t's milli free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from twinsched.model.cluster import F64, I64, U64, Pods
+
+COVERAGE = 0.95
+
+
+@dataclass(frozen=True)
+class TypicalPods:
+    """The most frequent pod shapes of a workload and their weights (summing to 1)."""
+
+    cpu_milli: I64
+    gpu_milli: I64
+    gpu_count: I64
+    model_mask: U64
+    weight: F64
+
+    @property
+    def n(self) -> int:
+        return int(self.weight.size)
+
+
+def typical_pods(pods: Pods, coverage: float = COVERAGE) -> TypicalPods:
+    """Group by (CPU, GPU milli, GPU count, models); keep the largest groups up to ``coverage``."""
+    keys = np.stack(
+        [pods.cpu_milli, pods.gpu_milli, pods.gpu_count, pods.model_mask.astype(np.int64)], axis=1
+    )
+    shapes, counts = np.unique(keys, axis=0, return_counts=True)
+    # Most frequent first; on equal counts the larger spec (GPU request, then CPU) first.
+    order = np.lexsort((-shapes[:, 0], -(shapes[:, 1] * shapes[:, 2]), -counts))
+    shapes, counts = shapes[order], counts[order]
+    covered = np.cumsum(counts) / counts.sum()
+    keep = int(np.searchsorted(covered, coverage - 1e-12) + 1)
+    shapes, counts = shapes[:keep], counts[:keep]
+    return TypicalPods(
+        cpu_milli=shapes[:, 0].copy(),
+        gpu_milli=shapes[:, 1].copy(),
+        gpu_count=shapes[:, 2].copy(),
+        model_mask=shapes[:, 3].astype(np.uint64),
+        weight=counts / counts.sum(),
+    )
+
+
+def fragmentation(cpu_free: I64, gpu_left: I64, gpu_model: I64, typical: TypicalPods) -> F64:
+    """Expected fragmented milli-GPU per node (rows of ``gpu_left``) under the typical pods."""
+    idle = gpu_left.sum(axis=1)
+    fits = gpu_left[:, None, :] >= typical.gpu_milli[None, :, None]  # node x type x GPU
+    n_fit = fits.sum(axis=2)
+    model = np.maximum(gpu_model, 0).astype(np.uint64)[:, None]
+    allowed = (typical.model_mask[None, :] == 0) | (((typical.model_mask[None, :] >> model) & 1) == 1)
+    runs = (
+        (typical.gpu_count[None, :] > 0)
+        & allowed
+        & (gpu_model[:, None] >= 0)
+        & (cpu_free[:, None] >= typical.cpu_milli[None, :])
+        & (n_fit >= typical.gpu_count[None, :])
+    )
+    partial = (gpu_left[:, None, :] * ~fits).sum(axis=2)
+    frag = np.where(runs, partial, idle[:, None])
+    return frag.astype(np.float64) @ typical.weight

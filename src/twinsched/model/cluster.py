@@ -1,0 +1,222 @@
+"""Static description of a cluster and a workload as NumPy arrays (struct of arrays).
+
+Nodes and pods are rows; every column is one array, so schedulers score all nodes at once.
+Labels are bitsets over a vocabulary (at most 64 distinct ``key=value`` labels per scenario).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from twinsched.errors import TwinschedError
+
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+F64 = npt.NDArray[np.float64]
+BoolA = npt.NDArray[np.bool_]
+
+MILLI_PER_GPU = 1000
+MAX_LABELS = 64
+
+
+class LabelVocabulary:
+    """Maps ``key=value`` label strings to bit positions; at most 64 labels."""
+
+    def __init__(self, labels: Sequence[str] = ()) -> None:
+        self.names: list[str] = []
+        self._index: dict[str, int] = {}
+        for label in labels:
+            self.bit(label)
+
+    def bit(self, label: str) -> int:
+        if label not in self._index:
+            if len(self.names) >= MAX_LABELS:
+                raise TwinschedError(f"more than {MAX_LABELS} distinct labels (at '{label}')")
+            self._index[label] = len(self.names)
+            self.names.append(label)
+        return self._index[label]
+
+    def mask(self, labels: Sequence[str]) -> int:
+        out = 0
+        for label in labels:
+            out |= 1 << self.bit(label)
+        return out
+
+    def decode(self, mask: int) -> list[str]:
+        return [name for i, name in enumerate(self.names) if mask >> i & 1]
+
+
+@dataclass(frozen=True)
+class Nodes:
+    """Capacities and static attributes of every node."""
+
+    names: tuple[str, ...]
+    cpu_milli: I64
+    memory_mib: I64
+    gpu_count: I64
+    gpu_model: I64  # index into gpu_models; -1 when the node has no GPU
+    gpu_models: tuple[str, ...]
+    labels: U64
+    pool: I64  # index into pool_names
+    pool_names: tuple[str, ...]
+    power_idle_w: F64
+    power_peak_w: F64
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    @property
+    def max_gpus(self) -> int:
+        return max(1, int(self.gpu_count.max(initial=0)))
+
+    @property
+    def total_gpu_milli(self) -> int:
+        return int(self.gpu_count.sum()) * MILLI_PER_GPU
+
+
+@dataclass(frozen=True)
+class Links:
+    """Latency (ms) and bandwidth (Mbit/s) between nodepools; the diagonal is intra-pool."""
+
+    latency_ms: F64
+    bandwidth_mbps: F64
+
+
+@dataclass(frozen=True)
+class Pods:
+    """Requests, policies and times of every pod of a workload."""
+
+    names: tuple[str, ...]
+    cpu_milli: I64
+    memory_mib: I64
+    gpu_count: I64
+    gpu_milli: I64  # per GPU, capped at 1000; 0 for CPU-only pods
+    model_mask: U64  # allowed GPU models as a bitset over Nodes.gpu_models; 0 = any
+    required_labels: U64
+    rejected_labels: U64
+    preferred_labels: U64
+    retracted_labels: U64
+    priority: I64
+    arrival_s: F64
+    duration_s: F64  # inf: never completes
+    job: I64  # index into job_names
+    job_names: tuple[str, ...]
+    data_pool: I64  # pool where the pod's data or users are; -1 = none
+    max_latency_ms: F64  # inf: no bound
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    @property
+    def gpu_request(self) -> I64:
+        """Total milli-GPU each pod asks for (milli x count)."""
+        return self.gpu_milli * self.gpu_count
+
+    def take(self, order: I64) -> Pods:
+        """The pods at ``order`` (repeats allowed), renamed so that names stay unique."""
+        seen: dict[str, int] = {}
+        names = []
+        for i in order.tolist():
+            base = self.names[i]
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            names.append(base if k == 0 else f"{base}~{k}")
+        cols = {
+            f: getattr(self, f)[order]
+            for f in self.__dataclass_fields__
+            if f not in ("names", "job_names")
+        }
+        return Pods(names=tuple(names), job_names=self.job_names, **cols)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything a run needs besides the scheduler and the seed."""
+
+    name: str
+    nodes: Nodes
+    pods: Pods
+    links: Links
+    labels: LabelVocabulary = field(default_factory=LabelVocabulary)
+    meta: dict[str, object] = field(default_factory=dict)
+
+
+def pods_from_columns(
+    names: Sequence[str],
+    cpu_milli: npt.ArrayLike,
+    memory_mib: npt.ArrayLike,
+    gpu_count: npt.ArrayLike,
+    gpu_milli: npt.ArrayLike,
+    **optional: npt.ArrayLike | tuple[str, ...],
+) -> Pods:
+    """Build a pod table, filling optional columns with neutral defaults."""
+    n = len(names)
+    zeros_u = np.zeros(n, dtype=np.uint64)
+    count = np.asarray(gpu_count, dtype=np.int64)
+    milli = np.minimum(np.asarray(gpu_milli, dtype=np.int64), MILLI_PER_GPU)
+    milli = np.where(count > 0, milli, 0)
+    defaults: dict[str, object] = {
+        "model_mask": zeros_u,
+        "required_labels": zeros_u,
+        "rejected_labels": zeros_u,
+        "preferred_labels": zeros_u,
+        "retracted_labels": zeros_u,
+        "priority": np.zeros(n, dtype=np.int64),
+        "arrival_s": np.zeros(n, dtype=np.float64),
+        "duration_s": np.full(n, np.inf),
+        "job": np.arange(n, dtype=np.int64),
+        "job_names": tuple(names),
+        "data_pool": np.full(n, -1, dtype=np.int64),
+        "max_latency_ms": np.full(n, np.inf),
+    }
+    defaults.update(optional)
+    return Pods(
+        names=tuple(names),
+        cpu_milli=np.asarray(cpu_milli, dtype=np.int64),
+        memory_mib=np.asarray(memory_mib, dtype=np.int64),
+        gpu_count=count,
+        gpu_milli=milli,
+        **defaults,  # type: ignore[arg-type]
+    )
+
+
+def nodes_from_columns(
+    names: Sequence[str],
+    cpu_milli: npt.ArrayLike,
+    memory_mib: npt.ArrayLike,
+    gpu_count: npt.ArrayLike,
+    gpu_model_names: Sequence[str],
+    **optional: npt.ArrayLike | tuple[str, ...],
+) -> Nodes:
+    """Build a node table; GPU model strings become indices, empty means no GPU."""
+    n = len(names)
+    models = tuple(sorted({m for m in gpu_model_names if m}))
+    index = {m: i for i, m in enumerate(models)}
+    count = np.asarray(gpu_count, dtype=np.int64)
+    defaults: dict[str, object] = {
+        "labels": np.zeros(n, dtype=np.uint64),
+        "pool": np.zeros(n, dtype=np.int64),
+        "pool_names": ("default",),
+        "power_idle_w": np.full(n, 100.0) + 30.0 * count,
+        "power_peak_w": np.full(n, 300.0) + 250.0 * count,
+    }
+    defaults.update(optional)
+    return Nodes(
+        names=tuple(names),
+        cpu_milli=np.asarray(cpu_milli, dtype=np.int64),
+        memory_mib=np.asarray(memory_mib, dtype=np.int64),
+        gpu_count=count,
+        gpu_model=np.array([index.get(m, -1) if m else -1 for m in gpu_model_names], np.int64),
+        gpu_models=models,
+        **defaults,  # type: ignore[arg-type]
+    )
+
+
+def single_pool_links() -> Links:
+    return Links(latency_ms=np.zeros((1, 1)), bandwidth_mbps=np.full((1, 1), 10_000.0))

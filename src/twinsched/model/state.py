@@ -1,0 +1,154 @@
+"""Mutable cluster state as arrays, changed only through :meth:`ClusterState.apply`.
+
+``version[n]`` counts changes of node ``n``; caches keyed on it (see
+``scheduling.cache``) recompute only the nodes that changed since they were filled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsched.errors import InvariantError, TwinschedError
+from twinsched.model.cluster import MILLI_PER_GPU, F64, I64, BoolA, Links, Nodes, Pods
+from twinsched.model.events import Arrive, Bind, Event, NodeDown, NodeUp, Phase, Reject, Release
+
+SHARE_TAG = 0  # column of ``gpu_tags`` counting share pods; column k counts k-GPU pods
+
+
+class ClusterState:
+    """Free resources per node, per-GPU free milli, and where every pod is."""
+
+    def __init__(
+        self, nodes: Nodes, pods: Pods, links: Links | None = None, *, validate: bool = False
+    ) -> None:
+        self.nodes, self.pods, self.validate = nodes, pods, validate
+        pools = len(nodes.pool_names)
+        self.latency_ms: F64 = links.latency_ms if links is not None else np.zeros((pools, pools))
+        g = nodes.max_gpus
+        self.cpu_free: I64 = nodes.cpu_milli.copy()
+        self.mem_free: I64 = nodes.memory_mib.copy()
+        self.gpu_exists: BoolA = np.arange(g)[None, :] < nodes.gpu_count[:, None]
+        self.gpu_left: I64 = np.where(self.gpu_exists, MILLI_PER_GPU, 0).astype(np.int64)
+        self.gpu_tags: I64 = np.zeros((nodes.n, g + 1), dtype=np.int64)
+        self.up: BoolA = np.ones(nodes.n, dtype=bool)
+        self.version: I64 = np.zeros(nodes.n, dtype=np.int64)
+        self.phase: I64 = np.full(pods.n, Phase.NOT_ARRIVED, dtype=np.int64)
+        self.pod_node: I64 = np.full(pods.n, -1, dtype=np.int64)
+        self.pod_gpus: I64 = np.zeros(pods.n, dtype=np.int64)  # bitmask of GPU indices
+        self.reasons: dict[int, str] = {}
+        self.allocated_gpu_milli = 0
+        self.changes: list[int] = []  # node of every change, in order (read by caches)
+
+    def _touch(self, node: int) -> None:
+        self.version[node] += 1
+        self.changes.append(node)
+
+    # -- the one door -----------------------------------------------------------------------
+    def apply(self, event: Event) -> None:
+        """Apply one event; with ``validate`` the invariants are checked afterwards."""
+        match event:
+            case Bind(pod, node, gpus):
+                self._bind(pod, node, gpus)
+            case Release(pod):
+                self._release(pod)
+            case Arrive(pod):
+                self._expect(pod, Phase.NOT_ARRIVED)
+                self.phase[pod] = Phase.PENDING
+            case Reject(pod, reason):
+                self._expect(pod, Phase.PENDING)
+                self.phase[pod] = Phase.UNSCHEDULABLE
+                self.reasons[pod] = reason
+            case NodeDown(node):
+                self.up[node] = False
+                self._touch(node)
+            case NodeUp(node):
+                self.up[node] = True
+                self._touch(node)
+        if self.validate:
+            self.check_invariants()
+
+    def _expect(self, pod: int, phase: Phase) -> None:
+        if self.phase[pod] != phase:
+            raise TwinschedError(
+                f"pod {self.pods.names[pod]} is {Phase(self.phase[pod]).name}, expected {phase.name}"
+            )
+
+    def _bind(self, pod: int, node: int, gpus: tuple[int, ...]) -> None:
+        self._expect(pod, Phase.PENDING)
+        p = self.pods
+        milli = int(p.gpu_milli[pod])
+        if len(gpus) != int(p.gpu_count[pod]):
+            raise TwinschedError(f"pod {p.names[pod]} needs {p.gpu_count[pod]} GPUs, got {gpus}")
+        self.cpu_free[node] -= p.cpu_milli[pod]
+        self.mem_free[node] -= p.memory_mib[pod]
+        mask = 0
+        for gpu in gpus:
+            self.gpu_left[node, gpu] -= milli
+            mask |= 1 << gpu
+        if gpus:
+            self.gpu_tags[node, self.tag_of(pod)] += 1
+        self.allocated_gpu_milli += milli * len(gpus)
+        self.pod_gpus[pod] = mask
+        self.pod_node[pod] = node
+        self.phase[pod] = Phase.RUNNING
+        self._touch(node)
+
+    def _release(self, pod: int) -> None:
+        self._expect(pod, Phase.RUNNING)
+        p, node = self.pods, int(self.pod_node[pod])
+        milli, mask = int(p.gpu_milli[pod]), int(self.pod_gpus[pod])
+        self.cpu_free[node] += p.cpu_milli[pod]
+        self.mem_free[node] += p.memory_mib[pod]
+        ngpu = 0
+        for gpu in range(self.gpu_left.shape[1]):
+            if mask >> gpu & 1:
+                self.gpu_left[node, gpu] += milli
+                ngpu += 1
+        if ngpu:
+            self.gpu_tags[node, self.tag_of(pod)] -= 1
+        self.allocated_gpu_milli -= milli * ngpu
+        self.phase[pod] = Phase.SUCCEEDED
+        self._touch(node)
+
+    def tag_of(self, pod: int) -> int:
+        """GpuClustering tag: 0 for a share pod, k for a pod of k whole GPUs."""
+        if self.pods.gpu_milli[pod] < MILLI_PER_GPU:
+            return SHARE_TAG
+        return int(self.pods.gpu_count[pod])
+
+    # -- invariants -------------------------------------------------------------------------
+    def check_invariants(self) -> None:
+        """No over-commit, and free + used == capacity for every resource (conservation)."""
+        running = self.phase == Phase.RUNNING
+        nodes, pods, n = self.nodes, self.pods, self.nodes.n
+        on = self.pod_node[running]
+        used_cpu = np.bincount(on, weights=pods.cpu_milli[running], minlength=n)
+        used_mem = np.bincount(on, weights=pods.memory_mib[running], minlength=n)
+        problems = []
+        if np.any(self.cpu_free < 0) or np.any(self.mem_free < 0):
+            problems.append("CPU or memory over-committed")
+        if np.any(self.gpu_left < 0) or np.any(self.gpu_left > MILLI_PER_GPU):
+            problems.append("a GPU is over-committed")
+        if np.any(self.gpu_left[~self.gpu_exists] != 0):
+            problems.append("a GPU that does not exist was used")
+        if not np.array_equal(used_cpu, nodes.cpu_milli - self.cpu_free):
+            problems.append("CPU not conserved")
+        if not np.array_equal(used_mem, nodes.memory_mib - self.mem_free):
+            problems.append("memory not conserved")
+        used_gpu = int((pods.gpu_milli * pods.gpu_count)[running].sum())
+        free_gpu = int(self.gpu_left.sum())
+        if used_gpu != self.allocated_gpu_milli or free_gpu + used_gpu != nodes.total_gpu_milli:
+            problems.append("GPU milli not conserved")
+        if np.any((self.pod_node >= 0) != running):
+            problems.append("a pod is bound but not running, or running but not bound")
+        if problems:
+            raise InvariantError("; ".join(problems))
+
+    # -- read-only views ----------------------------------------------------------------------
+    @property
+    def gpu_idle(self) -> I64:
+        """Free milli-GPU per node."""
+        return self.gpu_left.sum(axis=1)
+
+    def full_free_gpus(self) -> I64:
+        return (self.gpu_left == MILLI_PER_GPU).sum(axis=1)

@@ -1,0 +1,1 @@
+"""Scheduling framework: extension-point protocols, registry, controller (queue, filter, fan-out)."""

@@ -1,0 +1,104 @@
+"""Filter plugins: which nodes can host a pod. Each is a pure function over node indices.
+
+The order is the reporting order of reasons when no node is left, like Kubernetes'
+"0/N nodes are available: 3 Insufficient cpu, ...".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from twinsched.model.cluster import BoolA, I64
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import PodView, Unschedulable
+
+FilterFn = Callable[[ClusterState, PodView, I64], BoolA]
+
+
+def node_up(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    return state.up[nodes]
+
+
+def cpu_fits(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    return state.cpu_free[nodes] >= pod.cpu_milli
+
+
+def memory_fits(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    return state.mem_free[nodes] >= pod.memory_mib
+
+
+def gpu_model_allowed(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    """GPU pods need a node with GPUs of an allowed model (mask 0 allows any)."""
+    if pod.gpu_count == 0:
+        return np.ones(nodes.size, dtype=bool)
+    model = state.nodes.gpu_model[nodes]
+    if pod.model_mask == 0:
+        return model >= 0
+    allowed = (np.uint64(pod.model_mask) >> np.maximum(model, 0).astype(np.uint64)) & np.uint64(1)
+    return (model >= 0) & (allowed == 1)
+
+
+def gpus_fit(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    """A share pod needs one GPU with its milli free; a k-GPU pod needs k whole free GPUs."""
+    if pod.gpu_count == 0:
+        return np.ones(nodes.size, dtype=bool)
+    fitting = (state.gpu_left[nodes] >= pod.gpu_milli).sum(axis=1)
+    return fitting >= pod.gpu_count
+
+
+def labels_match(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    labels = state.nodes.labels[nodes]
+    req = np.uint64(pod.required_labels)
+    return (labels & req) == req
+
+
+def no_rejected_labels(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    return (state.nodes.labels[nodes] & np.uint64(pod.rejected_labels)) == 0
+
+
+def latency_within(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    if pod.data_pool < 0 or not np.isfinite(pod.max_latency_ms):
+        return np.ones(nodes.size, dtype=bool)
+    pools = state.nodes.pool[nodes]
+    return state.latency_ms[pools, pod.data_pool] <= pod.max_latency_ms
+
+
+FILTERS: tuple[tuple[str, FilterFn], ...] = (
+    ("NodeDown", node_up),
+    ("GpuModelMismatch", gpu_model_allowed),
+    ("NodeLabelsMismatch", labels_match),
+    ("NodeHasRejectedLabel", no_rejected_labels),
+    ("LatencyTooHigh", latency_within),
+    ("InsufficientCPU", cpu_fits),
+    ("InsufficientMemory", memory_fits),
+    ("InsufficientGPU", gpus_fit),
+)
+
+
+def eligible(state: ClusterState, pod: PodView, nodes: I64) -> tuple[BoolA]:
+    """All filters at once (the cacheable compute for :class:`NodeMemo`)."""
+    mask = np.ones(nodes.size, dtype=bool)
+    for _, fn in FILTERS:
+        mask &= fn(state, pod, nodes)
+    return (mask,)
+
+
+def explain(state: ClusterState, pod: PodView) -> Unschedulable:
+    """Why no node fits: the first filter that rejects each node, counted per reason."""
+    nodes = np.arange(state.nodes.n, dtype=np.int64)
+    alive = np.ones(nodes.size, dtype=bool)
+    counts: dict[str, int] = {}
+    for reason, fn in FILTERS:
+        rejected = alive & ~fn(state, pod, nodes)
+        if rejected.any():
+            counts[reason] = int(rejected.sum())
+        alive &= ~rejected
+    if not counts:
+        return Unschedulable("NoDecision", "eligible nodes exist but the scheduler chose none")
+    main = max(counts, key=lambda r: counts[r])
+    detail = f"0/{state.nodes.n} nodes are available: " + ", ".join(
+        f"{c} {r}" for r, c in counts.items()
+    )
+    return Unschedulable(main, detail)

@@ -1,0 +1,174 @@
+"""Extension points, after the Kubernetes scheduling framework.
+
+A pod is handed to plugins as a :class:`PodView` (scalars of one row of the pod table).
+``Filter`` plugins say which nodes can host it; ``Score`` plugins give each eligible node an
+integer in [0, 100]; a :class:`Scheduler` turns that into a :class:`Placement`, or an
+:class:`Unschedulable` value with a reason. "Cannot place" is never an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+from twinsched.model.cluster import MILLI_PER_GPU, I64, BoolA, Pods, Scenario
+from twinsched.model.state import ClusterState
+
+MAX_SCORE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class PodView:
+    """One pod's requests and policies, as plain integers, plus its equivalence class."""
+
+    index: int
+    cls: int  # pods of one class are interchangeable for filters and scores
+    cpu_milli: int
+    memory_mib: int
+    gpu_count: int
+    gpu_milli: int
+    model_mask: int
+    required_labels: int
+    rejected_labels: int
+    preferred_labels: int
+    retracted_labels: int
+    data_pool: int
+    max_latency_ms: float
+    priority: int
+
+    @property
+    def is_share(self) -> bool:
+        """Asks for part of one GPU."""
+        return self.gpu_count == 1 and self.gpu_milli < MILLI_PER_GPU
+
+    @property
+    def gpu_request(self) -> int:
+        return self.gpu_count * self.gpu_milli
+
+
+CLASS_COLUMNS = (
+    "cpu_milli", "memory_mib", "gpu_count", "gpu_milli", "model_mask", "required_labels",
+    "rejected_labels", "preferred_labels", "retracted_labels", "data_pool", "max_latency_ms",
+)  # fmt: skip
+
+
+def pod_classes(pods: Pods) -> I64:
+    """Equivalence class per pod: pods with equal requests and policies share one."""
+    if pods.n == 0:
+        return np.zeros(0, dtype=np.int64)
+    table = np.stack([getattr(pods, c).astype(np.float64) for c in CLASS_COLUMNS], axis=1)
+    table[np.isinf(table)] = -1.0
+    _, inverse = np.unique(table, axis=0, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64)
+
+
+def pod_views(pods: Pods) -> list[PodView]:
+    """Every pod as a :class:`PodView` (built once per run, off the hot path)."""
+    cls = pod_classes(pods).tolist()
+    cols = [getattr(pods, c).tolist() for c in CLASS_COLUMNS]
+    prio = pods.priority.tolist()
+    return [
+        PodView(i, cls[i], *(int(c[i]) for c in cols[:10]), float(cols[10][i]), int(prio[i]))
+        for i in range(pods.n)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Bind to ``node``; ``gpus`` empty means "let the controller pick the GPUs"."""
+
+    node: int
+    gpus: tuple[int, ...] = ()
+    score: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Unschedulable:
+    """No node can take the pod; ``reason`` is a short code, ``detail`` counts nodes per cause."""
+
+    reason: str
+    detail: str = ""
+
+
+Decision = Placement | Unschedulable
+
+
+@dataclass
+class RunContext:
+    """What a run gives its plugins: the seed's RNG, tie-break ranks and the workload."""
+
+    seed: int
+    rng: np.random.Generator
+    node_rank: I64  # position of each node in the per-seed priority order; lowest wins ties
+    scenario: Scenario
+    workload: Pods  # the original, untuned pod list (FGD profiles its typical pods from it)
+    scratch: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, scenario: Scenario, seed: int, workload: Pods | None = None) -> RunContext:
+        rng = np.random.default_rng(seed)
+        names = np.array(scenario.nodes.names)
+        by_name = np.argsort(names, kind="stable")
+        order = by_name[rng.permutation(len(by_name))]
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return cls(seed, rng, rank, scenario, workload if workload is not None else scenario.pods)
+
+
+class Scores(NamedTuple):
+    """Scores of some nodes; ``share_gpu`` is the GPU a share pod would take on each (or None)."""
+
+    values: I64
+    share_gpu: I64 | None = None
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    """Scores eligible nodes for one pod; pure in (node state, pod) when ``cacheable``."""
+
+    name: str
+    cacheable: bool
+    normalizes: bool
+
+    def prepare(self, state: ClusterState, ctx: RunContext) -> None: ...
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores: ...
+
+    def normalize(self, values: I64) -> I64: ...
+
+
+@runtime_checkable
+class Scheduler(Protocol):
+    """Anything the controller fans out to: picks a node among the eligible ones."""
+
+    name: str
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None: ...
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision: ...
+
+
+class BaseScore:
+    """Defaults for score plugins: cacheable, no normalisation, nothing to prepare."""
+
+    name = "base"
+    cacheable = True
+    normalizes = False
+
+    def prepare(self, state: ClusterState, ctx: RunContext) -> None:
+        return None
+
+    def normalize(self, values: I64) -> I64:
+        return values
+
+
+def min_max_normalize(values: I64) -> I64:
+    """Kubernetes-style integer min-max scaling to [0, 100]; all equal gives all 0."""
+    if values.size == 0:
+        return values
+    lo, hi = int(values.min()), int(values.max())
+    if hi == lo:
+        return np.zeros_like(values)
+    return (values - lo) * MAX_SCORE // (hi - lo)

@@ -1,0 +1,103 @@
+"""The baselines of the FGD study (BestFit, DotProd, GpuPacking, GpuClustering).
+
+Written from ``shared/docs/fgd-protocol.md``: integer scores, CPU scale 128,000 milli and
+GPU scale 8,000 milli. FGD itself is in :mod:`fgd`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsched.model.cluster import I64, MILLI_PER_GPU
+from twinsched.model.state import SHARE_TAG, ClusterState
+from twinsched.scheduling.framework import BaseScore, PodView, Scores, min_max_normalize
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.registry import register
+
+CPU_SCALE = 128_000.0
+GPU_SCALE = 8_000.0
+
+
+class BestFit(BaseScore):
+    """``raw = int((1 - s) 100)``, ``s`` the weighted free share left after placing; min-max."""
+
+    name = "bestfit"
+    normalizes = True
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        cpu_after = state.cpu_free[nodes] - pod.cpu_milli
+        gpu_after = state.gpu_left[nodes].sum(axis=1) - pod.gpu_request
+        s = cpu_after / CPU_SCALE * 0.5 + gpu_after / GPU_SCALE * 0.5
+        return Scores(((1.0 - s) * 100.0).astype(np.int64))
+
+    def normalize(self, values: I64) -> I64:
+        return min_max_normalize(values)
+
+
+class DotProd(BaseScore):
+    """``100 (1 - v.r / 2)``: v the node's free (CPU, GPU), r the pod's request, both scaled."""
+
+    name = "dotprod"
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        cpu_left = state.cpu_free[nodes]
+        dot = (cpu_left / CPU_SCALE) * (pod.cpu_milli / CPU_SCALE) + (
+            state.gpu_left[nodes].sum(axis=1) / GPU_SCALE
+        ) * (pod.gpu_request / GPU_SCALE)
+        values = ((1.0 - dot / 2.0) * 100.0).astype(np.int64)
+        return Scores(np.where(cpu_left >= pod.cpu_milli, values, 0))
+
+
+class GpuPacking(BaseScore):
+    """Prefer GPUs already shared, then free GPUs on used nodes, then empty nodes."""
+
+    name = "gpupacking"
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        if pod.gpu_count == 0:
+            return Scores(np.zeros(nodes.size, dtype=np.int64))
+        left = state.gpu_left[nodes]
+        n_free = (left == MILLI_PER_GPU).sum(axis=1)
+        empty_node = n_free == state.nodes.gpu_count[nodes]
+        # The pod takes, in ascending order of free share, the first GPUs that fit it.
+        fits = left >= pod.gpu_milli
+        order = np.argsort(np.where(fits, left, np.iinfo(np.int64).max), axis=1, kind="stable")
+        ranked_left = np.take_along_axis(left, order, axis=1)[:, : pod.gpu_count]
+        ranked_fits = np.take_along_axis(fits, order, axis=1)[:, : pod.gpu_count]
+        used_free = ((ranked_left == MILLI_PER_GPU) & ranked_fits).sum(axis=1)
+        shared_pct = (np.where(ranked_fits, ranked_left, 0) * 100 // MILLI_PER_GPU).sum(axis=1)
+        values = np.where(
+            empty_node,
+            np.maximum(33 - n_free, n_free),
+            np.where(used_free > 0, np.maximum(50 - used_free, 33), np.maximum(100 - shared_pct // 10, 50)),
+        )
+        return Scores(values.astype(np.int64))
+
+
+class GpuClustering(BaseScore):
+    """Keep pods of one kind (share, or k whole GPUs) together; prefer fuller nodes."""
+
+    name = "gpuclustering"
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        if pod.gpu_count == 0:
+            return Scores(np.zeros(nodes.size, dtype=np.int64))
+        idle = state.gpu_left[nodes].sum(axis=1)
+        base = 25 * (8000 - idle) // 8000
+        tags = state.gpu_tags[nodes] > 0
+        tag = SHARE_TAG if pod.is_share else pod.gpu_count
+        n_tags = tags.sum(axis=1)
+        has_tag = tags[:, tag]
+        bonus = np.select(
+            [has_tag & (n_tags == 1), has_tag, n_tags == 0], [75, 50, 25], default=0
+        )
+        return Scores((base + bonus).astype(np.int64))
+
+
+for _plugin, _about in (
+    (BestFit, "FGD study's BestFit: least weighted CPU+GPU left after placing"),
+    (DotProd, "FGD study's DotProd: smallest dot product of free and requested"),
+    (GpuPacking, "FGD study's GpuPacking: shared GPUs, then used nodes, then empty"),
+    (GpuClustering, "FGD study's GpuClustering: pods of one kind together"),
+):
+    register(_plugin.name, _about)(lambda p=_plugin: PluginScheduler(p.name, [(p(), 1)]))

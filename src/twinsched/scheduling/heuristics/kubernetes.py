@@ -1,0 +1,67 @@
+"""Kubernetes' NodeResourcesFit strategies and BalancedAllocation, with GPU as a third resource.
+
+Each resource's fraction is computed *after* placing the pod; resources a node lacks
+(capacity 0) are left out of its average, as Kubernetes does for extended resources.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import MAX_SCORE, BaseScore, PodView, Scores
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.registry import register
+
+
+def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, F64]:
+    """(fraction used after placing the pod, 1 where the node has that resource) per resource."""
+    nd = state.nodes
+    gpu_cap = nd.gpu_count[nodes] * MILLI_PER_GPU
+    cap = np.stack([nd.cpu_milli[nodes], nd.memory_mib[nodes], gpu_cap], axis=1)
+    free = np.stack(
+        [state.cpu_free[nodes], state.mem_free[nodes], state.gpu_left[nodes].sum(axis=1)], axis=1
+    )
+    req = np.array([pod.cpu_milli, pod.memory_mib, pod.gpu_request], dtype=np.int64)
+    has = (cap > 0).astype(np.float64)
+    used = np.where(cap > 0, (cap - free + req) / np.maximum(cap, 1), 0.0)
+    return np.minimum(used, 1.0), has
+
+
+def _mean(values: F64, has: F64) -> F64:
+    return (values * has).sum(axis=1) / np.maximum(has.sum(axis=1), 1.0)
+
+
+class LeastAllocated(BaseScore):
+    name = "leastallocated"
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        used, has = used_fractions(state, pod, nodes)
+        return Scores(((1.0 - _mean(used, has)) * MAX_SCORE).astype(np.int64))
+
+
+class MostAllocated(BaseScore):
+    name = "mostallocated"
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        used, has = used_fractions(state, pod, nodes)
+        return Scores((_mean(used, has) * MAX_SCORE).astype(np.int64))
+
+
+class BalancedAllocation(BaseScore):
+    """``(1 - std of the used fractions) * 100``: prefers nodes whose resources stay even."""
+
+    name = "balancedallocation"
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        used, has = used_fractions(state, pod, nodes)
+        mean = _mean(used, has)
+        var = (((used - mean[:, None]) ** 2) * has).sum(axis=1) / np.maximum(has.sum(axis=1), 1)
+        return Scores(((1.0 - np.sqrt(var)) * MAX_SCORE).astype(np.int64))
+
+
+for _plugin in (LeastAllocated, MostAllocated, BalancedAllocation):
+    register(_plugin.name, f"Kubernetes {_plugin.__name__} over CPU, memory and GPU")(
+        lambda p=_plugin: PluginScheduler(p.name, [(p(), 1)])
+    )

@@ -1,0 +1,58 @@
+"""Policies without scores: ``random`` (uniform node and GPU) and ``firstfit`` (node order)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsched.model.cluster import BoolA
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import (
+    Decision,
+    PodView,
+    Placement,
+    RunContext,
+    Unschedulable,
+)
+from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.registry import register
+
+
+class RandomScheduler:
+    """A uniformly random eligible node; a share pod takes a uniformly random fitting GPU."""
+
+    name = "random"
+
+    def __init__(self) -> None:
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        self._rng = np.random.default_rng([ctx.seed, 0x52414E44])
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        nodes = np.flatnonzero(eligible)
+        if nodes.size == 0:
+            return Unschedulable("NoEligibleNode")
+        node = int(nodes[self._rng.integers(nodes.size)])
+        if pod.is_share:
+            fitting = np.flatnonzero(state.gpu_left[node] >= pod.gpu_milli)
+            return Placement(node, (int(fitting[self._rng.integers(fitting.size)]),))
+        return Placement(node, default_gpus(state, pod, node))
+
+
+class FirstFitScheduler:
+    """The first eligible node in node order (the order of the node list)."""
+
+    name = "firstfit"
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        return None
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        node = int(np.argmax(eligible))
+        if not eligible[node]:
+            return Unschedulable("NoEligibleNode")
+        return Placement(node, default_gpus(state, pod, node))
+
+
+register("random", "uniformly random eligible node and GPU (FGD study's Random)")(RandomScheduler)
+register("firstfit", "first eligible node in node-list order")(FirstFitScheduler)

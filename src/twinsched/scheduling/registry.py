@@ -1,0 +1,70 @@
+"""Schedulers by name: built-ins plus the ``twinsched.schedulers`` entry-point group."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+
+from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.scheduling.framework import Scheduler
+
+Factory = Callable[[], Scheduler]
+_REGISTRY: dict[str, Factory] = {}
+_DESCRIPTIONS: dict[str, str] = {}
+ENTRY_POINT_GROUP = "twinsched.schedulers"
+
+
+def register(name: str, description: str = "") -> Callable[[Factory], Factory]:
+    """Decorator: register a scheduler factory under ``name``; duplicates are refused."""
+
+    def wrap(factory: Factory) -> Factory:
+        if name in _REGISTRY:
+            raise TwinschedError(f"scheduler '{name}' is already registered")
+        _REGISTRY[name] = factory
+        _DESCRIPTIONS[name] = description or (factory.__doc__ or "").strip().split("\n")[0]
+        return factory
+
+    return wrap
+
+
+def _load() -> None:
+    import twinsched.scheduling.heuristics  # noqa: F401  (registers the built-ins)
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _REGISTRY:
+            _REGISTRY[ep.name] = ep.load()
+
+
+def names() -> list[str]:
+    _load()
+    return sorted(_REGISTRY)
+
+
+def describe() -> dict[str, str]:
+    _load()
+    return {n: _DESCRIPTIONS.get(n, "") for n in sorted(_REGISTRY)}
+
+
+def create(name: str) -> Scheduler:
+    """A fresh scheduler; ``a+b`` or ``a*2+b`` sums the score plugins of plugin schedulers."""
+    _load()
+    if "+" in name:
+        return _compose(name)
+    if name not in _REGISTRY:
+        raise UnknownNameError("scheduler", name, list(_REGISTRY))
+    return _REGISTRY[name]()
+
+
+def _compose(spec: str) -> Scheduler:
+    from twinsched.scheduling.plugin_scheduler import PluginScheduler
+
+    plugins = []
+    for part in spec.split("+"):
+        base, _, weight = part.partition("*")
+        sched = create(base.strip())
+        if not isinstance(sched, PluginScheduler):
+            raise TwinschedError(f"'{base}' has no score plugins, so it cannot be composed with +")
+        if weight and not weight.strip().isdigit():
+            raise TwinschedError(f"weight of '{base}' in '{spec}' must be a positive integer")
+        plugins += [(p, w * int(weight or 1)) for p, w in sched.plugins]
+    return PluginScheduler(spec, plugins)

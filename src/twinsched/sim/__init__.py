@@ -1,0 +1,1 @@
+"""The virtual training environment: clock, event engine, fill-up and replay runs."""

@@ -1,0 +1,44 @@
+"""A deterministic discrete-event engine: a clock and a heap, ties broken by insertion order."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from enum import IntEnum
+
+from twinsched.sim.clock import Clock, SimClock
+
+
+class Kind(IntEnum):
+    """Event kinds; at equal times, completions free resources before arrivals use them."""
+
+    COMPLETE = 0
+    NODE = 1
+    ARRIVE = 2
+    SCHEDULE = 3
+    SAMPLE = 4
+
+
+Handler = Callable[[Kind, int], None]
+
+
+class Engine:
+    """Pops events in (time, kind, sequence) order and hands them to a handler."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock or SimClock()
+        self._heap: list[tuple[float, int, int, int]] = []
+        self._seq = 0
+
+    def at(self, time: float, kind: Kind, payload: int = 0) -> None:
+        heapq.heappush(self._heap, (time, int(kind), self._seq, payload))
+        self._seq += 1
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def run(self, handler: Handler, until: float = float("inf")) -> None:
+        while self._heap and self._heap[0][0] <= until:
+            time, kind, _, payload = heapq.heappop(self._heap)
+            self.clock.advance_to(time)
+            handler(Kind(kind), payload)

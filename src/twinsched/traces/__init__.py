@@ -1,0 +1,1 @@
+"""Trace readers (one module per format) and synthetic scenario generators."""

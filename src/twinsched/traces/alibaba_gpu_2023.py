@@ -1,0 +1,111 @@
+"""Reader for the Alibaba GPU cluster trace of 2023 ("openb", the FGD paper's trace).
+
+Files: ``openb_node_list_{gpu_node,all_node}.csv`` and ``openb_pod_list_<variant>.csv``.
+Times are read for replay mode; the fill-up protocol ignores them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from twinsched.errors import TraceFormatError, UnknownNameError
+from twinsched.model.cluster import (
+    LabelVocabulary,
+    Nodes,
+    Pods,
+    Scenario,
+    nodes_from_columns,
+    pods_from_columns,
+    single_pool_links,
+)
+from twinsched.traces.csvcheck import int_column, read_table, unique_names
+from twinsched.traces.datadir import trace_dir
+
+DATASET = "alibaba_gpu_v2023"
+TRACE = "alibaba-gpu-2023"
+VARIANTS = (
+    "default",
+    "cpu0", "cpu037", "cpu050", "cpu072", "cpu100", "cpu200", "cpu235", "cpu250", "cpu300",
+    "gpushare20", "gpushare40", "gpushare60", "gpushare80", "gpushare100",
+    "multigpu20", "multigpu30", "multigpu40", "multigpu50",
+    "gpuspec05", "gpuspec10", "gpuspec20", "gpuspec25", "gpuspec33",
+)  # fmt: skip
+NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+
+
+def csv_dir(data: str | Path | None = None) -> Path:
+    return trace_dir(DATASET, data) / "csv"
+
+
+def read_nodes(path: Path) -> Nodes:
+    """A node list; ``model`` must be set exactly when the node has GPUs."""
+    frame = read_table(path, NODE_COLUMNS)
+    names = unique_names(frame, path, "sn")
+    gpus = int_column(frame, path, "gpu")
+    models = frame["model"].str.strip().tolist()
+    for row, (count, model) in enumerate(zip(gpus.tolist(), models, strict=True)):
+        if count > 0 and not model:
+            raise TraceFormatError(str(path), row + 2, "model", "GPU node without a GPU model")
+    return nodes_from_columns(
+        names,
+        int_column(frame, path, "cpu_milli", minimum=1),
+        int_column(frame, path, "memory_mib"),
+        gpus,
+        [m if c > 0 else "" for c, m in zip(gpus.tolist(), models, strict=True)],
+    )
+
+
+def read_pods(path: Path, gpu_models: tuple[str, ...]) -> Pods:
+    """A pod list; ``gpu_spec`` (``A|B``, empty = any) becomes a bitset over ``gpu_models``."""
+    frame = read_table(path, POD_COLUMNS)
+    names = unique_names(frame, path, "name")
+    count = int_column(frame, path, "num_gpu")
+    milli = int_column(frame, path, "gpu_milli")
+    bad = np.flatnonzero((count > 0) & (milli == 0))
+    if bad.size:
+        raise TraceFormatError(str(path), int(bad[0]) + 2, "gpu_milli", "GPU pod asks for 0 milli")
+    index = {m: i for i, m in enumerate(gpu_models)}
+    specs = frame["gpu_spec"].tolist() if "gpu_spec" in frame.columns else [""] * len(frame)
+    mask = np.zeros(len(frame), dtype=np.uint64)
+    for row, spec in enumerate(specs):
+        bits = 0
+        for model in filter(None, (s.strip() for s in spec.split("|"))):
+            if model not in index:
+                problem = f"GPU model {model!r} is not in the node list {list(gpu_models)}"
+                raise TraceFormatError(str(path), row + 2, "gpu_spec", problem)
+            bits |= 1 << index[model]
+        mask[row] = bits
+    created = int_column(frame, path, "creation_time", default=0)
+    deleted = int_column(frame, path, "deletion_time", default=-1, minimum=-1)
+    duration = np.where(deleted >= created, deleted - created, np.inf).astype(np.float64)
+    return pods_from_columns(
+        names,
+        int_column(frame, path, "cpu_milli"),
+        int_column(frame, path, "memory_mib"),
+        count,
+        milli,
+        model_mask=mask,
+        arrival_s=created.astype(np.float64),
+        duration_s=duration,
+    )
+
+
+def load(variant: str = "default", data: str | Path | None = None, *, gpu_nodes_only: bool = True) -> Scenario:
+    """The study's cluster (GPU nodes only, by default) and one pod-list variant."""
+    if variant not in VARIANTS:
+        raise UnknownNameError(f"{TRACE} variant", variant, list(VARIANTS))
+    folder = csv_dir(data)
+    node_file = "openb_node_list_gpu_node.csv" if gpu_nodes_only else "openb_node_list_all_node.csv"
+    nodes = read_nodes(folder / node_file)
+    pods = read_pods(folder / f"openb_pod_list_{variant}.csv", nodes.gpu_models)
+    return Scenario(
+        name=f"{TRACE}/{variant}",
+        nodes=nodes,
+        pods=pods,
+        links=single_pool_links(),
+        labels=LabelVocabulary(),
+        meta={"trace": TRACE, "variant": variant, "source": str(folder)},
+    )

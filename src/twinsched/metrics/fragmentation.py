@@ -7,10 +7,11 @@ it when t cannot run there at all, else the GPUs with less than t's milli free.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from twinsched.model.cluster import F64, I64, U64, Pods
+from twinsched.model.cluster import F64, I64, U64, BoolA, Pods
 
 COVERAGE = 0.95
 
@@ -28,6 +29,20 @@ class TypicalPods:
     @property
     def n(self) -> int:
         return int(self.weight.size)
+
+    @cached_property
+    def milli_values(self) -> tuple[I64, I64]:
+        """Distinct GPU milli values, and each typical pod's index into them."""
+        values, index = np.unique(self.gpu_milli, return_inverse=True)
+        return values, index.reshape(-1)
+
+    @cached_property
+    def allowed_by_model(self) -> BoolA:
+        """``[model + 1, t]``: typical pod t may run on that GPU model (row 0: no GPU)."""
+        models = np.arange(64, dtype=np.uint64)[:, None]
+        allowed = (self.model_mask[None, :] == 0) | (((self.model_mask[None, :] >> models) & 1) == 1)
+        table = np.vstack([np.zeros((1, self.n), dtype=bool), allowed])
+        return table & (self.gpu_count[None, :] > 0)
 
 
 def typical_pods(pods: Pods, coverage: float = COVERAGE) -> TypicalPods:
@@ -52,19 +67,20 @@ def typical_pods(pods: Pods, coverage: float = COVERAGE) -> TypicalPods:
 
 
 def fragmentation(cpu_free: I64, gpu_left: I64, gpu_model: I64, typical: TypicalPods) -> F64:
-    """Expected fragmented milli-GPU per node (rows of ``gpu_left``) under the typical pods."""
+    """Expected fragmented milli-GPU per node (rows of ``gpu_left``) under the typical pods.
+
+    The GPU part depends on a typical pod only through its milli, so it is computed once
+    per distinct milli value and then spread over the typical pods.
+    """
     idle = gpu_left.sum(axis=1)
-    fits = gpu_left[:, None, :] >= typical.gpu_milli[None, :, None]  # node x type x GPU
-    n_fit = fits.sum(axis=2)
-    model = np.maximum(gpu_model, 0).astype(np.uint64)[:, None]
-    allowed = (typical.model_mask[None, :] == 0) | (((typical.model_mask[None, :] >> model) & 1) == 1)
+    milli, index = typical.milli_values
+    fits = gpu_left[:, None, :] >= milli[None, :, None]  # node x milli value x GPU
+    n_fit = fits.sum(axis=2)[:, index]
+    usable = (gpu_left[:, None, :] * fits).sum(axis=2)[:, index]
     runs = (
-        (typical.gpu_count[None, :] > 0)
-        & allowed
-        & (gpu_model[:, None] >= 0)
+        typical.allowed_by_model[gpu_model + 1]
         & (cpu_free[:, None] >= typical.cpu_milli[None, :])
         & (n_fit >= typical.gpu_count[None, :])
     )
-    partial = (gpu_left[:, None, :] * ~fits).sum(axis=2)
-    frag = np.where(runs, partial, idle[:, None])
+    frag = np.where(runs, idle[:, None] - usable, idle[:, None])
     return frag.astype(np.float64) @ typical.weight

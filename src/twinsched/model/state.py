@@ -68,7 +68,7 @@ class ClusterState:
             self.check_invariants()
 
     def _expect(self, pod: int, phase: Phase) -> None:
-        if self.phase[pod] != phase:
+        if int(self.phase[pod]) != phase.value:
             raise TwinschedError(
                 f"pod {self.pods.names[pod]} is {Phase(self.phase[pod]).name}, expected {phase.name}"
             )

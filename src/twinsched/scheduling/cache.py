@@ -48,8 +48,10 @@ class NodeMemo:
             pending = len(log) - entry.seen
             if pending > state.nodes.n // 4:
                 stale = np.arange(state.nodes.n, dtype=np.int64)
+            elif pending == 1:
+                stale = np.array(log[-1:], dtype=np.int64)
             else:
-                stale = np.unique(np.asarray(log[entry.seen :], dtype=np.int64))
+                stale = np.fromiter(dict.fromkeys(log[entry.seen :]), np.int64)
             fresh = self._compute(state, pod, stale)
             for column, values in zip(entry.columns, fresh, strict=True):
                 column[stale] = values

@@ -52,6 +52,7 @@ class SchedulerController:
         self.state, self.scheduler, self.ctx = state, scheduler, ctx
         self.views = pod_views(state.pods)
         self._filters = NodeMemo(filters.eligible)
+        self._explained: dict[int, tuple[int, Unschedulable]] = {}
         scheduler.reset(state, ctx)
 
     def eligible(self, pod: PodView) -> BoolA:
@@ -64,8 +65,17 @@ class SchedulerController:
         mask = self.eligible(pod)
         decision = self.scheduler.place(self.state, pod, mask)
         if isinstance(decision, Unschedulable):
-            return filters.explain(self.state, pod) if decision.reason == "NoEligibleNode" else decision
+            return self.explain(pod) if decision.reason == "NoEligibleNode" else decision
         problem = placement_error(self.state, pod, mask, decision)
         if problem:
             return Unschedulable("InvalidPlacement", f"{self.scheduler.name}: {problem}")
         return decision
+
+    def explain(self, pod: PodView) -> Unschedulable:
+        """Reasons per pod class, recomputed only after the state changed."""
+        seen = len(self.state.changes)
+        cached = self._explained.get(pod.cls)
+        if cached is None or cached[0] != seen:
+            cached = (seen, filters.explain(self.state, pod))
+            self._explained[pod.cls] = cached
+        return cached[1]

@@ -77,10 +77,24 @@ FILTERS: tuple[tuple[str, FilterFn], ...] = (
 )
 
 
+def applicable(pod: PodView) -> list[tuple[str, FilterFn]]:
+    """The filters that can reject this pod, in reporting order."""
+    active = {"NodeDown", "InsufficientCPU", "InsufficientMemory"}
+    if pod.gpu_count:
+        active |= {"GpuModelMismatch", "InsufficientGPU"}
+    if pod.required_labels:
+        active.add("NodeLabelsMismatch")
+    if pod.rejected_labels:
+        active.add("NodeHasRejectedLabel")
+    if pod.data_pool >= 0 and pod.max_latency_ms != float("inf"):
+        active.add("LatencyTooHigh")
+    return [(reason, fn) for reason, fn in FILTERS if reason in active]
+
+
 def eligible(state: ClusterState, pod: PodView, nodes: I64) -> tuple[BoolA]:
-    """All filters at once (the cacheable compute for :class:`NodeMemo`)."""
+    """All applicable filters at once (the cacheable compute for :class:`NodeMemo`)."""
     mask = np.ones(nodes.size, dtype=bool)
-    for _, fn in FILTERS:
+    for _, fn in applicable(pod):
         mask &= fn(state, pod, nodes)
     return (mask,)
 
@@ -90,7 +104,7 @@ def explain(state: ClusterState, pod: PodView) -> Unschedulable:
     nodes = np.arange(state.nodes.n, dtype=np.int64)
     alive = np.ones(nodes.size, dtype=bool)
     counts: dict[str, int] = {}
-    for reason, fn in FILTERS:
+    for reason, fn in applicable(pod):
         rejected = alive & ~fn(state, pod, nodes)
         if rejected.any():
             counts[reason] = int(rejected.sum())

@@ -54,10 +54,10 @@ def run_fillup(
     state = ClusterState(scenario.nodes, pods, scenario.links, validate=validate)
     ctx = RunContext.create(scenario, seed, workload)
     control = SchedulerController(state, sched, ctx)
-    frag = FragmentationTracker(state, typical_pods(workload))
+    frag = FragmentationTracker(state, pods.n, typical_pods(workload))
     request = pods.gpu_request
     total = max(scenario.nodes.total_gpu_milli, 1)
-    cols = {k: np.zeros(pods.n) for k in ("arrived", "alloc", "frag_ratio", "frag_amount")}
+    cols = {k: np.zeros(pods.n) for k in ("arrived", "alloc")}
     arrived = 0
 
     def handle(kind: Kind, i: int) -> None:
@@ -66,14 +66,13 @@ def run_fillup(
         decision = control.decide(i)
         if isinstance(decision, Placement):
             state.apply(Bind(i, decision.node, decision.gpus))
-            frag.update(decision.node)
+            frag.record(i, decision.node)
         else:
             state.apply(Reject(i, decision.reason))
+            frag.record(i, None)
         arrived += int(request[i])
         cols["arrived"][i] = 100.0 * arrived / total
         cols["alloc"][i] = 100.0 * state.allocated_gpu_milli / total
-        cols["frag_ratio"][i] = frag.ratio_pct()
-        cols["frag_amount"][i] = frag.amount_pct()
         if progress is not None and (i % 500 == 0 or i == pods.n - 1):
             progress(i + 1, pods.n)
 
@@ -81,16 +80,18 @@ def run_fillup(
     for i in range(pods.n):
         engine.at(float(i), Kind.ARRIVE, i)
     engine.run(handle)
+    frag_ratio, frag_amount = frag.series()
     curve = read_at_integers(
         cols["arrived"],
         {
             "gpu_alloc_ratio_pct": cols["alloc"],
-            "gpu_frag_ratio_pct": cols["frag_ratio"],
-            "gpu_frag_amount_pct": cols["frag_amount"],
+            "gpu_frag_ratio_pct": frag_ratio,
+            "gpu_frag_amount_pct": frag_amount,
         },
         upto=int(round(target_pct)),
     )
-    summary = _summary(state) | {"pods": pods.n, "final_frag_amount_pct": frag.amount_pct()}
+    final_frag = float(frag_amount[-1]) if pods.n else 0.0
+    summary = _summary(state) | {"pods": pods.n, "final_frag_amount_pct": round(final_frag, 4)}
     return RunResult(
         scheduler=sched.name,
         seed=seed,

@@ -139,8 +139,9 @@ class ClusterState:
         free_gpu = int(self.gpu_left.sum())
         if used_gpu != self.allocated_gpu_milli or free_gpu + used_gpu != nodes.total_gpu_milli:
             problems.append("GPU milli not conserved")
-        if np.any((self.pod_node >= 0) != running):
-            problems.append("a pod is bound but not running, or running but not bound")
+        ran = running | (self.phase == Phase.SUCCEEDED)  # a finished pod remembers its node
+        if np.any((self.pod_node >= 0) != ran):
+            problems.append("a pod has a node but never ran, or runs without a node")
         if problems:
             raise InvariantError("; ".join(problems))
 

@@ -1,0 +1,162 @@
+"""The ``twinsched`` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from twinsched.errors import TwinschedError
+from twinsched.sim.experiment import Mode, RunSpec, execute_many
+from twinsched.sim.results import RunResult
+
+app = typer.Typer(
+    help="Train, evaluate and deploy schedulers for the device-edge-cloud-HPC continuum.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err = Console(stderr=True)
+
+DEMO_SCHEDULERS = "leastallocated,mostallocated,balancedallocation,bestfit,fgd,leastallocated+labels"
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _seeds(text: str) -> list[int]:
+    seeds: list[int] = []
+    for part in _split(text):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise typer.BadParameter(f"seeds are integers or ranges like 0-9, got {part!r}")
+        seeds += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+    return seeds
+
+
+def _run_all(specs: list[RunSpec], jobs: int) -> list[RunResult]:
+    """Run every spec with a progress bar; results come back in spec order."""
+    results: list[RunResult | None] = [None] * len(specs)
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=False) as bar:
+        task = bar.add_task("runs", total=len(specs))
+        for i, result in execute_many(specs, jobs):
+            results[i] = result
+            bar.update(
+                task, advance=1, description=f"{result.scheduler} seed {result.seed}"
+            )
+    return [r for r in results if r is not None]
+
+
+def _report(runs: list[RunResult], out: Path | None, title: str, reference: dict[str, float] | None) -> None:
+    from twinsched.report.aggregate import comparison_rows
+    from twinsched.report.table import print_comparison
+
+    rows = comparison_rows(runs, reference=reference)
+    print_comparison(console, rows, title)
+    if out is not None:
+        from twinsched.report.files import write_outputs
+
+        paths = write_outputs(runs, out, title, reference=reference)
+        console.print(f"wrote {len(paths)} files to [bold]{out}[/] (report: {paths.get('html', '')})")
+
+
+@app.command()
+def run(
+    trace: Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")] = "synthetic-continuum",
+    variant: Annotated[str, typer.Option(help="trace variant, e.g. default, gpushare40")] = "",
+    mode: Annotated[str, typer.Option(help="fillup (FGD protocol) or replay (trace times)")] = "fillup",
+    schedulers: Annotated[str, typer.Option(help="comma-separated names; a+b sums scores")] = "fgd,bestfit,random",
+    seeds: Annotated[str, typer.Option(help="comma-separated seeds or ranges, e.g. 0-9")] = "0",
+    out: Annotated[Path | None, typer.Option(help="folder for results.json, CSV, PNG, HTML")] = None,
+    data: Annotated[Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA or ../shared/data)")] = None,
+    target: Annotated[float, typer.Option(help="fill-up target, % of GPU capacity")] = 130.0,
+    jobs: Annotated[int, typer.Option(help="parallel local processes")] = 1,
+    validate: Annotated[bool, typer.Option(help="check state invariants after every event")] = False,
+) -> None:
+    """Run schedulers on a trace and compare them."""
+    if mode not in ("fillup", "replay"):
+        raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
+    from twinsched.scheduling import registry
+    from twinsched.traces import registry as traces
+
+    names = _split(schedulers)
+    try:
+        for name in names:
+            registry.create(name)  # fail fast on unknown names, before any run starts
+        traces.load(trace, variant, str(data) if data else None)
+        specs = [
+            RunSpec(trace, name, seed, variant, mode_of(mode), target, data=str(data) if data else None,
+                    validate=validate)
+            for name in names
+            for seed in _seeds(seeds)
+        ]  # fmt: skip
+        runs = _run_all(specs, jobs)
+    except TwinschedError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from exc
+    label = f"{trace}/{variant}" if variant else trace
+    _report(runs, out, f"{label} · {mode} · seeds {seeds}", _reference(trace, variant, mode))
+
+
+def mode_of(text: str) -> Mode:
+    return "replay" if text == "replay" else "fillup"
+
+
+def _reference(trace: str, variant: str, mode: str) -> dict[str, float] | None:
+    if trace == "alibaba-gpu-2023" and (variant or "default") == "default" and mode == "fillup":
+        from twinsched.traces.alibaba_gpu_2023 import PUBLISHED_DEFAULT
+
+        return {name: values[100.0] for name, values in PUBLISHED_DEFAULT.items()}
+    return None
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="output folder")] = Path("out/demo"),
+    seeds: Annotated[str, typer.Option(help="seeds")] = "0,1",
+) -> None:
+    """Replay the embedded synthetic edge/cloud/HPC scenario with several schedulers."""
+    run(
+        trace="synthetic-continuum", variant="", mode="replay", schedulers=DEMO_SCHEDULERS,
+        seeds=seeds, out=out, data=None, target=130.0, jobs=1, validate=False,
+    )  # fmt: skip
+
+
+@app.command("schedulers")
+def list_schedulers() -> None:
+    """List the registered schedulers."""
+    from rich.table import Table
+
+    from twinsched.scheduling import registry
+
+    table = Table("name", "what it does")
+    for name, about in registry.describe().items():
+        table.add_row(name, about)
+    console.print(table)
+
+
+@app.command("traces")
+def list_traces() -> None:
+    """List the known traces."""
+    from rich.table import Table
+
+    from twinsched.traces.registry import TRACES
+
+    table = Table("name", "what it is")
+    for name, (_, about) in TRACES.items():
+        table.add_row(name, about)
+    console.print(table)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,48 @@
+"""FGD: typical pods, node fragmentation and the choice of GPU, checked by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.builders import context, scenario, state_with, view
+from twinsched.metrics.fragmentation import fragmentation, typical_pods
+from twinsched.scheduling.heuristics.fgd import FragmentationGradient
+
+
+def test_typical_pods_cover_95_percent_by_frequency() -> None:
+    pods = [(1000, 0, 1, 500)] * 60 + [(2000, 0, 1, 1000)] * 30 + [(500, 0, 0, 0)] * 6
+    pods += [(8000, 0, 8, 1000)] * 4
+    sc = scenario([(64000, 65536, 8, "T4")], pods)
+    t = typical_pods(sc.pods)
+    # 60% + 30% + 6% = 96% >= 95%: the 8-GPU shape (4%) is left out
+    assert t.gpu_milli.tolist() == [500, 1000, 0]
+    np.testing.assert_allclose(t.weight, [60 / 96, 30 / 96, 6 / 96])
+
+
+def test_fragmentation_by_hand() -> None:
+    sc = scenario([(64000, 65536, 4, "T4")], [(1000, 0, 1, 500)] * 3 + [(1000, 0, 2, 1000)])
+    t = typical_pods(sc.pods)  # 75% half-GPU pods, 25% 2-GPU pods
+    left = np.array([[1000, 300, 600, 0]])
+    # half-GPU pod fits (GPUs 0 and 2): fragment = GPUs below 500 = 300
+    # 2-GPU pod needs 2 free GPUs, only 1: all idle (1900) is fragment
+    expected = 0.75 * 300 + 0.25 * 1900
+    got = fragmentation(np.array([64000]), left, np.array([0]), t)
+    np.testing.assert_allclose(got, [expected])
+    # a node without the CPU for any typical pod: everything idle is fragment
+    got = fragmentation(np.array([500]), left, np.array([0]), t)
+    np.testing.assert_allclose(got, [1900.0])
+
+
+def test_fgd_takes_the_gpu_that_adds_least_fragmentation() -> None:
+    # workload: half-GPU pods only. Node 0 GPUs left [700, 1000].
+    sc = scenario([(64000, 65536, 2, "T4")], [(1000, 0, 1, 300), (1000, 0, 1, 500)])
+    st = state_with(sc, [(0, 0, (0,))])
+    plugin = FragmentationGradient()
+    ctx = context(sc)
+    ctx.workload = sc.pods.take(np.array([1, 1, 1]))  # typical pod: 500 milli
+    plugin.prepare(st, ctx)
+    scores = plugin.score(st, view(sc, 1), np.array([0]))
+    # GPU 0: 700 -> 200 makes 200 fragment: int(100 sigmoid(-0.2)) = 45
+    # GPU 1: 1000 -> 500 keeps a usable half: int(100 sigmoid(0)) = 50  <- chosen
+    assert scores.values.tolist() == [50]
+    assert scores.share_gpu is not None and scores.share_gpu.tolist() == [1]

@@ -1,0 +1,63 @@
+"""The filter honours every feasibility rule and says why a pod cannot be placed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.builders import context, scenario, state_with, view
+from twinsched.scheduling import filters
+from twinsched.scheduling.controller import SchedulerController
+from twinsched.scheduling.heuristics.simple import FirstFitScheduler
+
+
+def eligible(sc, st, pod: int) -> list[bool]:
+    (mask,) = filters.eligible(st, view(sc, pod), np.arange(sc.nodes.n))
+    return mask.tolist()
+
+
+def test_share_pod_must_fit_on_one_gpu() -> None:
+    sc = scenario([(64000, 65536, 2, "T4")], [(0, 0, 1, 600), (0, 0, 1, 600), (0, 0, 1, 500)])
+    st = state_with(sc, [(0, 0, (0,)), (1, 0, (1,))])  # 400 + 400 free, 800 idle in total
+    assert eligible(sc, st, 2) == [False]
+
+
+def test_multi_gpu_pod_needs_whole_free_gpus() -> None:
+    sc = scenario([(64000, 65536, 2, "T4")], [(0, 0, 1, 100), (0, 0, 2, 1000)])
+    st = state_with(sc, [(0, 0, (1,))])
+    assert eligible(sc, st, 1) == [False]
+
+
+def test_cpu_memory_and_gpu_model() -> None:
+    nodes = [(4000, 1024, 1, "T4"), (64000, 65536, 1, "V100M16"), (64000, 65536, 0, "")]
+    pods = [(8000, 0, 0, 0), (0, 4096, 0, 0), (0, 0, 1, 500), (0, 0, 0, 0)]
+    sc = scenario(nodes, pods, model_masks=[0, 0, 1 << 1, 0])  # models sorted: T4=0, V100M16=1
+    st = state_with(sc)
+    assert eligible(sc, st, 0) == [False, True, True]
+    assert eligible(sc, st, 1) == [False, True, True]
+    assert eligible(sc, st, 2) == [False, True, False]  # only V100M16 allowed
+    assert eligible(sc, st, 3) == [True, True, True]
+
+
+def test_required_and_rejected_labels() -> None:
+    sc = scenario(
+        [(8000, 8192, 0, "")] * 3,
+        [(100, 0, 0, 0), (100, 0, 0, 0)],
+        node_labels=[["tier=edge"], ["tier=edge", "spot=true"], ["tier=cloud"]],
+        pod_policies=[{"required": ["tier=edge"]}, {"rejected": ["spot=true"]}],
+    )
+    st = state_with(sc)
+    assert eligible(sc, st, 0) == [True, True, False]
+    assert eligible(sc, st, 1) == [True, False, True]
+
+
+def test_unschedulable_pod_is_a_value_with_counted_reasons() -> None:
+    nodes = [(4000, 8192, 0, ""), (64000, 65536, 1, "T4"), (64000, 65536, 1, "T4")]
+    sc = scenario(nodes, [(0, 0, 1, 1000), (0, 0, 2, 1000)])
+    st = state_with(sc, [(0, 1, (0,))])
+    from twinsched.model.events import Arrive
+
+    st.apply(Arrive(1))
+    control = SchedulerController(st, FirstFitScheduler(), context(sc))
+    decision = control.decide(1)
+    assert decision.reason == "InsufficientGPU"
+    assert decision.detail == "0/3 nodes are available: 1 GpuModelMismatch, 2 InsufficientGPU"

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import numpy as np
+
+from twinsched.sim.fillup import fillup_order
+from twinsched.traces import alibaba_gpu_2023 as ali
+
+
+def test_tune_up_reaches_but_never_passes_130_percent() -> None:
+    sc = ali.load("default")
+    order = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=0)
+    total = int(sc.pods.gpu_request[order].sum())
+    assert 10_500 < order.size < 11_300  # the protocol says "about 10,866"
+    assert 1.29 * sc.nodes.total_gpu_milli < total <= 1.30 * sc.nodes.total_gpu_milli
+    assert set(order[: sc.pods.n].tolist()) == set(range(sc.pods.n))  # all originals first
+
+
+def test_tune_down_for_traces_above_target() -> None:
+    sc = ali.load("multigpu50")
+    assert sc.pods.gpu_request.sum() > 1.3 * sc.nodes.total_gpu_milli
+    order = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=3)
+    assert sc.pods.gpu_request[order].sum() <= 1.3 * sc.nodes.total_gpu_milli
+    assert np.unique(order).size == order.size
+
+
+def test_order_depends_only_on_seed() -> None:
+    sc = ali.load("default")
+    a = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=5)
+    b = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=5)
+    c = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=6)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)

@@ -1,0 +1,53 @@
+"""The one door for state changes, and its invariant checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.builders import scenario, state_with
+from twinsched.errors import InvariantError, TwinschedError
+from twinsched.model.events import Arrive, Bind, Phase, Reject, Release
+
+
+def sc2():
+    return scenario([(8000, 8192, 2, "T4")], [(2000, 1024, 1, 300), (2000, 1024, 2, 1000)])
+
+
+def test_bind_and_release_conserve_resources() -> None:
+    sc = sc2()
+    st = state_with(sc, [(0, 0, (1,))])
+    assert st.cpu_free.tolist() == [6000] and st.gpu_left.tolist() == [[1000, 700]]
+    assert st.allocated_gpu_milli == 300 and st.gpu_tags[0, 0] == 1
+    st.apply(Release(0))
+    assert st.cpu_free.tolist() == [8000] and st.gpu_left.tolist() == [[1000, 1000]]
+    assert st.phase[0] == Phase.SUCCEEDED and st.gpu_tags[0].sum() == 0
+
+
+def test_overcommit_is_caught_by_validate() -> None:
+    sc = sc2()
+    st = state_with(sc, [(0, 0, (0,))])
+    st.apply(Arrive(1))
+    with pytest.raises(InvariantError, match="over-committed"):
+        st.apply(Bind(1, 0, (0, 1)))  # GPU 0 already holds 300 milli
+
+
+def test_phase_rules() -> None:
+    sc = sc2()
+    st = state_with(sc)
+    with pytest.raises(TwinschedError, match="expected PENDING"):
+        st.apply(Bind(0, 0, (0,)))
+    st.apply(Arrive(0))
+    st.apply(Reject(0, "InsufficientGPU"))
+    assert st.reasons == {0: "InsufficientGPU"}
+    with pytest.raises(TwinschedError, match="needs 2 GPUs"):
+        st.apply(Arrive(1))
+        st.apply(Bind(1, 0, (0,)))
+
+
+def test_changes_log_every_node_change() -> None:
+    sc = sc2()
+    st = state_with(sc, [(0, 0, (0,))])
+    st.apply(Release(0))
+    assert st.changes == [0, 0] and st.version.tolist() == [2]
+    np.testing.assert_array_equal(st.gpu_idle, [2000])

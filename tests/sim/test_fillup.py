@@ -29,3 +29,11 @@ def test_order_depends_only_on_seed() -> None:
     b = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=5)
     c = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=6)
     assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def test_workload_without_gpu_pods_is_not_topped_up() -> None:
+    from tests.builders import scenario
+
+    sc = scenario([(64000, 65536, 2, "T4")], [(1000, 0, 0, 0)] * 3)
+    order = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=0)
+    assert sorted(order.tolist()) == [0, 1, 2]

@@ -8,12 +8,13 @@ single seed.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from twinsched.sim.results import RunResult
 
 ARRIVED = "arrived_gpu_pct"
+TIME = "time_s"
 ALLOC = "gpu_alloc_ratio_pct"
 DEFAULT_AT: tuple[float, ...] = (90.0, 100.0, 130.0)
 #: Summary fields averaged over seeds for replay runs, in table order.
@@ -60,7 +61,7 @@ def curve_stats(runs: Sequence[RunResult], column: str) -> dict[str, list[dict[s
     out: dict[str, list[dict[str, float]]] = {}
     for name, group in by_scheduler(runs).items():
         points = []
-        for x, values in _aligned(group, [column]):
+        for x, values in _aligned([r.curve for r in group], ARRIVED, [column]):
             col = values[column]
             points.append({ARRIVED: x, "mean": _mean(col), "min": min(col), "max": max(col)})
         out[name] = points
@@ -72,12 +73,27 @@ def mean_curves(runs: list[RunResult]) -> dict[str, list[dict[str, float]]]:
 
     Only points present in all seeds are kept, and only columns every seed has at them.
     """
+    return _mean_series(runs, lambda run: run.curve, ARRIVED)
+
+
+def mean_samples(runs: list[RunResult]) -> dict[str, list[dict[str, float]]]:
+    """Per scheduler, every replay sample column averaged over seeds at each ``time_s``.
+
+    Only sample times present in all seeds are kept (seeds of one trace share them).
+    """
+    return _mean_series(runs, lambda run: run.samples, TIME)
+
+
+def _mean_series(
+    runs: list[RunResult], pick: Callable[[RunResult], list[dict[str, float]]], key: str
+) -> dict[str, list[dict[str, float]]]:
     out: dict[str, list[dict[str, float]]] = {}
     for name, group in by_scheduler(runs).items():
-        columns = _shared_columns(group)
+        series = [pick(run) for run in group]
+        columns = _shared_columns(series, key)
         out[name] = [
-            {ARRIVED: x, **{c: _mean(v) for c, v in values.items()}}
-            for x, values in _aligned(group, columns)
+            {key: x, **{c: _mean(v) for c, v in values.items()}}
+            for x, values in _aligned(series, key, columns)
         ]
     return out
 
@@ -153,11 +169,13 @@ def _values_at(group: list[RunResult], x: float) -> list[float] | None:
     return values
 
 
-def _aligned(group: list[RunResult], columns: list[str]) -> list[tuple[float, dict[str, list[float]]]]:
-    """(arrived %, column -> one value per seed) at the points every seed has, ascending."""
+def _aligned(
+    series: list[list[dict[str, float]]], key: str, columns: list[str]
+) -> list[tuple[float, dict[str, list[float]]]]:
+    """(``key`` value, column -> one value per seed) at the keys every seed has, ascending."""
     per_seed = [
-        {float(p[ARRIVED]): p for p in run.curve if ARRIVED in p and all(c in p for c in columns)}
-        for run in group
+        {float(p[key]): p for p in points if key in p and all(c in p for c in columns)}
+        for points in series
     ]
     if not per_seed:
         return []
@@ -167,13 +185,12 @@ def _aligned(group: list[RunResult], columns: list[str]) -> list[tuple[float, di
     ]
 
 
-def _shared_columns(group: list[RunResult]) -> list[str]:
-    """Curve columns (besides arrived %) found in every point of every seed, first-seen order."""
-    points = [p for run in group for p in run.curve]
+def _shared_columns(series: list[list[dict[str, float]]], key: str) -> list[str]:
+    """Columns (besides ``key``) found in every point of every seed, in first-seen order."""
+    points = [p for run in series for p in run]
     if not points:
         return []
-    first = [c for c in points[0] if c != ARRIVED]
-    return [c for c in first if all(c in p for p in points)]
+    return [c for c in points[0] if c != key and all(c in p for p in points)]
 
 
 def _summary_mean(group: list[RunResult], key: str) -> float | None:

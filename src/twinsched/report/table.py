@@ -72,27 +72,40 @@ def format_cell(row: dict[str, Any], column: Column) -> str:
     return text
 
 
-def comparison_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """A Rich table of comparison rows; text cells are literal (no Rich markup)."""
+def comparison_table(rows: list[dict[str, Any]], title: str, *, width: int | None = None) -> Table:
+    """A Rich table of comparison rows; text cells are literal (no Rich markup).
+
+    Cells do not wrap (headers wrap instead) unless the table would not fit in ``width``
+    characters: then cells wrap too, rather than columns being cropped off the screen.
+    """
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
     cols = columns(rows)
-    table = Table(title=Text(title), header_style="bold")
-    for col in cols:
-        table.add_column(Text(col.header), justify="right" if col.numeric else "left")
-    for row in rows:
-        table.add_row(*(Text(format_cell(row, col)) for col in cols))
+    cells = [[format_cell(row, col) for col in cols] for row in rows]
+    widest = [max((len(line[i]) for line in cells), default=0) for i in range(len(cols))]
+    fits = width is None or sum(widest) + 3 * len(cols) <= width
+    table = Table(title=Text(title), header_style="bold", box=box.SIMPLE_HEAD)
+    for col, w in zip(cols, widest, strict=True):
+        table.add_column(
+            Text(col.header),
+            justify="right" if col.numeric else "left",
+            min_width=w if fits else None,
+            overflow="ellipsis" if fits else "fold",  # fold: a cramped value wraps, not cut
+        )
+    for line in cells:
+        table.add_row(*(Text(cell, no_wrap=fits, overflow=None) for cell in line))
     return table
 
 
 def print_comparison(console: Console, rows: list[dict[str, Any]], title: str) -> None:
-    """Print the comparison table to a Rich console."""
-    console.print(comparison_table(rows, title))
+    """Print the comparison table to a Rich console, fitted to its width."""
+    console.print(comparison_table(rows, title, width=console.width))
 
 
 def rows_to_markdown(rows: list[dict[str, Any]]) -> str:
-    """A GitHub-flavoured Markdown table of the rows (numbers right-aligned), ending in a newline."""
+    """A GitHub-flavoured Markdown table of the rows, numbers right-aligned; ends in a newline."""
     cols = columns(rows)
     if not cols:
         return ""

@@ -21,7 +21,7 @@ def fillup_order(pods: Pods, total_gpu_milli: int, seed: int, target_pct: float 
     target = total_gpu_milli * target_pct / 100.0
     request = pods.gpu_request
     total = int(request[order].sum())
-    if total < target:
+    if total < target and int(request.max(initial=0)) > 0:  # draws of no GPU would never end
         extra: list[int] = []
         while True:
             pick = int(rng.integers(pods.n))

@@ -1,0 +1,462 @@
+"""The twin JSON format: pydantic models at the edges, its draft-07 JSON Schema, validation.
+
+The shape follows the DECICE Digital Twin deliverable (nodepools of nodes with labels, metrics
+and hardware; networks between nodepools; jobs with a profile and pods with label policies),
+extended with what scheduling needs: GPU count, model and per-GPU free milli, power, link
+latency and bandwidth, pod requests, priority, phase, binding and timestamps.
+
+The schema shipped as ``schemas/twin-v1.json`` is generated from these models; regenerate it
+with ``python -m twinsched.model.io`` after changing them (a test fails when it drifts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import MILLI_PER_GPU
+
+SCHEMA_VERSION: Final = "twinsched/twin-v1"
+SCHEMA_ID = "urn:twinsched:schema:twin-v1"
+SCHEMA_FILE = "twin-v1.json"
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+
+Id = Annotated[str, StringConstraints(min_length=1)]
+LabelKey = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^=]+$")]
+LabelString = Annotated[str, StringConstraints(pattern=r"^[^=]+=.*$")]
+Labels = Annotated[
+    dict[LabelKey, str],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "propertyNames": {"minLength": 1, "pattern": "^[^=]+$"},
+            "additionalProperties": {"type": "string"},
+        }
+    ),
+]
+MilliGpu = Annotated[int, Field(ge=0, le=MILLI_PER_GPU)]
+PodPhase = Literal["NotArrived", "Pending", "Running", "Succeeded", "Unschedulable"]
+UNBOUND_PHASES = ("NotArrived", "Pending", "Unschedulable")
+
+
+class DocumentError(TwinschedError):
+    """A twin document is invalid; the message names the JSON path of the first bad field."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems  # (path, problem), first one first
+        path, problem = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(f"{path}: {problem}{more}")
+
+
+class FieldProblem(ValueError):
+    """Raised by cross-field validators: ``path`` is relative to the model that raised it."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path, self.problem = path, problem
+        super().__init__(f"{path}: {problem}")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+# -- nodes and nodepools ------------------------------------------------------------------------
+class Hardware(_Model):
+    """Capacity, GPUs and power draw of one node."""
+
+    cpu_milli: int = Field(gt=0, description="CPU capacity in milli-cores (1000 = one core).")
+    memory_mib: int = Field(ge=0, description="Memory capacity in MiB.")
+    gpu_count: int = Field(0, ge=0, description="Number of GPUs.")
+    gpu_model: str | None = Field(
+        None, min_length=1, description="GPU model name, e.g. 'A100'; required when gpu_count > 0."
+    )
+    gpu_milli_free: list[MilliGpu] = Field(
+        default_factory=list,
+        description="Free milli-GPU (0..1000) per GPU, one entry per GPU; empty = all GPUs free.",
+    )
+    power_idle_w: float | None = Field(
+        None, ge=0, description="Power draw when idle, in watts, GPUs included."
+    )
+    power_peak_w: float | None = Field(
+        None, ge=0, description="Power draw at full load, in watts, GPUs included."
+    )
+
+    @model_validator(mode="after")
+    def _cross_fields(self) -> Self:
+        if not self.gpu_milli_free:
+            self.gpu_milli_free = [MILLI_PER_GPU] * self.gpu_count
+        elif len(self.gpu_milli_free) != self.gpu_count:
+            problem = f"has {len(self.gpu_milli_free)} entries, gpu_count is {self.gpu_count}"
+            raise FieldProblem("gpu_milli_free", problem)
+        if self.gpu_count > 0 and self.gpu_model is None:
+            raise FieldProblem("gpu_model", "required when gpu_count > 0")
+        idle, peak = self.power_idle_w, self.power_peak_w
+        if idle is not None and peak is not None and peak < idle:
+            raise FieldProblem("power_peak_w", f"must be >= power_idle_w ({idle})")
+        return self
+
+
+class Node(_Model):
+    """One machine of a nodepool."""
+
+    id: Id = Field(description="Node name, unique in the document.")
+    labels: Labels = Field(default_factory=dict, description="Kubernetes-style labels.")
+    metrics: dict[str, float] = Field(
+        default_factory=dict, description="Latest metric samples, e.g. cpu_util in [0, 1]."
+    )
+    hardware: Hardware = Field(description="Capacity, GPUs and power.")
+    status: Literal["Ready", "NotReady"] = Field("Ready", description="Whether pods can run.")
+
+
+class NodePool(_Model):
+    """A group of nodes in one place (an edge site, a cloud region, an HPC centre)."""
+
+    id: Id = Field(description="Nodepool name, unique in the document.")
+    labels: Labels = Field(
+        default_factory=dict, description="Labels every node of the pool has (merged into theirs)."
+    )
+    nodes: list[Node] = Field(default_factory=list, description="The pool's nodes.")
+
+
+class Link(_Model):
+    """The network from one nodepool to another (source == target: inside a pool)."""
+
+    source: Id = Field(description="Nodepool id.")
+    target: Id = Field(description="Nodepool id.")
+    latency_ms: float = Field(ge=0, description="One-way latency in milliseconds.")
+    bandwidth_mbps: float = Field(gt=0, description="Bandwidth in Mbit/s.")
+
+
+# -- jobs and pods ------------------------------------------------------------------------------
+class ModelWeight(_Model):
+    """How much one scheduler model counts when candidates are aggregated for a job."""
+
+    model_name: str = Field(min_length=1, description="Registered scheduler name.")
+    model_weight: float = Field(ge=0, description="Relative weight of that scheduler.")
+
+
+class Profile(_Model):
+    """A job profile: the weights of the schedulers whose placements are aggregated."""
+
+    name: str = Field(min_length=1, description="Profile name.")
+    weights: list[ModelWeight] = Field(default_factory=list, description="Scheduler weights.")
+
+
+class Requests(_Model):
+    """Resources one pod asks for."""
+
+    cpu_milli: int = Field(ge=0, description="CPU in milli-cores.")
+    memory_mib: int = Field(ge=0, description="Memory in MiB.")
+    gpu_count: int = Field(0, ge=0, description="Number of GPUs.")
+    gpu_milli: MilliGpu = Field(
+        0, description="Milli-GPU asked on each GPU (1000 = whole GPU); 0 for CPU-only pods."
+    )
+    gpu_models: list[str] = Field(
+        default_factory=list, description="Acceptable GPU models; empty = any model."
+    )
+
+    @model_validator(mode="after")
+    def _cross_fields(self) -> Self:
+        if self.gpu_count > 0 and self.gpu_milli == 0:
+            raise FieldProblem("gpu_milli", "must be > 0 when gpu_count > 0")
+        if self.gpu_count == 0 and self.gpu_milli > 0:
+            raise FieldProblem("gpu_milli", "must be 0 when gpu_count is 0")
+        return self
+
+
+class Policies(_Model):
+    """Label policies, each a list of 'key=value' node labels."""
+
+    required: list[LabelString] = Field(default_factory=list, description="Node must have all.")
+    rejected: list[LabelString] = Field(default_factory=list, description="Node must have none.")
+    preferred: list[LabelString] = Field(default_factory=list, description="Attract the pod.")
+    retracted: list[LabelString] = Field(default_factory=list, description="Repel the pod.")
+
+
+class Timestamps(_Model):
+    """When a pod arrives, starts, and how long it runs (seconds)."""
+
+    arrival_s: float = Field(ge=0, description="Arrival time in seconds.")
+    start_s: float | None = Field(None, ge=0, description="Start time; null until it runs.")
+    duration_s: float | None = Field(None, ge=0, description="Run time; null = runs forever.")
+
+
+class Pod(_Model):
+    """One pod: requests, policies, and where it is."""
+
+    id: Id = Field(description="Pod name, unique in the document.")
+    requests: Requests = Field(description="Resources asked for.")
+    policies: Policies = Field(default_factory=Policies, description="Label policies.")
+    priority: int = Field(0, description="Higher is scheduled first.")
+    phase: PodPhase = Field("Pending", description="Lifecycle phase.")
+    node: str | None = Field(None, description="Node id it is bound to; required when Running.")
+    gpus: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, description="Indices of the node's GPUs it is bound to."
+    )
+    timestamps: Timestamps = Field(description="Arrival, start and duration.")
+    data_pool: str | None = Field(None, description="Nodepool where its data or users are.")
+    max_latency_ms: float | None = Field(
+        None, ge=0, description="Largest latency to data_pool it accepts; null = no bound."
+    )
+
+    @model_validator(mode="after")
+    def _cross_fields(self) -> Self:
+        if self.phase == "Running":
+            if self.node is None:
+                raise FieldProblem("node", "required when phase is Running")
+            if len(self.gpus) != self.requests.gpu_count:
+                problem = f"has {len(self.gpus)} entries, requests.gpu_count is "
+                raise FieldProblem("gpus", problem + str(self.requests.gpu_count))
+        elif self.phase in UNBOUND_PHASES and (self.node is not None or self.gpus):
+            raise FieldProblem("node", f"must be null when phase is {self.phase}")
+        if len(set(self.gpus)) != len(self.gpus):
+            raise FieldProblem("gpus", "has repeated GPU indices")
+        start = self.timestamps.start_s
+        if start is not None and start < self.timestamps.arrival_s:
+            raise FieldProblem("timestamps.start_s", "must be >= arrival_s")
+        return self
+
+
+class Job(_Model):
+    """A group of pods submitted together, with an optional scheduler profile."""
+
+    id: Id = Field(description="Job name, unique in the document.")
+    profile: Profile | None = Field(None, description="Scheduler weights for this job.")
+    pods: list[Pod] = Field(default_factory=list, description="The job's pods.")
+
+
+class TwinDocument(_Model):
+    """The state of a continuum at one instant: nodepools, networks, jobs."""
+
+    model_config = ConfigDict(title="TwinDocument")
+
+    schema_version: Literal["twinsched/twin-v1"] = Field(
+        SCHEMA_VERSION, description="Format version of this document."
+    )
+    timestamp: float = Field(0.0, description="Time of the snapshot, in seconds.")
+    nodepools: list[NodePool] = Field(default_factory=list, description="Nodepools and nodes.")
+    networks: list[Link] = Field(default_factory=list, description="Links between nodepools.")
+    jobs: list[Job] = Field(default_factory=list, description="Jobs and their pods.")
+
+    @model_validator(mode="after")
+    def _references(self) -> Self:
+        problem = next(_reference_problems(self), None)
+        if problem is not None:
+            raise problem
+        return self
+
+
+def _duplicates(items: Iterable[tuple[str, str]], what: str) -> Iterator[FieldProblem]:
+    seen: set[str] = set()
+    for path, key in items:
+        if key in seen:
+            yield FieldProblem(path, f"duplicate {what} '{key}'")
+        seen.add(key)
+
+
+def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
+    """Ids unique; links, bindings and data pools point at things that exist."""
+    pools = [(f"nodepools[{i}].id", p.id) for i, p in enumerate(doc.nodepools)]
+    nodes = {
+        f"nodepools[{i}].nodes[{j}].id": n
+        for i, p in enumerate(doc.nodepools)
+        for j, n in enumerate(p.nodes)
+    }
+    pods = {
+        f"jobs[{i}].pods[{j}]": pod
+        for i, job in enumerate(doc.jobs)
+        for j, pod in enumerate(job.pods)
+    }
+    yield from _duplicates(pools, "nodepool id")
+    yield from _duplicates(((k, n.id) for k, n in nodes.items()), "node id")
+    yield from _duplicates(((f"jobs[{i}].id", j.id) for i, j in enumerate(doc.jobs)), "job id")
+    yield from _duplicates(((f"{k}.id", p.id) for k, p in pods.items()), "pod id")
+    pool_ids = {p for _, p in pools}
+    for k, link in enumerate(doc.networks):
+        for end in ("source", "target"):
+            if getattr(link, end) not in pool_ids:
+                yield FieldProblem(
+                    f"networks[{k}].{end}", f"unknown nodepool '{getattr(link, end)}'"
+                )
+    yield from _duplicates(
+        ((f"networks[{k}]", f"{s.source} -> {s.target}") for k, s in enumerate(doc.networks)),
+        "link",
+    )
+    gpus_of = {n.id: n.hardware.gpu_count for n in nodes.values()}
+    for path, pod in pods.items():
+        if pod.data_pool is not None and pod.data_pool not in pool_ids:
+            yield FieldProblem(f"{path}.data_pool", f"unknown nodepool '{pod.data_pool}'")
+        if pod.node is None:
+            continue
+        if pod.node not in gpus_of:
+            yield FieldProblem(f"{path}.node", f"unknown node '{pod.node}'")
+        elif any(g >= gpus_of[pod.node] for g in pod.gpus):
+            problem = f"GPU index out of range for node '{pod.node}' with {gpus_of[pod.node]} GPUs"
+            yield FieldProblem(f"{path}.gpus", problem)
+
+
+# -- the JSON Schema ----------------------------------------------------------------------------
+def twin_json_schema() -> dict[str, Any]:
+    """The draft-07 JSON Schema of :class:`TwinDocument`, generated from the models."""
+    schema = _to_draft07(TwinDocument.model_json_schema(mode="validation"))
+    assert isinstance(schema, dict)
+    schema["definitions"] = schema.pop("$defs", {})
+    return {"$schema": DRAFT_07, "$id": SCHEMA_ID, **schema}
+
+
+def _to_draft07(node: Any) -> Any:
+    """Rename ``$defs`` refs; wrap a ``$ref`` that has siblings (draft-07 ignores them)."""
+    if isinstance(node, list):
+        return [_to_draft07(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _to_draft07(value) for key, value in node.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str):
+        out["$ref"] = ref.replace("#/$defs/", "#/definitions/")
+        if len(out) > 1:
+            out["allOf"] = [{"$ref": out.pop("$ref")}]
+    return out
+
+
+def shipped_schema_path() -> Path:
+    """Where the schema file lives in the source tree."""
+    return Path(__file__).parent / "schemas" / SCHEMA_FILE
+
+
+def write_schema(path: Path | None = None) -> Path:
+    """Write :func:`twin_json_schema` as indented JSON (default: the shipped file)."""
+    target = path or shipped_schema_path()
+    target.write_text(json.dumps(twin_json_schema(), indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def load_schema() -> dict[str, Any]:
+    """The schema shipped in the package (read with importlib.resources)."""
+    text = resources.files("twinsched.model").joinpath("schemas", SCHEMA_FILE).read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+# -- validation ---------------------------------------------------------------------------------
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft7Validator
+
+    return Draft7Validator(load_schema())
+
+
+def validate_document(data: Mapping[str, Any]) -> TwinDocument:
+    """Check ``data`` against the schema and the cross-field rules; return the model.
+
+    Raises :class:`DocumentError` naming the JSON path of the first bad field, e.g.
+    ``nodepools[0].nodes[3].hardware.cpu_milli: must be > 0``. The models in strict mode
+    are at least as strict as the schema generated from them, so they run first (they are
+    fast); the schema runs only on a rejected document, to name its first bad field.
+    """
+    try:
+        return TwinDocument.model_validate(data, strict=True)
+    except ValidationError as exc:
+        pydantic_problems = [_pydantic_problem(e) for e in exc.errors()]
+    errors = sorted(_validator().iter_errors(data), key=lambda e: _path_key(e.absolute_path))
+    raise DocumentError([_schema_problem(e) for e in errors] or pydantic_problems)
+
+
+def parse_document(data: Mapping[str, Any]) -> TwinDocument:
+    """The model of ``data`` (pydantic rules, lax types, no schema); raises DocumentError."""
+    try:
+        return TwinDocument.model_validate(data)
+    except ValidationError as exc:
+        raise DocumentError([_pydantic_problem(e) for e in exc.errors()]) from None
+
+
+def format_path(parts: Iterable[str | int]) -> str:
+    """``('nodepools', 0, 'id')`` -> ``nodepools[0].id``; the empty path is ``document``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int) or part == "[key]":
+            out += f"[{part}]" if isinstance(part, int) else part
+        elif part.isidentifier():
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out or "document"
+
+
+def _join(base: str, sub: str) -> str:
+    return sub if base == "document" else f"{base}.{sub}"
+
+
+def _path_key(path: Iterable[str | int]) -> list[tuple[int, int, str]]:
+    return [(1, 0, p) if isinstance(p, str) else (0, p, "") for p in path]
+
+
+_SCHEMA_WORDS = {
+    "minimum": "must be >= {}",
+    "exclusiveMinimum": "must be > {}",
+    "maximum": "must be <= {}",
+    "exclusiveMaximum": "must be < {}",
+    "const": "must be {!r}",
+    "enum": "must be one of {}",
+}
+
+
+def _schema_problem(error: Any) -> tuple[str, str]:
+    while error.context:  # anyOf/oneOf: report the alternative that got furthest
+        error = sorted(error.context, key=lambda e: (e.validator == "type", -len(e.path)))[0]
+    path, rule, value = format_path(error.absolute_path), error.validator, error.validator_value
+    if rule in _SCHEMA_WORDS:
+        return path, _SCHEMA_WORDS[rule].format(value)
+    if rule == "type":
+        return path, f"must be of type {value}, got {type(error.instance).__name__}"
+    if rule == "required":
+        missing = next(k for k in value if k not in error.instance)
+        return _join(path, missing), "is required"
+    if rule == "additionalProperties":
+        extra = next(k for k in error.instance if k not in error.schema.get("properties", {}))
+        return _join(path, extra), "unknown field"
+    if rule == "pattern":
+        return path, f"{error.instance!r} does not match {value}"
+    if rule == "minLength" and value == 1:
+        return path, "must not be empty"
+    return path, str(error.message)
+
+
+_PYDANTIC_WORDS = {
+    "greater_than": "must be > {gt}",
+    "greater_than_equal": "must be >= {ge}",
+    "less_than": "must be < {lt}",
+    "less_than_equal": "must be <= {le}",
+    "missing": "is required",
+    "extra_forbidden": "unknown field",
+}
+
+
+def _pydantic_problem(error: Mapping[str, Any]) -> tuple[str, str]:
+    path = format_path(error["loc"])
+    ctx = error.get("ctx") or {}
+    cause = ctx.get("error")
+    if isinstance(cause, FieldProblem):
+        return _join(path, cause.path), cause.problem
+    words = _PYDANTIC_WORDS.get(error["type"])
+    return path, words.format(**ctx) if words else str(error["msg"])
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_schema()}")

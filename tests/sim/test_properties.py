@@ -1,0 +1,89 @@
+"""Properties that hold for every scheduler on any cluster and workload."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.strategies import scenarios
+from twinsched.model.events import Phase
+from twinsched.scheduling import registry
+from twinsched.sim.vte import run_fillup, run_replay
+
+SCHEDULERS = st.sampled_from(registry.names() + ["leastallocated+labels", "fgd+labels"])
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FAST
+@given(sc=scenarios(), name=SCHEDULERS, seed=st.integers(0, 2**16))
+def test_replay_never_overcommits_and_accounts_for_every_pod(sc, name, seed) -> None:
+    # validate=True checks no over-commit and conservation after every single event
+    result = run_replay(sc, name, seed, sample_every_s=50.0, validate=True)
+    s = result.summary
+    assert s["completed"] + s["unscheduled"] == sc.pods.n  # bounded durations: all finish
+    assert "InvalidPlacement" not in s["unscheduled_by_reason"]
+
+
+@FAST
+@given(sc=scenarios(), name=SCHEDULERS, seed=st.integers(0, 2**16))
+def test_fillup_places_or_explains_every_pod(sc, name, seed) -> None:
+    if sc.nodes.total_gpu_milli == 0:
+        return  # the FGD protocol is defined by GPU capacity
+    result = run_fillup(sc, name, seed, validate=True)
+    s = result.summary
+    assert 0 <= s["gpu_alloc_ratio_pct"] <= 100
+    assert s["unscheduled"] + _running(sc, name, seed) == s["pods"]
+    assert all(reason for reason in s["unscheduled_by_reason"])
+
+
+def _running(sc, name, seed) -> int:
+    from twinsched.model.state import ClusterState
+    from twinsched.scheduling.controller import SchedulerController
+    from twinsched.scheduling.framework import Placement, RunContext
+    from twinsched.model.events import Arrive, Bind, Reject
+    from twinsched.sim.fillup import fillup_order
+
+    pods = sc.pods.take(fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed))
+    state = ClusterState(sc.nodes, pods, sc.links, validate=True)
+    control = SchedulerController(state, registry.create(name), RunContext.create(sc, seed, sc.pods))
+    for i in range(pods.n):
+        state.apply(Arrive(i))
+        d = control.decide(i)
+        state.apply(Bind(i, d.node, d.gpus) if isinstance(d, Placement) else Reject(i, d.reason))
+    return int((state.phase == Phase.RUNNING).sum())
+
+
+@FAST
+@given(sc=scenarios(), name=SCHEDULERS, seed=st.integers(0, 2**16))
+def test_same_seed_same_result(sc, name, seed) -> None:
+    a = run_replay(sc, name, seed, sample_every_s=50.0)
+    b = run_replay(sc, name, seed, sample_every_s=50.0)
+    assert a.summary == b.summary and a.samples == b.samples
+    if sc.nodes.total_gpu_milli:
+        fa, fb = run_fillup(sc, name, seed), run_fillup(sc, name, seed)
+        assert fa.curve == fb.curve and fa.summary == fb.summary
+
+
+def test_cached_and_uncached_paths_agree() -> None:
+    """The per-class cache is exact: recomputing everything gives the same decisions."""
+    from twinsched.scheduling.plugin_scheduler import PluginScheduler
+    from twinsched.traces import alibaba_gpu_2023 as ali
+
+    import dataclasses
+
+    sc = ali.load("gpuspec33")
+    keep = np.arange(0, sc.nodes.n, 6)  # 203 nodes of every model, packed hard by 900 pods
+    per_node = {f: getattr(sc.nodes, f)[keep] for f in ("cpu_milli", "memory_mib", "gpu_count",
+                "gpu_model", "labels", "pool", "power_idle_w", "power_peak_w")}  # fmt: skip
+    nodes = dataclasses.replace(sc.nodes, names=tuple(np.array(sc.nodes.names)[keep]), **per_node)
+    sc_small = type(sc)(sc.name, nodes, sc.pods.take(np.arange(900)), sc.links, sc.labels)
+    for name in ("fgd", "bestfit", "gpupacking"):
+        fast = registry.create(name)
+        slow = registry.create(name)
+        assert isinstance(slow, PluginScheduler)
+        slow._fast = False  # every decision recomputes every eligible node
+        a = run_fillup(sc_small, fast, 1, target_pct=100)
+        b = run_fillup(sc_small, slow, 1, target_pct=100)
+        assert a.summary["unscheduled"] > 0  # the cluster did fill up
+        assert a.curve == b.curve and a.summary == b.summary, name

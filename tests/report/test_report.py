@@ -122,16 +122,26 @@ def test_comparison_rows_single_seed_std_is_zero() -> None:
 
 def test_comparison_rows_replay_use_summaries() -> None:
     rows = comparison_rows(replay_runs())
-    assert [r["scheduler"] for r in rows] == ["q", "r"]  # gpu_alloc_ratio_pct descending
+    assert [r["scheduler"] for r in rows] == ["q", "r"]  # time-mean allocation descending
     r = rows[1]
     assert r["seeds"] == 2
     assert r["gpu_alloc_ratio_pct"] == 35.0
+    assert r["gpu_alloc_time_mean_pct"] == 35.0  # seeds' sample means 40 and 30
     assert r["queue_wait_mean_s"] == 15.0
     assert r["queue_wait_p95_s"] == 30.0
     assert r["completion_mean_s"] == 115.0
     assert r["unscheduled"] == 0.5
     assert r["started"] == 9.5
     assert not any(k.startswith("alloc_") for k in r)
+
+
+def test_replay_rows_without_samples_sort_by_end_allocation() -> None:
+    runs = [
+        RunResult(r.scheduler, r.seed, r.trace, r.mode, 0.1, [], r.summary) for r in replay_runs()
+    ]
+    rows = comparison_rows(runs)
+    assert [r["scheduler"] for r in rows] == ["q", "r"]
+    assert rows[0]["gpu_alloc_time_mean_pct"] is None
 
 
 def test_mean_samples_average_over_seeds() -> None:

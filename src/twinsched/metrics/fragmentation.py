@@ -82,5 +82,5 @@ def fragmentation(cpu_free: I64, gpu_left: I64, gpu_model: I64, typical: Typical
         & (cpu_free[:, None] >= typical.cpu_milli[None, :])
         & (n_fit >= typical.gpu_count[None, :])
     )
-    frag = np.where(runs, idle[:, None] - usable, idle[:, None])
-    return frag.astype(np.float64) @ typical.weight
+    # fragment = idle where t cannot run, else idle - usable; the weights sum to 1
+    return idle - (runs * usable) @ typical.weight

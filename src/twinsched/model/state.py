@@ -30,6 +30,10 @@ class ClusterState:
         self.gpu_exists: BoolA = np.arange(g)[None, :] < nodes.gpu_count[:, None]
         self.gpu_left: I64 = np.where(self.gpu_exists, MILLI_PER_GPU, 0).astype(np.int64)
         self.gpu_tags: I64 = np.zeros((nodes.n, g + 1), dtype=np.int64)
+        # Per-node GPU aggregates kept in step with gpu_left (filters and scores read them).
+        self.gpu_idle: I64 = self.gpu_left.sum(axis=1)
+        self.gpu_whole_free: I64 = (self.gpu_left == MILLI_PER_GPU).sum(axis=1)
+        self.gpu_max_left: I64 = self.gpu_left.max(axis=1)
         self.up: BoolA = np.ones(nodes.n, dtype=bool)
         self.version: I64 = np.zeros(nodes.n, dtype=np.int64)
         self.phase: I64 = np.full(pods.n, Phase.NOT_ARRIVED, dtype=np.int64)
@@ -42,6 +46,12 @@ class ClusterState:
     def _touch(self, node: int) -> None:
         self.version[node] += 1
         self.changes.append(node)
+
+    def _gpu_row_changed(self, node: int) -> None:
+        row = self.gpu_left[node].tolist()
+        self.gpu_idle[node] = sum(row)
+        self.gpu_whole_free[node] = row.count(MILLI_PER_GPU)
+        self.gpu_max_left[node] = max(row)
 
     # -- the one door -----------------------------------------------------------------------
     def apply(self, event: Event) -> None:
@@ -87,6 +97,7 @@ class ClusterState:
             mask |= 1 << gpu
         if gpus:
             self.gpu_tags[node, self.tag_of(pod)] += 1
+            self._gpu_row_changed(node)
         self.allocated_gpu_milli += milli * len(gpus)
         self.pod_gpus[pod] = mask
         self.pod_node[pod] = node
@@ -106,6 +117,7 @@ class ClusterState:
                 ngpu += 1
         if ngpu:
             self.gpu_tags[node, self.tag_of(pod)] -= 1
+            self._gpu_row_changed(node)
         self.allocated_gpu_milli -= milli * ngpu
         self.phase[pod] = Phase.SUCCEEDED
         self._touch(node)
@@ -131,6 +143,12 @@ class ClusterState:
             problems.append("a GPU is over-committed")
         if np.any(self.gpu_left[~self.gpu_exists] != 0):
             problems.append("a GPU that does not exist was used")
+        if not (
+            np.array_equal(self.gpu_idle, self.gpu_left.sum(axis=1))
+            and np.array_equal(self.gpu_whole_free, (self.gpu_left == MILLI_PER_GPU).sum(axis=1))
+            and np.array_equal(self.gpu_max_left, self.gpu_left.max(axis=1))
+        ):
+            problems.append("per-node GPU aggregates out of step with gpu_left")
         if not np.array_equal(used_cpu, nodes.cpu_milli - self.cpu_free):
             problems.append("CPU not conserved")
         if not np.array_equal(used_mem, nodes.memory_mib - self.mem_free):
@@ -146,10 +164,5 @@ class ClusterState:
             raise InvariantError("; ".join(problems))
 
     # -- read-only views ----------------------------------------------------------------------
-    @property
-    def gpu_idle(self) -> I64:
-        """Free milli-GPU per node."""
-        return self.gpu_left.sum(axis=1)
-
     def full_free_gpus(self) -> I64:
         return (self.gpu_left == MILLI_PER_GPU).sum(axis=1)

@@ -46,10 +46,10 @@ class NodeMemo:
             return columns
         if entry.seen < len(log):
             pending = len(log) - entry.seen
-            if pending > state.nodes.n // 4:
-                stale = np.arange(state.nodes.n, dtype=np.int64)
-            elif pending == 1:
+            if pending == 1:
                 stale = np.array(log[-1:], dtype=np.int64)
+            elif pending > 4 * state.nodes.n:
+                stale = np.arange(state.nodes.n, dtype=np.int64)
             else:
                 stale = np.fromiter(dict.fromkeys(log[entry.seen :]), np.int64)
             fresh = self._compute(state, pod, stale)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from twinsched.model.cluster import BoolA, I64
+from twinsched.model.cluster import MILLI_PER_GPU, BoolA, I64
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView, Unschedulable
 
@@ -44,8 +44,9 @@ def gpus_fit(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
     """A share pod needs one GPU with its milli free; a k-GPU pod needs k whole free GPUs."""
     if pod.gpu_count == 0:
         return np.ones(nodes.size, dtype=bool)
-    fitting = (state.gpu_left[nodes] >= pod.gpu_milli).sum(axis=1)
-    return fitting >= pod.gpu_count
+    if pod.gpu_milli < MILLI_PER_GPU:
+        return state.gpu_max_left[nodes] >= pod.gpu_milli  # a share pod uses a single GPU
+    return state.gpu_whole_free[nodes] >= pod.gpu_count
 
 
 def labels_match(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:

@@ -56,23 +56,16 @@ CLASS_COLUMNS = (
 
 def pod_classes(pods: Pods) -> I64:
     """Equivalence class per pod: pods with equal requests and policies share one."""
-    if pods.n == 0:
-        return np.zeros(0, dtype=np.int64)
-    table = np.stack([getattr(pods, c).astype(np.float64) for c in CLASS_COLUMNS], axis=1)
-    table[np.isinf(table)] = -1.0
-    _, inverse = np.unique(table, axis=0, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64)
+    ids: dict[tuple[object, ...], int] = {}
+    rows = zip(*(getattr(pods, c).tolist() for c in CLASS_COLUMNS), strict=True)
+    return np.array([ids.setdefault(row, len(ids)) for row in rows], dtype=np.int64)
 
 
 def pod_views(pods: Pods) -> list[PodView]:
     """Every pod as a :class:`PodView` (built once per run, off the hot path)."""
     cls = pod_classes(pods).tolist()
-    cols = [getattr(pods, c).tolist() for c in CLASS_COLUMNS]
-    prio = pods.priority.tolist()
-    return [
-        PodView(i, cls[i], *(int(c[i]) for c in cols[:10]), float(cols[10][i]), int(prio[i]))
-        for i in range(pods.n)
-    ]
+    cols = [getattr(pods, c).tolist() for c in CLASS_COLUMNS] + [pods.priority.tolist()]
+    return [PodView(i, c, *row) for i, (c, row) in enumerate(zip(cls, zip(*cols, strict=True)))]
 
 
 @dataclass(frozen=True, slots=True)

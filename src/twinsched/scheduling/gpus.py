@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
 
 
-def best_fit_gpu(left: np.ndarray, milli: int) -> int:
+# Rows hold at most a handful of GPUs: plain Python beats NumPy's per-call overhead here.
+
+
+def best_fit_gpu(left: list[int], milli: int) -> int:
     """The fitting GPU with the least free share; the lowest index on ties."""
-    fits = left >= milli
-    return int(np.argmin(np.where(fits, left, np.iinfo(np.int64).max)))
+    return min((v, g) for g, v in enumerate(left) if v >= milli)[1]
 
 
-def whole_gpus(left: np.ndarray, count: int) -> tuple[int, ...]:
+def whole_gpus(left: list[int], count: int) -> tuple[int, ...]:
     """The ``count`` lowest-index completely free GPUs."""
-    return tuple(int(g) for g in np.flatnonzero(left == MILLI_PER_GPU)[:count])
+    return tuple([g for g, v in enumerate(left) if v == MILLI_PER_GPU][:count])
 
 
 def default_gpus(state: ClusterState, pod: PodView, node: int) -> tuple[int, ...]:
     if pod.gpu_count == 0:
         return ()
-    left = state.gpu_left[node]
+    left = state.gpu_left[node].tolist()
     if pod.is_share:
         return (best_fit_gpu(left, pod.gpu_milli),)
     return whole_gpus(left, pod.gpu_count)

@@ -16,6 +16,8 @@ from twinsched.scheduling.framework import BaseScore, PodView, RunContext, Score
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.scheduling.registry import register
 
+DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
+
 def fgd_score(before: F64, after: F64) -> I64:
     return (100.0 / (1.0 + np.exp(-(before - after) / 1000.0))).astype(np.int64)
 
@@ -37,39 +39,57 @@ class FragmentationGradient(BaseScore):
         self.typical = typical_pods(ctx.workload)
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
-        assert self.typical is not None, "prepare() first"
         model = state.nodes.gpu_model[nodes]
         left, cpu = state.gpu_left[nodes], state.cpu_free[nodes]
-        before = fragmentation(cpu, left, model, self.typical)
-        cpu_after = cpu - pod.cpu_milli
-        if not pod.is_share:
-            after_left = whole_gpus_taken(left, pod.gpu_count) if pod.gpu_count else left
-            after = fragmentation(cpu_after, after_left, model, self.typical)
-            return Scores(fgd_score(before, after))
-        return self._share(nodes.size, left, cpu_after, model, before, pod.gpu_milli)
+        if nodes.size <= DEDUP_FROM:
+            return self._score_rows(pod, cpu, left, model)
+        # Many nodes are in identical states: score each distinct (CPU, model, GPUs) row once.
+        rows = np.concatenate([cpu[:, None], model[:, None], left], axis=1)
+        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        scores = self._score_rows(pod, distinct[:, 0], distinct[:, 2:], distinct[:, 1])
+        gpu = None if scores.share_gpu is None else scores.share_gpu[inverse]
+        return Scores(scores.values[inverse], gpu)
 
-    def _share(
-        self, k: int, left: I64, cpu_after: I64, model: I64, before: F64, milli: int
-    ) -> Scores:
+    def _score_rows(self, pod: PodView, cpu: I64, left: I64, model: I64) -> Scores:
+        cpu_after = cpu - pod.cpu_milli
+        if pod.is_share:
+            return self._share(cpu, left, model, cpu_after, pod.gpu_milli)
+        after_left = whole_gpus_taken(left, pod.gpu_count) if pod.gpu_count else left
+        both = self._fragmentation(
+            np.concatenate([cpu, cpu_after]),
+            np.concatenate([left, after_left]),
+            np.concatenate([model, model]),
+        )
+        return Scores(fgd_score(both[: cpu.size], both[cpu.size :]))
+
+    def _fragmentation(self, cpu: I64, left: I64, model: I64) -> F64:
+        assert self.typical is not None, "prepare() first"
+        return fragmentation(cpu, left, model, self.typical)
+
+    def _share(self, cpu: I64, left: I64, model: I64, cpu_after: I64, milli: int) -> Scores:
         """Try every fitting GPU (one per distinct free share: equal shares score alike)."""
-        assert self.typical is not None
-        g = left.shape[1]
+        k, g = left.shape
         earlier_equal = (left[:, :, None] == left[:, None, :]) & np.tri(g, k=-1, dtype=bool).T[None]
         candidate = (left >= milli) & ~earlier_equal.any(axis=1)
-        rows, gpus = np.nonzero(candidate)
+        rows, gpus = np.nonzero(candidate)  # sorted by row
         values = np.zeros(k, dtype=np.int64)
         chosen = np.full(k, -1, dtype=np.int64)
         if rows.size == 0:
             return Scores(values, chosen)
         after_left = left[rows].copy()
         after_left[np.arange(rows.size), gpus] -= milli
-        after = fragmentation(cpu_after[rows], after_left, model[rows], self.typical)
-        score = fgd_score(before[rows], after)
+        both = self._fragmentation(
+            np.concatenate([cpu, cpu_after[rows]]),
+            np.concatenate([left, after_left]),
+            np.concatenate([model, model[rows]]),
+        )
+        score = fgd_score(both[:k][rows], both[k:])
         key = score * (g + 1) + (g - gpus)  # best score, then lowest GPU index
-        nodes_with, starts = np.unique(rows, return_index=True)
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
         best = np.maximum.reduceat(key, starts)
-        values[nodes_with] = best // (g + 1)
-        chosen[nodes_with] = g - best % (g + 1)
+        values[rows[starts]] = best // (g + 1)
+        chosen[rows[starts]] = g - best % (g + 1)
         return Scores(values, chosen)
 
 

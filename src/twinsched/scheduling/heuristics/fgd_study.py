@@ -26,7 +26,7 @@ class BestFit(BaseScore):
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         cpu_after = state.cpu_free[nodes] - pod.cpu_milli
-        gpu_after = state.gpu_left[nodes].sum(axis=1) - pod.gpu_request
+        gpu_after = state.gpu_idle[nodes] - pod.gpu_request
         s = cpu_after / CPU_SCALE * 0.5 + gpu_after / GPU_SCALE * 0.5
         return Scores(((1.0 - s) * 100.0).astype(np.int64))
 
@@ -42,7 +42,7 @@ class DotProd(BaseScore):
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         cpu_left = state.cpu_free[nodes]
         dot = (cpu_left / CPU_SCALE) * (pod.cpu_milli / CPU_SCALE) + (
-            state.gpu_left[nodes].sum(axis=1) / GPU_SCALE
+            state.gpu_idle[nodes] / GPU_SCALE
         ) * (pod.gpu_request / GPU_SCALE)
         values = ((1.0 - dot / 2.0) * 100.0).astype(np.int64)
         return Scores(np.where(cpu_left >= pod.cpu_milli, values, 0))
@@ -82,7 +82,7 @@ class GpuClustering(BaseScore):
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         if pod.gpu_count == 0:
             return Scores(np.zeros(nodes.size, dtype=np.int64))
-        idle = state.gpu_left[nodes].sum(axis=1)
+        idle = state.gpu_idle[nodes]
         base = 25 * (8000 - idle) // 8000
         tags = state.gpu_tags[nodes] > 0
         tag = SHARE_TAG if pod.is_share else pod.gpu_count

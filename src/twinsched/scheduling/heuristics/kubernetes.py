@@ -21,7 +21,7 @@ def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, 
     gpu_cap = nd.gpu_count[nodes] * MILLI_PER_GPU
     cap = np.stack([nd.cpu_milli[nodes], nd.memory_mib[nodes], gpu_cap], axis=1)
     free = np.stack(
-        [state.cpu_free[nodes], state.mem_free[nodes], state.gpu_left[nodes].sum(axis=1)], axis=1
+        [state.cpu_free[nodes], state.mem_free[nodes], state.gpu_idle[nodes]], axis=1
     )
     req = np.array([pod.cpu_milli, pod.memory_mib, pod.gpu_request], dtype=np.int64)
     has = (cap > 0).astype(np.float64)

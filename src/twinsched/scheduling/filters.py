@@ -117,3 +117,16 @@ def explain(state: ClusterState, pod: PodView) -> Unschedulable:
         f"{c} {r}" for r, c in counts.items()
     )
     return Unschedulable(main, detail)
+
+
+def fits_empty_cluster(state: ClusterState, pod: PodView) -> bool:
+    """Could the pod run on some node of the cluster if it were empty (and every node up)?"""
+    nd = state.nodes
+    nodes = np.arange(nd.n, dtype=np.int64)
+    mask = (nd.cpu_milli >= pod.cpu_milli) & (nd.memory_mib >= pod.memory_mib)
+    if pod.gpu_count:
+        mask &= gpu_model_allowed(state, pod, nodes) & (nd.gpu_count >= pod.gpu_count)
+    for reason, fn in applicable(pod):
+        if reason in ("NodeLabelsMismatch", "NodeHasRejectedLabel", "LatencyTooHigh"):
+            mask &= fn(state, pod, nodes)
+    return bool(mask.any())

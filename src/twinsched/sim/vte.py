@@ -19,7 +19,7 @@ from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import Scenario
 from twinsched.model.events import Arrive, Bind, Phase, Reject, Release
 from twinsched.model.state import ClusterState
-from twinsched.scheduling import registry
+from twinsched.scheduling import filters, registry
 from twinsched.scheduling.controller import SchedulerController, queue_order
 from twinsched.scheduling.framework import Placement, RunContext, Scheduler
 from twinsched.sim.clock import Clock
@@ -135,6 +135,7 @@ def run_replay(
     start_t = np.full(pods.n, np.nan)
     pending: set[int] = set()
     failed_at: dict[int, int] = {}  # pod class -> change-log length when it last failed
+    never_fits: dict[int, bool] = {}  # pod class -> cannot fit even on the empty cluster
     samples: list[dict[str, float]] = []
     energy_j, last_t, last_power = 0.0, 0.0, cm.power_w(state)
     done = 0
@@ -160,8 +161,10 @@ def run_replay(
                 start_t[i] = now
                 if np.isfinite(pods.duration_s[i]):
                     engine.at(now + float(pods.duration_s[i]), Kind.COMPLETE, i)
-            elif decision.reason in ("GpuModelMismatch", "NodeLabelsMismatch", "InvalidPlacement"):
-                state.apply(Reject(i, decision.reason))  # can never fit: leaves the queue
+            elif decision.reason == "InvalidPlacement" or never_fits.setdefault(
+                cls, not filters.fits_empty_cluster(state, control.views[i])
+            ):
+                state.apply(Reject(i, decision.reason))  # could never run here: leaves the queue
                 pending.discard(i)
             else:
                 failed_at[cls] = len(state.changes)

@@ -87,7 +87,7 @@ class GpuClustering(BaseScore):
         tags = state.gpu_tags[nodes] > 0
         tag = SHARE_TAG if pod.is_share else pod.gpu_count
         n_tags = tags.sum(axis=1)
-        has_tag = tags[:, tag]
+        has_tag = tags[:, tag] if tag < tags.shape[1] else np.zeros(nodes.size, dtype=bool)
         bonus = np.select(
             [has_tag & (n_tags == 1), has_tag, n_tags == 0], [75, 50, 25], default=0
         )

@@ -59,13 +59,19 @@ class SchedulerController:
         (mask,) = self._filters.get(self.state, pod)
         return mask  # type: ignore[no-any-return]
 
-    def decide(self, index: int) -> Decision:
-        """A valid placement, or why the pod cannot be placed now."""
+    def decide(self, index: int, *, explain: bool = True) -> Decision:
+        """A valid placement, or why the pod cannot be placed now.
+
+        With ``explain=False`` a pod no node can take gets the cheap reason
+        ``NoEligibleNode``; call :meth:`explain` later if the reason is needed.
+        """
         pod = self.views[index]
         mask = self.eligible(pod)
         decision = self.scheduler.place(self.state, pod, mask)
         if isinstance(decision, Unschedulable):
-            return self.explain(pod) if decision.reason == "NoEligibleNode" else decision
+            if explain and decision.reason == "NoEligibleNode":
+                return self.explain(pod)
+            return decision
         problem = placement_error(self.state, pod, mask, decision)
         if problem:
             return Unschedulable("InvalidPlacement", f"{self.scheduler.name}: {problem}")

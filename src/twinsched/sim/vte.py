@@ -134,7 +134,10 @@ def run_replay(
     engine = Engine(clock)
     start_t = np.full(pods.n, np.nan)
     pending: set[int] = set()
-    failed_at: dict[int, int] = {}  # pod class -> change-log length when it last failed
+    # A failed pod can only fit again after resources were freed (binds only take), so a
+    # class that failed is skipped until the next release: exact, and far fewer retries.
+    failed_at: dict[int, int] = {}  # pod class -> value of `frees` when it last failed
+    frees = 0
     never_fits: dict[int, bool] = {}  # pod class -> cannot fit even on the empty cluster
     samples: list[dict[str, float]] = []
     energy_j, last_t, last_power = 0.0, 0.0, cm.power_w(state)
@@ -148,29 +151,33 @@ def run_replay(
             engine.at(float(t), Kind.SAMPLE)
 
     def try_queue(now: float) -> None:
-        if not pending:
+        views = control.views
+        ready = [i for i in pending if failed_at.get(views[i].cls) != frees]
+        if not ready:
             return
-        for i in queue_order(state, np.fromiter(pending, np.int64, len(pending))).tolist():
-            cls = control.views[i].cls
-            if failed_at.get(cls) == len(state.changes):
-                continue  # same class already failed and nothing changed since
-            decision = control.decide(i)
+        for i in queue_order(state, np.array(ready, dtype=np.int64)).tolist():
+            cls = views[i].cls
+            if failed_at.get(cls) == frees:
+                continue  # same class already failed and nothing was freed since
+            decision = control.decide(i, explain=False)
             if isinstance(decision, Placement):
                 state.apply(Bind(i, decision.node, decision.gpus))
                 pending.discard(i)
                 start_t[i] = now
                 if np.isfinite(pods.duration_s[i]):
                     engine.at(now + float(pods.duration_s[i]), Kind.COMPLETE, i)
-            elif decision.reason == "InvalidPlacement" or never_fits.setdefault(
-                cls, not filters.fits_empty_cluster(state, control.views[i])
-            ):
-                state.apply(Reject(i, decision.reason))  # could never run here: leaves the queue
+                continue
+            if cls not in never_fits:
+                never_fits[cls] = not filters.fits_empty_cluster(state, control.views[i])
+            if decision.reason == "InvalidPlacement" or never_fits[cls]:
+                reason = control.explain(control.views[i]) if never_fits[cls] else decision
+                state.apply(Reject(i, reason.reason))  # could never run here: leaves the queue
                 pending.discard(i)
             else:
-                failed_at[cls] = len(state.changes)
+                failed_at[cls] = frees
 
     def handle(kind: Kind, i: int) -> None:
-        nonlocal energy_j, last_t, last_power, done
+        nonlocal energy_j, last_t, last_power, done, frees
         now = engine.clock.now()
         energy_j += last_power * (now - last_t)
         last_t = now
@@ -182,6 +189,7 @@ def run_replay(
                 progress(done, pods.n)
         elif kind is Kind.COMPLETE:
             state.apply(Release(i))
+            frees += 1
         elif kind is Kind.SAMPLE:
             samples.append(_sample(state, now, len(pending)))
             return

@@ -18,15 +18,17 @@ from twinsched.scheduling.registry import register
 def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, F64]:
     """(fraction used after placing the pod, 1 where the node has that resource) per resource."""
     nd = state.nodes
-    gpu_cap = nd.gpu_count[nodes] * MILLI_PER_GPU
-    cap = np.stack([nd.cpu_milli[nodes], nd.memory_mib[nodes], gpu_cap], axis=1)
-    free = np.stack(
-        [state.cpu_free[nodes], state.mem_free[nodes], state.gpu_idle[nodes]], axis=1
+    cols = (
+        (nd.cpu_milli[nodes], state.cpu_free[nodes], pod.cpu_milli),
+        (nd.memory_mib[nodes], state.mem_free[nodes], pod.memory_mib),
+        (nd.gpu_count[nodes] * MILLI_PER_GPU, state.gpu_idle[nodes], pod.gpu_request),
     )
-    req = np.array([pod.cpu_milli, pod.memory_mib, pod.gpu_request], dtype=np.int64)
-    has = (cap > 0).astype(np.float64)
-    used = np.where(cap > 0, (cap - free + req) / np.maximum(cap, 1), 0.0)
-    return np.minimum(used, 1.0), has
+    used = np.empty((nodes.size, 3))
+    has = np.empty((nodes.size, 3))
+    for j, (cap, free, req) in enumerate(cols):
+        has[:, j] = cap > 0
+        used[:, j] = np.minimum((cap - free + req) / np.maximum(cap, 1), 1.0) * has[:, j]
+    return used, has
 
 
 def _mean(values: F64, has: F64) -> F64:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.builders import context, scenario, state_with, view
+from tests.strategies import scenarios
 from twinsched.scheduling import filters
 from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.heuristics.simple import FirstFitScheduler
@@ -61,3 +64,26 @@ def test_unschedulable_pod_is_a_value_with_counted_reasons() -> None:
     decision = control.decide(1)
     assert decision.reason == "InsufficientGPU"
     assert decision.detail == "0/3 nodes are available: 1 GpuModelMismatch, 2 InsufficientGPU"
+
+
+@given(sc=scenarios(), data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_inlined_eligibility_equals_every_named_filter(sc, data) -> None:
+    from twinsched.model.events import Arrive, Bind
+    from twinsched.scheduling.framework import pod_views
+
+    st_ = state_with(sc)
+    views = pod_views(sc.pods)
+    nodes = np.arange(sc.nodes.n)
+    for i in range(sc.pods.n):  # place what fits first-fit, so nodes are partly used
+        (mask,) = filters.eligible(st_, views[i], nodes)
+        expected = np.ones(sc.nodes.n, dtype=bool)
+        for _, fn in filters.FILTERS:
+            expected &= fn(st_, views[i], nodes)
+        assert mask.tolist() == expected.tolist()
+        if mask.any():
+            from twinsched.scheduling.gpus import default_gpus
+
+            node = int(np.argmax(mask))
+            st_.apply(Arrive(i))
+            st_.apply(Bind(i, node, default_gpus(st_, views[i], node)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -77,6 +78,17 @@ class Nodes:
     @property
     def total_gpu_milli(self) -> int:
         return int(self.gpu_count.sum()) * MILLI_PER_GPU
+
+    @cached_property
+    def capacity(self) -> F64:
+        """(N, 3) capacities as floats: CPU milli, memory MiB, GPU milli."""
+        gpu = self.gpu_count * MILLI_PER_GPU
+        return np.stack([self.cpu_milli, self.memory_mib, gpu], axis=1).astype(np.float64)
+
+    @cached_property
+    def has_resource(self) -> F64:
+        """(N, 3): 1.0 where the node has that resource at all."""
+        return (self.capacity > 0).astype(np.float64)
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,17 @@ class ClusterState:
         pools = len(nodes.pool_names)
         self.latency_ms: F64 = links.latency_ms if links is not None else np.zeros((pools, pools))
         g = nodes.max_gpus
-        self.cpu_free: I64 = nodes.cpu_milli.copy()
-        self.mem_free: I64 = nodes.memory_mib.copy()
         self.gpu_exists: BoolA = np.arange(g)[None, :] < nodes.gpu_count[:, None]
         self.gpu_left: I64 = np.where(self.gpu_exists, MILLI_PER_GPU, 0).astype(np.int64)
+        # Free CPU, memory and GPU milli as one (N, 3) matrix; the named arrays are its columns.
+        self.free: I64 = np.stack(
+            [nodes.cpu_milli, nodes.memory_mib, self.gpu_left.sum(axis=1)], axis=1
+        ).astype(np.int64)
+        self.cpu_free: I64 = self.free[:, 0]
+        self.mem_free: I64 = self.free[:, 1]
+        self.gpu_idle: I64 = self.free[:, 2]
         self.gpu_tags: I64 = np.zeros((nodes.n, g + 1), dtype=np.int64)
         # Per-node GPU aggregates kept in step with gpu_left (filters and scores read them).
-        self.gpu_idle: I64 = self.gpu_left.sum(axis=1)
         self.gpu_whole_free: I64 = (self.gpu_left == MILLI_PER_GPU).sum(axis=1)
         self.gpu_max_left: I64 = self.gpu_left.max(axis=1)
         self.up: BoolA = np.ones(nodes.n, dtype=bool)
@@ -42,6 +46,25 @@ class ClusterState:
         self.reasons: dict[int, str] = {}
         self.allocated_gpu_milli = 0
         self.changes: list[int] = []  # node of every change, in order (read by caches)
+        self._stale: tuple[int, int, I64] = (-1, -1, np.zeros(0, dtype=np.int64))
+
+    def changed_since(self, seen: int) -> I64:
+        """Distinct nodes changed after the first ``seen`` entries of the change log.
+
+        Remembers its last answer: the filter cache and a scheduler's cache usually ask for
+        the same range one after the other.
+        """
+        end = len(self.changes)
+        if self._stale[0] == seen and self._stale[1] == end:
+            return self._stale[2]
+        if end - seen == 1:
+            nodes = np.array(self.changes[-1:], dtype=np.int64)
+        elif end - seen > 4 * self.nodes.n:
+            nodes = np.arange(self.nodes.n, dtype=np.int64)
+        else:
+            nodes = np.fromiter(dict.fromkeys(self.changes[seen:]), np.int64)
+        self._stale = (seen, end, nodes)
+        return nodes
 
     def _touch(self, node: int) -> None:
         self.version[node] += 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsched.model.cluster import I64
+from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
 
@@ -36,22 +36,31 @@ class NodeMemo:
     def clear(self) -> None:
         self._entries.clear()
 
-    def get(self, state: ClusterState, pod: PodView) -> tuple[np.ndarray, ...]:
+    def get(
+        self, state: ClusterState, pod: PodView, only: BoolA | None = None
+    ) -> tuple[np.ndarray, ...]:
+        """The class's columns, refreshed where nodes changed.
+
+        With ``only``, values are computed just where ``only`` is true and left stale
+        elsewhere. Sound when ``only`` is itself a pure function of (node state, pod class),
+        such as eligibility: a node outside it can only enter it by changing.
+        """
         entry = self._entries.get(pod.cls)
         log = state.changes
         if entry is None:
-            all_nodes = np.arange(state.nodes.n, dtype=np.int64)
-            columns = tuple(np.array(c) for c in self._compute(state, pod, all_nodes))
+            nodes = np.arange(state.nodes.n, dtype=np.int64)
+            if only is not None:
+                nodes = nodes[only]
+            fresh = self._compute(state, pod, nodes)
+            columns = tuple(np.zeros(state.nodes.n, dtype=f.dtype) for f in fresh)
+            for column, values in zip(columns, fresh, strict=True):
+                column[nodes] = values
             self._entries[pod.cls] = _Entry(columns, len(log))
             return columns
         if entry.seen < len(log):
-            pending = len(log) - entry.seen
-            if pending == 1:
-                stale = np.array(log[-1:], dtype=np.int64)
-            elif pending > 4 * state.nodes.n:
-                stale = np.arange(state.nodes.n, dtype=np.int64)
-            else:
-                stale = np.fromiter(dict.fromkeys(log[entry.seen :]), np.int64)
+            stale = state.changed_since(entry.seen)
+            if only is not None:
+                stale = stale[only[stale]]
             fresh = self._compute(state, pod, stale)
             for column, values in zip(entry.columns, fresh, strict=True):
                 column[stale] = values

@@ -44,6 +44,9 @@ class PluginScheduler:
             plugin.prepare(state, ctx)
 
     def _combined(self, state: ClusterState, pod: PodView, nodes: I64) -> tuple[I64, I64 | None]:
+        if len(self.plugins) == 1 and self.plugins[0][1] == 1:
+            only = self.plugins[0][0].score(state, pod, nodes)
+            return only.values, only.share_gpu
         total = np.zeros(nodes.size, dtype=np.int64)
         share_gpu = None
         for plugin, weight in self.plugins:
@@ -67,7 +70,7 @@ class PluginScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if self._fast:
-            key, gpu = self._memo.get(state, pod)
+            key, gpu = self._memo.get(state, pod, only=eligible)
             masked = np.where(eligible, key, -1)
             best = int(np.argmax(masked))
             if masked[best] < 0:

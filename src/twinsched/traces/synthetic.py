@@ -151,17 +151,43 @@ def _generate(
 
 
 # -- nodes --------------------------------------------------------------------------------------
-@dataclass
+@dataclass(frozen=True)
+class _Machine:
+    """One drawn node."""
+
+    type: NodeType
+    cores: int
+    memory_gib: int
+    gpus: int
+    zone: str
+    spot: bool
+
+    def labels(self) -> list[str]:
+        out = [f"tier={POOLS[self.type.pool]}", f"zone={self.zone}", f"arch={self.type.arch}"]
+        if self.gpus:
+            out.append("accelerator=gpu")
+        if self.spot:
+            out.append("spot=true")
+        return out
+
+    def power_w(self) -> tuple[float, float]:
+        """(idle, peak) watts: chassis, plus cores, plus GPUs."""
+        t = self.type
+        gpu_idle, gpu_peak = GPU_POWER_W.get(t.gpu_model, (0.0, 0.0))
+        idle = t.chassis_w[0] + self.cores * t.core_w[0] + self.gpus * gpu_idle
+        peak = t.chassis_w[1] + self.cores * t.core_w[1] + self.gpus * gpu_peak
+        return idle, peak
+
+
+@dataclass(frozen=True)
 class _NodeRows:
     names: list[str]
-    cpu_milli: I64
-    memory_mib: I64
-    gpus: I64
-    gpu_models: list[str]
-    labels: list[list[str]]
+    machines: list[_Machine]
     pool: I64
-    idle_w: F64
-    peak_w: F64
+
+    @property
+    def labels(self) -> list[list[str]]:
+        return [m.labels() for m in self.machines]
 
 
 def _split(total: int, shares: F64) -> I64:
@@ -173,79 +199,48 @@ def _split(total: int, shares: F64) -> I64:
     return parts
 
 
+def _draw_machines(rng: np.random.Generator, t: NodeType, count: int) -> list[_Machine]:
+    cores = rng.choice(t.cores, size=count).tolist()
+    memory = rng.choice(t.memory_gib, size=count).tolist()
+    gpus = rng.choice(t.gpus, size=count).tolist()
+    zones = rng.choice(ZONES[t.pool], size=count).tolist()
+    spot = (rng.random(count) < t.spot).tolist()
+    columns = zip(cores, memory, gpus, zones, spot, strict=True)
+    return [_Machine(t, *column) for column in columns]
+
+
 def _node_rows(rng: np.random.Generator, pool_sizes: tuple[int, ...]) -> _NodeRows:
     """Nodes sorted by pool; inside a pool the node types are shuffled."""
-    chunks: list[list[tuple[NodeType, int, int, int, str, bool]]] = []
+    width = max(3, len(str(max(pool_sizes))))
+    names, machines, pools = [], [], []
     for pool, size in enumerate(pool_sizes):
         types = [t for t in NODE_TYPES if t.pool == pool]
         counts = _split(size, np.array([t.share for t in types]))
-        rows = []
-        for t, count in zip(types, counts.tolist(), strict=True):
-            cores = rng.choice(t.cores, size=count)
-            memory = rng.choice(t.memory_gib, size=count)
-            gpus = rng.choice(t.gpus, size=count)
-            zones = rng.choice(ZONES[pool], size=count)
-            spot = rng.random(count) < t.spot
-            rows += [
-                (t, *r)
-                for r in zip(
-                    cores.tolist(),
-                    memory.tolist(),
-                    gpus.tolist(),
-                    zones.tolist(),
-                    spot.tolist(),
-                    strict=True,
-                )
-            ]
-        chunks.append([rows[k] for k in rng.permutation(len(rows)).tolist()])
-    width = max(3, len(str(max(pool_sizes))))
-    flat = [(pool, k, row) for pool, rows in enumerate(chunks) for k, row in enumerate(rows)]
-    cores = np.array([row[1] for _, _, row in flat], dtype=np.int64)
-    gpus = np.array([row[3] for _, _, row in flat], dtype=np.int64)
-    power = np.array([_power(row[0], row[1], row[3]) for _, _, row in flat]).reshape(-1, 2)
-    return _NodeRows(
-        names=[f"{POOLS[pool]}-{k:0{width}d}" for pool, k, _ in flat],
-        cpu_milli=cores * 1000,
-        memory_mib=np.array([row[2] for _, _, row in flat], dtype=np.int64) * 1024,
-        gpus=gpus,
-        gpu_models=[row[0].gpu_model if row[3] else "" for _, _, row in flat],
-        labels=[_node_labels(pool, *row) for pool, _, row in flat],
-        pool=np.array([pool for pool, _, _ in flat], dtype=np.int64),
-        idle_w=power[:, 0].copy(),
-        peak_w=power[:, 1].copy(),
-    )
-
-
-def _power(t: NodeType, cores: int, gpus: int) -> tuple[float, float]:
-    gpu_idle, gpu_peak = GPU_POWER_W.get(t.gpu_model, (0.0, 0.0))
-    idle = t.chassis_w[0] + cores * t.core_w[0] + gpus * gpu_idle
-    peak = t.chassis_w[1] + cores * t.core_w[1] + gpus * gpu_peak
-    return idle, peak
-
-
-def _node_labels(
-    pool: int, t: NodeType, cores: int, memory: int, gpus: int, zone: str, spot: bool
-) -> list[str]:
-    labels = [f"tier={POOLS[pool]}", f"zone={zone}", f"arch={t.arch}"]
-    if gpus:
-        labels.append("accelerator=gpu")
-    if spot:
-        labels.append("spot=true")
-    return labels
+        drawn = [
+            m
+            for t, c in zip(types, counts.tolist(), strict=True)
+            for m in _draw_machines(rng, t, c)
+        ]
+        machines += [drawn[k] for k in rng.permutation(len(drawn)).tolist()]
+        names += [f"{POOLS[pool]}-{k:0{width}d}" for k in range(size)]
+        pools += [pool] * size
+    return _NodeRows(names, machines, np.array(pools, dtype=np.int64))
 
 
 def _nodes(rows: _NodeRows, vocab: LabelVocabulary) -> Nodes:
+    machines = rows.machines
+    power = np.array([m.power_w() for m in machines], dtype=np.float64).reshape(-1, 2)
     return nodes_from_columns(
         rows.names,
-        rows.cpu_milli,
-        rows.memory_mib,
-        rows.gpus,
-        rows.gpu_models,
+        np.array([m.cores * 1000 for m in machines], dtype=np.int64),
+        np.array([m.memory_gib * 1024 for m in machines], dtype=np.int64),
+        np.array([m.gpus for m in machines], dtype=np.int64),
+        [m.type.gpu_model if m.gpus else "" for m in machines],
         labels=np.array([vocab.mask(labels) for labels in rows.labels], dtype=np.uint64),
         pool=rows.pool,
         pool_names=POOLS,
-        power_idle_w=rows.idle_w,
-        power_peak_w=rows.peak_w,
+        power_idle_w=power[:, 0].copy(),
+        power_peak_w=power[:, 1].copy(),
     )
 
 

@@ -16,23 +16,20 @@ from twinsched.scheduling.registry import register
 
 
 def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, F64]:
-    """(fraction used after placing the pod, 1 where the node has that resource) per resource."""
-    nd = state.nodes
-    cols = (
-        (nd.cpu_milli[nodes], state.cpu_free[nodes], pod.cpu_milli),
-        (nd.memory_mib[nodes], state.mem_free[nodes], pod.memory_mib),
-        (nd.gpu_count[nodes] * MILLI_PER_GPU, state.gpu_idle[nodes], pod.gpu_request),
-    )
-    used = np.empty((nodes.size, 3))
-    has = np.empty((nodes.size, 3))
-    for j, (cap, free, req) in enumerate(cols):
-        has[:, j] = cap > 0
-        used[:, j] = np.minimum((cap - free + req) / np.maximum(cap, 1), 1.0) * has[:, j]
+    """(fraction used after placing the pod, 1 where the node has that resource) per resource.
+
+    Columns: CPU, memory, GPU milli.
+    """
+    cap, has = state.nodes.capacity[nodes], state.nodes.has_resource[nodes]
+    request = np.array([pod.cpu_milli, pod.memory_mib, pod.gpu_request], dtype=np.float64)
+    used = (cap - state.free[nodes] + request) / np.maximum(cap, 1.0)
+    np.minimum(used, 1.0, out=used)
+    used *= has
     return used, has
 
 
 def _mean(values: F64, has: F64) -> F64:
-    return (values * has).sum(axis=1) / np.maximum(has.sum(axis=1), 1.0)
+    return values.sum(axis=1) / np.maximum(has.sum(axis=1), 1.0)
 
 
 class LeastAllocated(BaseScore):
@@ -59,7 +56,7 @@ class BalancedAllocation(BaseScore):
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         used, has = used_fractions(state, pod, nodes)
         mean = _mean(used, has)
-        var = (((used - mean[:, None]) ** 2) * has).sum(axis=1) / np.maximum(has.sum(axis=1), 1)
+        var = (((used - mean[:, None]) * has) ** 2).sum(axis=1) / np.maximum(has.sum(axis=1), 1)
         return Scores(((1.0 - np.sqrt(var)) * MAX_SCORE).astype(np.int64))
 
 

@@ -1,0 +1,59 @@
+"""Pod decisions per second on a large synthetic cluster (filter + score + pick + bind).
+
+    python bench/decisions.py [--nodes 5000] [--pods 20000] [--schedulers bestfit,leastallocated]
+
+Runs pinned to one core. Prints one line per scheduler. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from twinsched.model.events import Arrive, Bind, Reject
+from twinsched.model.state import ClusterState
+from twinsched.scheduling import registry
+from twinsched.scheduling.controller import SchedulerController
+from twinsched.scheduling.framework import Placement, RunContext, pod_classes
+from twinsched.traces import synthetic
+
+
+def measure(name: str, nodes: int, pods: int, seed: int) -> tuple[float, int, int]:
+    sc = synthetic.cluster(seed=seed, nodes=nodes)
+    workload = sc.pods.take(sc.pods.arrival_s.argsort(kind="stable")[:pods])
+    state = ClusterState(sc.nodes, workload, sc.links)
+    control = SchedulerController(state, registry.create(name), RunContext.create(sc, seed))
+    placed = 0
+    started = time.perf_counter()
+    for i in range(workload.n):
+        state.apply(Arrive(i))
+        d = control.decide(i)
+        if isinstance(d, Placement):
+            state.apply(Bind(i, d.node, d.gpus))
+            placed += 1
+        else:
+            state.apply(Reject(i, d.reason))
+    return time.perf_counter() - started, placed, len(set(pod_classes(workload).tolist()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--schedulers", default="bestfit,leastallocated,fgd")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    for name in args.schedulers.split(","):
+        seconds, placed, classes = measure(name, args.nodes, args.pods, args.seed)
+        print(
+            f"{name:16s} {args.pods / seconds:10,.0f} decisions/s  "
+            f"({args.pods} pods, {placed} placed, {classes} pod classes, "
+            f"{args.nodes} nodes, {seconds:.2f} s, 1 core)"
+        )
+
+
+if __name__ == "__main__":
+    main()

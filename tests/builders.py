@@ -56,7 +56,9 @@ def scenario(
     return Scenario("tiny", node_table, pod_table, single_pool_links(), vocab)
 
 
-def state_with(sc: Scenario, binds: Sequence[tuple[int, int, tuple[int, ...]]] = ()) -> ClusterState:
+def state_with(
+    sc: Scenario, binds: Sequence[tuple[int, int, tuple[int, ...]]] = ()
+) -> ClusterState:
     """A validated state where pod i is bound to node n on the given GPUs."""
     st = ClusterState(sc.nodes, sc.pods, sc.links, validate=True)
     for pod, node, gpus in binds:

@@ -50,7 +50,9 @@ def scenarios(draw: st.DrawFn, max_nodes: int = 6, max_pods: int = 40) -> Scenar
         draw(st.lists(st.integers(0, 16384), min_size=m, max_size=m)),
         count,
         milli,
-        model_mask=np.array([b if c else 0 for b, c in zip(model_bits, count, strict=True)], np.uint64),
+        model_mask=np.array(
+            [b if c else 0 for b, c in zip(model_bits, count, strict=True)], np.uint64
+        ),
         required_labels=masks(0.2),
         rejected_labels=masks(0.2),
         preferred_labels=masks(0.3),

@@ -21,7 +21,9 @@ app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 
-DEMO_SCHEDULERS = "leastallocated,mostallocated,balancedallocation,bestfit,fgd,leastallocated+labels"
+DEMO_SCHEDULERS = (
+    "leastallocated,mostallocated,balancedallocation,bestfit,fgd,leastallocated+labels"
+)
 
 
 def _split(text: str) -> list[str]:
@@ -51,13 +53,13 @@ def _run_all(specs: list[RunSpec], jobs: int) -> list[RunResult]:
         task = bar.add_task("runs", total=len(specs))
         for i, result in execute_many(specs, jobs):
             results[i] = result
-            bar.update(
-                task, advance=1, description=f"{result.scheduler} seed {result.seed}"
-            )
+            bar.update(task, advance=1, description=f"{result.scheduler} seed {result.seed}")
     return [r for r in results if r is not None]
 
 
-def _report(runs: list[RunResult], out: Path | None, title: str, reference: dict[str, float] | None) -> None:
+def _report(
+    runs: list[RunResult], out: Path | None, title: str, reference: dict[str, float] | None
+) -> None:
     from twinsched.report.aggregate import comparison_rows
     from twinsched.report.table import print_comparison
 
@@ -67,21 +69,37 @@ def _report(runs: list[RunResult], out: Path | None, title: str, reference: dict
         from twinsched.report.files import write_outputs
 
         paths = write_outputs(runs, out, title, reference=reference)
-        console.print(f"wrote {len(paths)} files to [bold]{out}[/] (report: {paths.get('html', '')})")
+        console.print(
+            f"wrote {len(paths)} files to [bold]{out}[/] (report: {paths.get('html', '')})"
+        )
+
+
+TraceOpt = Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")]
+VariantOpt = Annotated[str, typer.Option(help="trace variant: default, gpushare40, ...")]
+ModeOpt = Annotated[str, typer.Option(help="fillup (FGD protocol) or replay (trace times)")]
+SchedulersOpt = Annotated[str, typer.Option(help="comma-separated names; a+b sums scores")]
+SeedsOpt = Annotated[str, typer.Option(help="comma-separated seeds or ranges, e.g. 0-9")]
+OutOpt = Annotated[Path | None, typer.Option(help="folder for results.json, CSV, PNG, HTML")]
+DataOpt = Annotated[
+    Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA, else ../shared/data)")
+]
+TargetOpt = Annotated[float, typer.Option(help="fill-up target, % of GPU capacity")]
+JobsOpt = Annotated[int, typer.Option(help="parallel local processes")]
+ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after every event")]
 
 
 @app.command()
 def run(
-    trace: Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")] = "synthetic-continuum",
-    variant: Annotated[str, typer.Option(help="trace variant, e.g. default, gpushare40")] = "",
-    mode: Annotated[str, typer.Option(help="fillup (FGD protocol) or replay (trace times)")] = "fillup",
-    schedulers: Annotated[str, typer.Option(help="comma-separated names; a+b sums scores")] = "fgd,bestfit,random",
-    seeds: Annotated[str, typer.Option(help="comma-separated seeds or ranges, e.g. 0-9")] = "0",
-    out: Annotated[Path | None, typer.Option(help="folder for results.json, CSV, PNG, HTML")] = None,
-    data: Annotated[Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA or ../shared/data)")] = None,
-    target: Annotated[float, typer.Option(help="fill-up target, % of GPU capacity")] = 130.0,
-    jobs: Annotated[int, typer.Option(help="parallel local processes")] = 1,
-    validate: Annotated[bool, typer.Option(help="check state invariants after every event")] = False,
+    trace: TraceOpt = "synthetic-continuum",
+    variant: VariantOpt = "",
+    mode: ModeOpt = "fillup",
+    schedulers: SchedulersOpt = "fgd,bestfit,random",
+    seeds: SeedsOpt = "0",
+    out: OutOpt = None,
+    data: DataOpt = None,
+    target: TargetOpt = 130.0,
+    jobs: JobsOpt = 1,
+    validate: ValidateOpt = False,
 ) -> None:
     """Run schedulers on a trace and compare them."""
     if mode not in ("fillup", "replay"):
@@ -90,16 +108,18 @@ def run(
     from twinsched.traces import registry as traces
 
     names = _split(schedulers)
+    data_dir = str(data) if data else None
     try:
         for name in names:
             registry.create(name)  # fail fast on unknown names, before any run starts
-        traces.load(trace, variant, str(data) if data else None)
+        traces.load(trace, variant, data_dir)
         specs = [
-            RunSpec(trace, name, seed, variant, mode_of(mode), target, data=str(data) if data else None,
-                    validate=validate)
+            RunSpec(
+                trace, name, seed, variant, mode_of(mode), target, data=data_dir, validate=validate
+            )
             for name in names
             for seed in _seeds(seeds)
-        ]  # fmt: skip
+        ]
         runs = _run_all(specs, jobs)
     except TwinschedError as exc:
         err.print(f"[red]error:[/] {exc}")

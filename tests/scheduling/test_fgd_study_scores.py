@@ -18,7 +18,7 @@ def two_nodes() -> tuple:
 
 
 def test_bestfit_raw_and_normalised() -> None:
-    sc, st, pod = two_nodes()
+    _, st, pod = two_nodes()
     raw = BestFit().score(st, pod, ALL).values
     # s0 = .5*28000/128000 + .5*1500/8000 = .203125 -> int(79.6875) = 79
     # s1 = .5*60000/128000 + .5*7500/8000 = .703125 -> int(29.6875) = 29
@@ -28,7 +28,7 @@ def test_bestfit_raw_and_normalised() -> None:
 
 
 def test_dotprod() -> None:
-    sc, st, pod = two_nodes()
+    _, st, pod = two_nodes()
     # v0=(.25,.25), r=(.03125,.0625): dot=.0234375 -> 100(1-.01171875)=98.8 -> 98
     # v1=(.5,1):                       dot=.078125  -> 100(1-.0390625)=96.1 -> 96
     assert DotProd().score(st, pod, ALL).values.tolist() == [98, 96]
@@ -56,13 +56,19 @@ def test_gpuclustering_tags() -> None:
     st = state_with(sc, [(0, 0, (0,)), (1, 1, (0,)), (2, 1, (1,))])
     share = view(sc, 3)
     # base = 25*(8000-idle)//8000: idle 1700 -> 19, 700 -> 22, 2000 -> 18
-    assert GpuClustering().score(st, share, np.arange(3)).values.tolist() == [19 + 75, 22 + 50, 18 + 25]
+    assert GpuClustering().score(st, share, np.arange(3)).values.tolist() == [
+        19 + 75,
+        22 + 50,
+        18 + 25,
+    ]
 
 
 def test_bestfit_picks_tightest_node_and_gpu() -> None:
     from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
-    sc = scenario([(32000, 65536, 2, "T4"), (64000, 65536, 8, "T4")], [(1000, 0, 1, 200), (4000, 0, 1, 500)])
+    sc = scenario(
+        [(32000, 65536, 2, "T4"), (64000, 65536, 8, "T4")], [(1000, 0, 1, 200), (4000, 0, 1, 500)]
+    )
     st = state_with(sc, [(0, 0, (1,))])  # node 0: GPU 1 has 800 left
     sched = PluginScheduler("bestfit", [(BestFit(), 1)])
     sched.reset(st, context(sc))

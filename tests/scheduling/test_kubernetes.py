@@ -3,7 +3,11 @@ from __future__ import annotations
 import numpy as np
 
 from tests.builders import scenario, state_with, view
-from twinsched.scheduling.heuristics.kubernetes import BalancedAllocation, LeastAllocated, MostAllocated
+from twinsched.scheduling.heuristics.kubernetes import (
+    BalancedAllocation,
+    LeastAllocated,
+    MostAllocated,
+)
 
 
 def test_resource_fit_strategies_by_hand() -> None:

@@ -11,7 +11,7 @@ from twinsched.model.events import Phase
 from twinsched.scheduling import registry
 from twinsched.sim.vte import run_fillup, run_replay
 
-SCHEDULERS = st.sampled_from(registry.names() + ["leastallocated+labels", "fgd+labels"])
+SCHEDULERS = st.sampled_from([*registry.names(), "leastallocated+labels", "fgd+labels"])
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -38,15 +38,17 @@ def test_fillup_places_or_explains_every_pod(sc, name, seed) -> None:
 
 
 def _running(sc, name, seed) -> int:
+    from twinsched.model.events import Arrive, Bind, Reject
     from twinsched.model.state import ClusterState
     from twinsched.scheduling.controller import SchedulerController
     from twinsched.scheduling.framework import Placement, RunContext
-    from twinsched.model.events import Arrive, Bind, Reject
     from twinsched.sim.fillup import fillup_order
 
     pods = sc.pods.take(fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed))
     state = ClusterState(sc.nodes, pods, sc.links, validate=True)
-    control = SchedulerController(state, registry.create(name), RunContext.create(sc, seed, sc.pods))
+    control = SchedulerController(
+        state, registry.create(name), RunContext.create(sc, seed, sc.pods)
+    )
     for i in range(pods.n):
         state.apply(Arrive(i))
         d = control.decide(i)
@@ -67,10 +69,10 @@ def test_same_seed_same_result(sc, name, seed) -> None:
 
 def test_cached_and_uncached_paths_agree() -> None:
     """The per-class cache is exact: recomputing everything gives the same decisions."""
+    import dataclasses
+
     from twinsched.scheduling.plugin_scheduler import PluginScheduler
     from twinsched.traces import alibaba_gpu_2023 as ali
-
-    import dataclasses
 
     sc = ali.load("gpuspec33")
     keep = np.arange(0, sc.nodes.n, 6)  # 203 nodes of every model, packed hard by 900 pods

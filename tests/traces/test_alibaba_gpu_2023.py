@@ -53,7 +53,7 @@ def test_bad_row_names_file_line_and_field(tmp_path: Path) -> None:
 
 def test_unknown_gpu_model_in_spec(tmp_path: Path) -> None:
     root = write(tmp_path, NODES, POD_HEADER + "p0,1000,1024,1,500,H100\n")
-    with pytest.raises(TraceFormatError, match=":2: field 'gpu_spec'.*H100"):
+    with pytest.raises(TraceFormatError, match=r":2: field 'gpu_spec'.*H100"):
         ali.load("default", root)
 
 
@@ -64,7 +64,7 @@ def test_missing_column_and_negative_value(tmp_path: Path) -> None:
 
 
 def test_missing_data_folder_says_how_to_get_it(tmp_path: Path) -> None:
-    with pytest.raises(DataNotFoundError, match="TWINSCHED_DATA.*clusterdata"):
+    with pytest.raises(DataNotFoundError, match=r"TWINSCHED_DATA.*clusterdata"):
         ali.load("default", tmp_path / "nowhere")
 
 

@@ -21,7 +21,9 @@ def gpu_allocation_ratio(state: ClusterState) -> float:
 
 
 def cpu_allocation_ratio(state: ClusterState) -> float:
-    return pct(float((state.nodes.cpu_milli - state.cpu_free).sum()), float(state.nodes.cpu_milli.sum()))
+    return pct(
+        float((state.nodes.cpu_milli - state.cpu_free).sum()), float(state.nodes.cpu_milli.sum())
+    )
 
 
 def memory_allocation_ratio(state: ClusterState) -> float:

@@ -40,7 +40,9 @@ class TypicalPods:
     def allowed_by_model(self) -> BoolA:
         """``[model + 1, t]``: typical pod t may run on that GPU model (row 0: no GPU)."""
         models = np.arange(64, dtype=np.uint64)[:, None]
-        allowed = (self.model_mask[None, :] == 0) | (((self.model_mask[None, :] >> models) & 1) == 1)
+        allowed = (self.model_mask[None, :] == 0) | (
+            ((self.model_mask[None, :] >> models) & 1) == 1
+        )
         table = np.vstack([np.zeros((1, self.n), dtype=bool), allowed])
         return table & (self.gpu_count[None, :] > 0)
 
@@ -83,4 +85,5 @@ def fragmentation(cpu_free: I64, gpu_left: I64, gpu_model: I64, typical: Typical
         & (n_fit >= typical.gpu_count[None, :])
     )
     # fragment = idle where t cannot run, else idle - usable; the weights sum to 1
-    return idle - (runs * usable) @ typical.weight
+    frag: F64 = idle - (runs * usable) @ typical.weight
+    return frag

@@ -1,1 +1,1 @@
-"""State: pydantic I/O models and JSON schemas at the edges, struct-of-arrays state in the hot path."""
+"""State: pydantic I/O models and JSON schemas at the edges, arrays in the hot path."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsched.errors import InvariantError, TwinschedError
-from twinsched.model.cluster import MILLI_PER_GPU, F64, I64, BoolA, Links, Nodes, Pods
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, Links, Nodes, Pods
 from twinsched.model.events import Arrive, Bind, Event, NodeDown, NodeUp, Phase, Reject, Release
 
 SHARE_TAG = 0  # column of ``gpu_tags`` counting share pods; column k counts k-GPU pods
@@ -102,9 +102,8 @@ class ClusterState:
 
     def _expect(self, pod: int, phase: Phase) -> None:
         if int(self.phase[pod]) != phase.value:
-            raise TwinschedError(
-                f"pod {self.pods.names[pod]} is {Phase(self.phase[pod]).name}, expected {phase.name}"
-            )
+            now = Phase(self.phase[pod]).name
+            raise TwinschedError(f"pod {self.pods.names[pod]} is {now}, expected {phase.name}")
 
     def _bind(self, pod: int, node: int, gpus: tuple[int, ...]) -> None:
         self._expect(pod, Phase.PENDING)
@@ -185,7 +184,3 @@ class ClusterState:
             problems.append("a pod has a node but never ran, or runs without a node")
         if problems:
             raise InvariantError("; ".join(problems))
-
-    # -- read-only views ----------------------------------------------------------------------
-    def full_free_gpus(self) -> I64:
-        return (self.gpu_left == MILLI_PER_GPU).sum(axis=1)

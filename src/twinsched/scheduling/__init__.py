@@ -1,1 +1,1 @@
-"""Scheduling framework: extension-point protocols, registry, controller (queue, filter, fan-out)."""
+"""Scheduling framework: extension points, registry, controller (queue, filter, fan-out)."""

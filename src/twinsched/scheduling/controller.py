@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsched.model.cluster import BoolA, I64, MILLI_PER_GPU
+from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
 from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import (
     Decision,
-    PodView,
     Placement,
+    PodView,
     RunContext,
     Scheduler,
     Unschedulable,
@@ -57,7 +57,7 @@ class SchedulerController:
 
     def eligible(self, pod: PodView) -> BoolA:
         (mask,) = self._filters.get(self.state, pod)
-        return mask  # type: ignore[no-any-return]
+        return mask
 
     def decide(self, index: int, *, explain: bool = True) -> Decision:
         """A valid placement, or why the pod cannot be placed now.

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from twinsched.model.cluster import MILLI_PER_GPU, BoolA, I64
+from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView, Unschedulable
 
@@ -37,7 +37,8 @@ def gpu_model_allowed(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
     if pod.model_mask == 0:
         return model >= 0
     allowed = (np.uint64(pod.model_mask) >> np.maximum(model, 0).astype(np.uint64)) & np.uint64(1)
-    return (model >= 0) & (allowed == 1)
+    ok: BoolA = (model >= 0) & (allowed == 1)
+    return ok
 
 
 def gpus_fit(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
@@ -52,18 +53,21 @@ def gpus_fit(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
 def labels_match(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
     labels = state.nodes.labels[nodes]
     req = np.uint64(pod.required_labels)
-    return (labels & req) == req
+    ok: BoolA = (labels & req) == req
+    return ok
 
 
 def no_rejected_labels(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
-    return (state.nodes.labels[nodes] & np.uint64(pod.rejected_labels)) == 0
+    ok: BoolA = (state.nodes.labels[nodes] & np.uint64(pod.rejected_labels)) == 0
+    return ok
 
 
 def latency_within(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
     if pod.data_pool < 0 or not np.isfinite(pod.max_latency_ms):
         return np.ones(nodes.size, dtype=bool)
     pools = state.nodes.pool[nodes]
-    return state.latency_ms[pools, pod.data_pool] <= pod.max_latency_ms
+    ok: BoolA = state.latency_ms[pools, pod.data_pool] <= pod.max_latency_ms
+    return ok
 
 
 FILTERS: tuple[tuple[str, FilterFn], ...] = (

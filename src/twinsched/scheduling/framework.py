@@ -13,7 +13,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from twinsched.model.cluster import MILLI_PER_GPU, I64, BoolA, Pods, Scenario
+from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Pods, Scenario
 from twinsched.model.state import ClusterState
 
 MAX_SCORE = 100
@@ -65,7 +65,8 @@ def pod_views(pods: Pods) -> list[PodView]:
     """Every pod as a :class:`PodView` (built once per run, off the hot path)."""
     cls = pod_classes(pods).tolist()
     cols = [getattr(pods, c).tolist() for c in CLASS_COLUMNS] + [pods.priority.tolist()]
-    return [PodView(i, c, *row) for i, (c, row) in enumerate(zip(cls, zip(*cols, strict=True)))]
+    rows = zip(cls, zip(*cols, strict=True), strict=True)
+    return [PodView(i, c, *row) for i, (c, row) in enumerate(rows)]
 
 
 @dataclass(frozen=True, slots=True)

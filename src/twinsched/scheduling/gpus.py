@@ -6,7 +6,6 @@ from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
 
-
 # Rows hold at most a handful of GPUs: plain Python beats NumPy's per-call overhead here.
 
 

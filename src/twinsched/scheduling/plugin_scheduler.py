@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from twinsched.model.cluster import BoolA, I64
+from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import (
     Decision,
-    PodView,
     Placement,
+    PodView,
     RunContext,
     ScorePlugin,
     Unschedulable,
 )
 from twinsched.scheduling.gpus import default_gpus
+
+
+def single(plugin: type[ScorePlugin], name: str | None = None) -> Callable[[], PluginScheduler]:
+    """A factory of schedulers made of one score plugin (for the registry)."""
+
+    def make() -> PluginScheduler:
+        instance = plugin()
+        return PluginScheduler(name or instance.name, [(instance, 1)])
+
+    return make
 
 
 class PluginScheduler:

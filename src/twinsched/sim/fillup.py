@@ -9,7 +9,9 @@ from twinsched.model.cluster import I64, Pods
 TARGET_PCT = 130.0
 
 
-def fillup_order(pods: Pods, total_gpu_milli: int, seed: int, target_pct: float = TARGET_PCT) -> I64:
+def fillup_order(
+    pods: Pods, total_gpu_milli: int, seed: int, target_pct: float = TARGET_PCT
+) -> I64:
     """Indices into ``pods`` in arrival order (repeats allowed), per the protocol document.
 
     Sorted by name, shuffled with the seed; topped up by uniform draws with replacement

@@ -88,7 +88,7 @@ def run_fillup(
             "gpu_frag_ratio_pct": frag_ratio,
             "gpu_frag_amount_pct": frag_amount,
         },
-        upto=int(round(target_pct)),
+        upto=round(target_pct),
     )
     final_frag = float(frag_amount[-1]) if pods.n else 0.0
     summary = _summary(state) | {"pods": pods.n, "final_frag_amount_pct": round(final_frag, 4)}

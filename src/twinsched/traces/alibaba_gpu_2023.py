@@ -93,7 +93,9 @@ def read_pods(path: Path, gpu_models: tuple[str, ...]) -> Pods:
     )
 
 
-def load(variant: str = "default", data: str | Path | None = None, *, gpu_nodes_only: bool = True) -> Scenario:
+def load(
+    variant: str = "default", data: str | Path | None = None, *, gpu_nodes_only: bool = True
+) -> Scenario:
     """The study's cluster (GPU nodes only, by default) and one pod-list variant."""
     if variant not in VARIANTS:
         raise UnknownNameError(f"{TRACE} variant", variant, list(VARIANTS))
@@ -109,6 +111,7 @@ def load(variant: str = "default", data: str | Path | None = None, *, gpu_nodes_
         labels=LabelVocabulary(),
         meta={"trace": TRACE, "variant": variant, "source": str(folder)},
     )
+
 
 # The FGD paper's published GPU allocation % on ``default`` (mean of 10 seeds), by arrived %.
 PUBLISHED_DEFAULT: dict[str, dict[float, float]] = {

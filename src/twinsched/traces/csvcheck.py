@@ -19,7 +19,9 @@ def read_table(path: Path, required: Sequence[str]) -> pd.DataFrame:
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise TraceFormatError(str(path), 1, missing[0], f"column missing from header {list(frame.columns)}")
+        raise TraceFormatError(
+            str(path), 1, missing[0], f"column missing from header {list(frame.columns)}"
+        )
     return frame
 
 

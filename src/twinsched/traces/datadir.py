@@ -1,4 +1,4 @@
-"""Where the public traces live: ``--data DIR``, else ``$TWINSCHED_DATA``, else ``../shared/data``."""
+"""Where the public traces live: ``--data DIR``, ``$TWINSCHED_DATA`` or ``../shared/data``."""
 
 from __future__ import annotations
 

@@ -30,8 +30,14 @@ def _cluster(variant: str, data: str | Path | None, seed: int) -> Scenario:
 
 
 TRACES: dict[str, tuple[Loader, str]] = {
-    "alibaba-gpu-2023": (_alibaba, "Alibaba GPU cluster trace 2023 (FGD paper); --variant default|cpu050|..."),
-    "synthetic-continuum": (_continuum, "embedded edge/cloud/HPC scenario; --variant SEED (default 0)"),
+    "alibaba-gpu-2023": (
+        _alibaba,
+        "Alibaba GPU cluster trace 2023 (FGD paper); --variant default|cpu050|...",
+    ),
+    "synthetic-continuum": (
+        _continuum,
+        "embedded edge/cloud/HPC scenario; --variant SEED (default 0)",
+    ),
     "synthetic-cluster": (_cluster, "large synthetic cluster for benchmarks; --variant NODES"),
 }
 

@@ -13,10 +13,11 @@ from twinsched.metrics.fragmentation import TypicalPods, fragmentation, typical_
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, RunContext, Scores
-from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.plugin_scheduler import single
 from twinsched.scheduling.registry import register
 
 DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
+
 
 def fgd_score(before: F64, after: F64) -> I64:
     return (100.0 / (1.0 + np.exp(-(before - after) / 1000.0))).astype(np.int64)
@@ -94,5 +95,5 @@ class FragmentationGradient(BaseScore):
 
 
 register("fgd", "Fragmentation Gradient Descent (FGD, USENIX ATC'23)")(
-    lambda: PluginScheduler("fgd", [(FragmentationGradient(), 1)])
+    single(FragmentationGradient)
 )

@@ -11,7 +11,7 @@ import numpy as np
 from twinsched.model.cluster import I64, MILLI_PER_GPU
 from twinsched.model.state import SHARE_TAG, ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, Scores, min_max_normalize
-from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.plugin_scheduler import single
 from twinsched.scheduling.registry import register
 
 CPU_SCALE = 128_000.0
@@ -69,7 +69,11 @@ class GpuPacking(BaseScore):
         values = np.where(
             empty_node,
             np.maximum(33 - n_free, n_free),
-            np.where(used_free > 0, np.maximum(50 - used_free, 33), np.maximum(100 - shared_pct // 10, 50)),
+            np.where(
+                used_free > 0,
+                np.maximum(50 - used_free, 33),
+                np.maximum(100 - shared_pct // 10, 50),
+            ),
         )
         return Scores(values.astype(np.int64))
 
@@ -88,9 +92,7 @@ class GpuClustering(BaseScore):
         tag = SHARE_TAG if pod.is_share else pod.gpu_count
         n_tags = tags.sum(axis=1)
         has_tag = tags[:, tag] if tag < tags.shape[1] else np.zeros(nodes.size, dtype=bool)
-        bonus = np.select(
-            [has_tag & (n_tags == 1), has_tag, n_tags == 0], [75, 50, 25], default=0
-        )
+        bonus = np.select([has_tag & (n_tags == 1), has_tag, n_tags == 0], [75, 50, 25], default=0)
         return Scores((base + bonus).astype(np.int64))
 
 
@@ -100,4 +102,4 @@ for _plugin, _about in (
     (GpuPacking, "FGD study's GpuPacking: shared GPUs, then used nodes, then empty"),
     (GpuClustering, "FGD study's GpuClustering: pods of one kind together"),
 ):
-    register(_plugin.name, _about)(lambda p=_plugin: PluginScheduler(p.name, [(p(), 1)]))
+    register(_plugin.name, _about)(single(_plugin))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsched.model.cluster import F64, I64, MILLI_PER_GPU
+from twinsched.model.cluster import F64, I64
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import MAX_SCORE, BaseScore, PodView, Scores
-from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.plugin_scheduler import single
 from twinsched.scheduling.registry import register
 
 
@@ -29,7 +29,8 @@ def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, 
 
 
 def _mean(values: F64, has: F64) -> F64:
-    return values.sum(axis=1) / np.maximum(has.sum(axis=1), 1.0)
+    mean: F64 = values.sum(axis=1) / np.maximum(has.sum(axis=1), 1.0)
+    return mean
 
 
 class LeastAllocated(BaseScore):
@@ -62,5 +63,5 @@ class BalancedAllocation(BaseScore):
 
 for _plugin in (LeastAllocated, MostAllocated, BalancedAllocation):
     register(_plugin.name, f"Kubernetes {_plugin.__name__} over CPU, memory and GPU")(
-        lambda p=_plugin: PluginScheduler(p.name, [(p(), 1)])
+        single(_plugin)
     )

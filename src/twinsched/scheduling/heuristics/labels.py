@@ -1,4 +1,4 @@
-"""``labels``: soft label policies. Preferred labels pull a pod to a node, retracted ones push it off.
+"""``labels``: soft label policies. Preferred labels pull a pod, retracted ones push it.
 
 Score = 50 + 50 x (share of preferred labels the node has) - 50 x (share of retracted labels
 it has). A pod without soft policies scores 50 everywhere, so the plugin is neutral for it.
@@ -12,14 +12,15 @@ import numpy as np
 from twinsched.model.cluster import I64, U64
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, Scores
-from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.plugin_scheduler import single
 from twinsched.scheduling.registry import register
 
 
 def popcount(values: U64) -> I64:
     """Set bits per element of a uint64 array."""
     as_bytes = values.astype(np.uint64).view(np.uint8).reshape(-1, 8)
-    return np.unpackbits(as_bytes, axis=1).sum(axis=1).astype(np.int64)
+    counts: I64 = np.unpackbits(as_bytes, axis=1).sum(axis=1).astype(np.int64)
+    return counts
 
 
 class LabelPreference(BaseScore):
@@ -39,5 +40,5 @@ class LabelPreference(BaseScore):
 
 
 register("labels", "preferred labels attract, retracted labels repel (composes with +)")(
-    lambda: PluginScheduler("labels", [(LabelPreference(), 1)])
+    single(LabelPreference)
 )

@@ -8,8 +8,8 @@ from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import (
     Decision,
-    PodView,
     Placement,
+    PodView,
     RunContext,
     Unschedulable,
 )

@@ -18,8 +18,16 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err = Console(stderr=True)
+
+
+def _console(stderr: bool = False) -> Console:
+    """Wide output when not on a terminal (logs, pipes), so tables never wrap mid-word."""
+    probe = Console(stderr=stderr)
+    return probe if probe.is_terminal else Console(stderr=stderr, width=160)
+
+
+console = _console()
+err = _console(stderr=True)
 
 DEMO_SCHEDULERS = (
     "leastallocated,mostallocated,balancedallocation,bestfit,fgd,leastallocated+labels"

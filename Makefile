@@ -1,0 +1,27 @@
+# The two commands of the README: `make demo` and `make test`. Each creates .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/twinsched demo
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/fillup.py
+	$(BIN)/python bench/decisions.py

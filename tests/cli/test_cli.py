@@ -1,0 +1,62 @@
+"""The command line as users and other tools call it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from twinsched.cli import app
+
+runner = CliRunner()
+
+
+def test_documented_run_command_writes_results(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = "run --trace alibaba-gpu-2023 --variant default --mode fillup"
+    args += f" --schedulers bestfit,random --seeds 0,1 --out {out}"
+    result = runner.invoke(app, args.split())
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text())
+    runs = doc["runs"]
+    assert [(r["scheduler"], r["seed"]) for r in runs] == [
+        ("bestfit", 0), ("bestfit", 1), ("random", 0), ("random", 1)
+    ]  # fmt: skip
+    first = runs[0]
+    assert list(first)[:5] == ["scheduler", "seed", "trace", "wall_seconds", "curve"]
+    assert first["trace"] == "alibaba-gpu-2023/default"
+    assert [p["arrived_gpu_pct"] for p in first["curve"]] == [float(k) for k in range(1, 131)]
+    assert set(first["curve"][0]) == {
+        "arrived_gpu_pct", "gpu_alloc_ratio_pct", "gpu_frag_ratio_pct", "gpu_frag_amount_pct"
+    }  # fmt: skip
+    assert 91.5 < first["curve"][99]["gpu_alloc_ratio_pct"] < 94.0
+    for name in ("report.html", "fillup.png"):
+        assert (out / name).stat().st_size > 1000, name
+    assert "bestfit" in result.output and "published" in result.output
+
+
+def test_unknown_scheduler_is_a_clear_error() -> None:
+    result = runner.invoke(app, ["run", "--schedulers", "bestfitt"])
+    assert result.exit_code == 2
+    assert "unknown scheduler 'bestfitt'" in result.output
+
+
+def test_missing_data_folder_is_a_clear_error(tmp_path: Path) -> None:
+    args = ["run", "--trace", "alibaba-gpu-2023", "--data", str(tmp_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert "trace folder not found" in result.output
+
+
+def test_demo_runs_on_the_embedded_scenario(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--seeds", "0"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert {r["trace"] for r in doc["runs"]} == {"synthetic/continuum"}
+    assert (tmp_path / "report.html").exists()
+
+
+def test_listings() -> None:
+    assert "fgd" in runner.invoke(app, ["schedulers"]).output
+    assert "alibaba-gpu-2023" in runner.invoke(app, ["traces"]).output

@@ -33,7 +33,7 @@ def test_documented_run_command_writes_results(tmp_path: Path) -> None:
     assert 91.5 < first["curve"][99]["gpu_alloc_ratio_pct"] < 94.0
     for name in ("report.html", "fillup.png"):
         assert (out / name).stat().st_size > 1000, name
-    assert "bestfit" in result.output and "published" in result.output
+    assert "bestfit" in result.output and "paper @100%" in result.output
 
 
 def test_unknown_scheduler_is_a_clear_error() -> None:

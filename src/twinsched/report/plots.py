@@ -39,6 +39,15 @@ def plot_fillup(runs: list[RunResult], path: str | Path) -> Path:
     ax.set_ylabel("GPU allocation ratio (%)")
     ax.set_title(f"GPU allocation vs arrived workload{_about(runs)}, band min-max")
     ax.legend(loc="upper left", fontsize="small")
+    # Schedulers differ only once the cluster is nearly full: magnify that corner.
+    zoom = ax.inset_axes((0.52, 0.08, 0.45, 0.45))
+    zoom.plot([0.0, 100.0], [0.0, 100.0], "--", color="0.45", linewidth=1.0)
+    _draw_bands(zoom, runs, ALLOC)
+    zoom.set_xlim(80.0, X_MAX)
+    zoom.set_ylim(80.0, 100.0)
+    zoom.grid(True, alpha=0.3)
+    zoom.tick_params(labelsize="x-small")
+    ax.indicate_inset_zoom(zoom, edgecolor="0.4")
     return _save(fig, path)
 
 

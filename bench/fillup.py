@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -34,17 +35,29 @@ def main() -> None:
     parser.add_argument("--variant", default="default")
     parser.add_argument("--schedulers", default=STUDY)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per scheduler")
     args = parser.parse_args()
     for name in args.schedulers.split(","):
-        out = subprocess.run(
-            [sys.executable, "-c", CHILD, args.variant, name, str(args.seed)],
-            check=True, capture_output=True, text=True, env=os.environ,
-        )  # fmt: skip
-        m = json.loads(out.stdout.strip().splitlines()[-1])
+        runs = [_child(args.variant, name, args.seed) for _ in range(args.repeat)]
+        walls = sorted(m["wall"] for m in runs)
+        m = runs[0]
         print(
-            f"{name:14s} {m['wall']:6.2f} s  peak {m['rss_mb']:5.0f} MB  "
-            f"alloc@100% {m['alloc100']:.2f}  ({m['pods']} pods, {args.variant}, seed {args.seed})"
+            f"{name:14s} median {statistics.median(walls):5.2f} s, best {walls[0]:5.2f} s, "
+            f"peak {max(r['rss_mb'] for r in runs):4.0f} MB, alloc@100% {m['alloc100']:.2f} "
+            f"({m['pods']} pods, {args.variant}, seed {args.seed}, {args.repeat} runs)"
         )
+
+
+def _child(variant: str, name: str, seed: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, variant, name, str(seed)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+    )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 if __name__ == "__main__":

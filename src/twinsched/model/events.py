@@ -26,6 +26,13 @@ class Bind:
 
 
 @dataclass(frozen=True, slots=True)
+class Unbind:
+    """Undo a bind: pod ``pod`` goes back to the pending queue (preemption, what-if search)."""
+
+    pod: int
+
+
+@dataclass(frozen=True, slots=True)
 class Release:
     """Pod ``pod`` completed: give its resources back."""
 
@@ -57,4 +64,4 @@ class NodeUp:
     node: int
 
 
-Event = Bind | Release | Arrive | Reject | NodeDown | NodeUp
+Event = Bind | Unbind | Release | Arrive | Reject | NodeDown | NodeUp

@@ -10,7 +10,17 @@ import numpy as np
 
 from twinsched.errors import InvariantError, TwinschedError
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, Links, Nodes, Pods
-from twinsched.model.events import Arrive, Bind, Event, NodeDown, NodeUp, Phase, Reject, Release
+from twinsched.model.events import (
+    Arrive,
+    Bind,
+    Event,
+    NodeDown,
+    NodeUp,
+    Phase,
+    Reject,
+    Release,
+    Unbind,
+)
 
 SHARE_TAG = 0  # column of ``gpu_tags`` counting share pods; column k counts k-GPU pods
 
@@ -83,7 +93,9 @@ class ClusterState:
             case Bind(pod, node, gpus):
                 self._bind(pod, node, gpus)
             case Release(pod):
-                self._release(pod)
+                self._release(pod, Phase.SUCCEEDED)
+            case Unbind(pod):
+                self._release(pod, Phase.PENDING)
             case Arrive(pod):
                 self._expect(pod, Phase.NOT_ARRIVED)
                 self.phase[pod] = Phase.PENDING
@@ -126,7 +138,7 @@ class ClusterState:
         self.phase[pod] = Phase.RUNNING
         self._touch(node)
 
-    def _release(self, pod: int) -> None:
+    def _release(self, pod: int, then: Phase) -> None:
         self._expect(pod, Phase.RUNNING)
         p, node = self.pods, int(self.pod_node[pod])
         milli, mask = int(p.gpu_milli[pod]), int(self.pod_gpus[pod])
@@ -141,7 +153,10 @@ class ClusterState:
             self.gpu_tags[node, self.tag_of(pod)] -= 1
             self._gpu_row_changed(node)
         self.allocated_gpu_milli -= milli * ngpu
-        self.phase[pod] = Phase.SUCCEEDED
+        self.phase[pod] = then
+        if then == Phase.PENDING:
+            self.pod_node[pod] = -1
+            self.pod_gpus[pod] = 0
         self._touch(node)
 
     def tag_of(self, pod: int) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
@@ -10,6 +12,8 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import (
+    NO_DECISION,
+    BatchScheduler,
     Decision,
     Placement,
     PodView,
@@ -48,8 +52,17 @@ def placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Place
 class SchedulerController:
     """Feeds one pod at a time to a scheduler over the nodes that pass every filter."""
 
-    def __init__(self, state: ClusterState, scheduler: Scheduler, ctx: RunContext) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        scheduler: Scheduler,
+        ctx: RunContext,
+        fallback: str | None = "fgd",
+    ) -> None:
         self.state, self.scheduler, self.ctx = state, scheduler, ctx
+        self.fallbacks: Counter[str] = Counter()
+        self._fallback_name = fallback
+        self._fallback: Scheduler | None = None
         self.views = pod_views(state.pods)
         self._filters = NodeMemo(filters.eligible)
         self._explained: dict[int, tuple[int, Unschedulable]] = {}
@@ -68,13 +81,47 @@ class SchedulerController:
         pod = self.views[index]
         mask = self.eligible(pod)
         decision = self.scheduler.place(self.state, pod, mask)
+        return self._settle(pod, mask, decision, explain)
+
+    def decide_batch(self, indices: list[int]) -> list[Decision]:
+        """A batch scheduler's raw decisions for a window; :meth:`confirm` each in order."""
+        assert isinstance(self.scheduler, BatchScheduler)
+        pods = [self.views[i] for i in indices]
+        masks = [self.eligible(p).copy() for p in pods]
+        return self.scheduler.place_batch(self.state, pods, masks)
+
+    def confirm(self, index: int, decision: Decision) -> Decision:
+        """Check a window's decision against the state as it is now (earlier pods bound)."""
+        pod = self.views[index]
+        return self._settle(pod, self.eligible(pod), decision, explain=True)
+
+    def _settle(self, pod: PodView, mask: BoolA, decision: Decision, explain: bool) -> Decision:
+        """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
         if isinstance(decision, Unschedulable):
+            if decision.reason == NO_DECISION:
+                return self._fall_back(pod, mask, NO_DECISION, explain)
             if explain and decision.reason == "NoEligibleNode":
                 return self.explain(pod)
             return decision
         problem = placement_error(self.state, pod, mask, decision)
         if problem:
-            return Unschedulable("InvalidPlacement", f"{self.scheduler.name}: {problem}")
+            return self._fall_back(pod, mask, "InvalidPlacement", explain)
+        return decision
+
+    def _fall_back(self, pod: PodView, mask: BoolA, why: str, explain: bool) -> Decision:
+        self.fallbacks[why] += 1
+        if self._fallback_name is None:
+            return Unschedulable(why, f"{self.scheduler.name} gave no valid placement")
+        if self._fallback is None:
+            from twinsched.scheduling import registry
+
+            self._fallback = registry.create(self._fallback_name)
+            self._fallback.reset(self.state, self.ctx)
+        decision = self._fallback.place(self.state, pod, mask)
+        if isinstance(decision, Unschedulable):
+            return self.explain(pod) if explain else decision
+        if placement_error(self.state, pod, mask, decision):
+            return Unschedulable("InvalidPlacement", f"fallback {self._fallback.name} failed too")
         return decision
 
     def explain(self, pod: PodView) -> Unschedulable:

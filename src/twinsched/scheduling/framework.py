@@ -17,6 +17,7 @@ from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Pods, Scenario
 from twinsched.model.state import ClusterState
 
 MAX_SCORE = 100
+NO_DECISION = "NoDecision"  # a scheduler's "I did not decide": the controller falls back
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +143,20 @@ class Scheduler(Protocol):
     def reset(self, state: ClusterState, ctx: RunContext) -> None: ...
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision: ...
+
+
+@runtime_checkable
+class BatchScheduler(Protocol):
+    """Places a window of pending pods jointly (the ILP schedulers)."""
+
+    name: str
+    window: int
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None: ...
+
+    def place_batch(
+        self, state: ClusterState, pods: list[PodView], eligible: list[BoolA]
+    ) -> list[Decision]: ...
 
 
 class BaseScore:

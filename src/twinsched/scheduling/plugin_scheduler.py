@@ -77,6 +77,21 @@ class PluginScheduler:
         gpu = share_gpu if share_gpu is not None else np.full(nodes.size, -1, dtype=np.int64)
         return key, gpu
 
+    def node_keys(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[I64, I64]:
+        """Per node: the ranking key (score, then tie-break rank) and a share pod's GPU.
+
+        Valid where ``eligible``; used by schedulers that start from this one's preferences.
+        """
+        if self._fast:
+            key, gpu = self._memo.get(state, pod, only=eligible)
+            return key, gpu
+        n = state.nodes.n
+        key, gpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        nodes = np.flatnonzero(eligible)
+        if nodes.size:
+            key[nodes], gpu[nodes] = self._keys(state, pod, nodes)
+        return key, gpu
+
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if self._fast:

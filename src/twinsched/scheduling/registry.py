@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from importlib.metadata import entry_points
 
 from twinsched.errors import TwinschedError, UnknownNameError
 from twinsched.scheduling.framework import Scheduler
 
-Factory = Callable[[], Scheduler]
+Factory = Callable[..., Scheduler]
 _REGISTRY: dict[str, Factory] = {}
 _DESCRIPTIONS: dict[str, str] = {}
 ENTRY_POINT_GROUP = "twinsched.schedulers"
@@ -27,9 +28,15 @@ def register(name: str, description: str = "") -> Callable[[Factory], Factory]:
     return wrap
 
 
-def _load() -> None:
-    import twinsched.scheduling.heuristics  # noqa: F401  (registers the built-ins)
+BUILT_INS = (
+    "twinsched.scheduling.heuristics",
+    "twinsched.scheduling.ilp.scheduler",  # OR-Tools itself is imported on the first solve
+)
 
+
+def _load() -> None:
+    for module in BUILT_INS:  # importing a module registers its schedulers
+        import_module(module)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name not in _REGISTRY:
             _REGISTRY[ep.name] = ep.load()
@@ -50,9 +57,29 @@ def create(name: str) -> Scheduler:
     _load()
     if "+" in name:
         return _compose(name)
-    if name not in _REGISTRY:
-        raise UnknownNameError("scheduler", name, list(_REGISTRY))
-    return _REGISTRY[name]()
+    base, *params = name.split("/")
+    if base not in _REGISTRY:
+        raise UnknownNameError("scheduler", base, list(_REGISTRY))
+    kwargs = dict(_param(name, p) for p in params)
+    try:
+        return _REGISTRY[base](**kwargs)
+    except TypeError as exc:
+        raise TwinschedError(
+            f"scheduler '{base}' does not take parameters {kwargs}: {exc}"
+        ) from exc
+
+
+def _param(spec: str, text: str) -> tuple[str, float | int | str]:
+    """``key=value`` from a name like ``ilp-alloc/w=64/t=2``; numbers become numbers."""
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise TwinschedError(f"bad parameter {text!r} in '{spec}': expected key=value")
+    for kind in (int, float):
+        try:
+            return key, kind(value)
+        except ValueError:
+            pass
+    return key, value
 
 
 def _compose(spec: str) -> Scheduler:

@@ -14,8 +14,9 @@ class RunResult:
     mode: str
     wall_seconds: float
     curve: list[dict[str, float]]
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)  # deterministic per spec
     samples: list[dict[str, float]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # wall-clock, varies run to run
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,7 +21,13 @@ from twinsched.model.events import Arrive, Bind, Phase, Reject, Release
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters, registry
 from twinsched.scheduling.controller import SchedulerController, queue_order
-from twinsched.scheduling.framework import Placement, RunContext, Scheduler
+from twinsched.scheduling.framework import (
+    BatchScheduler,
+    Decision,
+    Placement,
+    RunContext,
+    Scheduler,
+)
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.fillup import TARGET_PCT, fillup_order
@@ -60,10 +66,10 @@ def run_fillup(
     cols = {k: np.zeros(pods.n) for k in ("arrived", "alloc")}
     arrived = 0
 
-    def handle(kind: Kind, i: int) -> None:
+    window = sched.window if isinstance(sched, BatchScheduler) else 1
+
+    def settle(i: int, decision: Decision) -> None:
         nonlocal arrived
-        state.apply(Arrive(i))
-        decision = control.decide(i)
         if isinstance(decision, Placement):
             state.apply(Bind(i, decision.node, decision.gpus))
             frag.record(i, decision.node)
@@ -76,9 +82,20 @@ def run_fillup(
         if progress is not None and (i % 500 == 0 or i == pods.n - 1):
             progress(i + 1, pods.n)
 
+    def handle(kind: Kind, start: int) -> None:
+        """Pods ``start .. start + window - 1`` arrive together and are decided together."""
+        batch = list(range(start, min(start + window, pods.n)))
+        for i in batch:
+            state.apply(Arrive(i))
+        if window == 1:
+            settle(start, control.decide(start))
+            return
+        for i, raw in zip(batch, control.decide_batch(batch), strict=True):
+            settle(i, control.confirm(i, raw))
+
     engine = Engine(clock)
-    for i in range(pods.n):
-        engine.at(float(i), Kind.ARRIVE, i)
+    for start in range(0, pods.n, window):
+        engine.at(float(start), Kind.ARRIVE, start)
     engine.run(handle)
     frag_ratio, frag_amount = frag.series()
     curve = read_at_integers(
@@ -92,6 +109,8 @@ def run_fillup(
     )
     final_frag = float(frag_amount[-1]) if pods.n else 0.0
     summary = _summary(state) | {"pods": pods.n, "final_frag_amount_pct": round(final_frag, 4)}
+    summary |= _scheduler_report(sched, control)
+    timings = getattr(sched, "timings", None)
     return RunResult(
         scheduler=sched.name,
         seed=seed,
@@ -100,7 +119,19 @@ def run_fillup(
         wall_seconds=round(time.perf_counter() - started, 4),
         curve=curve,
         summary=summary,
+        timings=timings() if callable(timings) else {},
     )
+
+
+def _scheduler_report(sched: Scheduler, control: SchedulerController) -> dict[str, object]:
+    """Fallbacks the controller made, and the scheduler's own statistics if it keeps any."""
+    out: dict[str, object] = {}
+    if control.fallbacks:
+        out["fallbacks"] = dict(control.fallbacks)
+    stats = getattr(sched, "stats", None)
+    if callable(stats):
+        out["scheduler_stats"] = stats()
+    return out
 
 
 def _summary(state: ClusterState) -> dict[str, object]:

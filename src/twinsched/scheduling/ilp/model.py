@@ -1,0 +1,150 @@
+"""One window as a CP-SAT model, in fixed sections: variables, constraints, objective,
+solve, decode. The data comes ready in a :class:`WindowProblem`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import MILLI_PER_GPU
+from twinsched.scheduling.ilp.problem import WindowProblem, whole_free
+
+
+@dataclass
+class WindowSolution:
+    """Per pod: (node, gpus) or None; with the solver's status, gap and time."""
+
+    placements: list[tuple[int, tuple[int, ...]] | None]
+    status: str  # OPTIMAL, FEASIBLE, TIMEOUT (no solution), INFEASIBLE, MODEL_INVALID
+    objective: float = 0.0
+    bound: float = 0.0
+    seconds: float = 0.0
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def decided(self) -> bool:
+        return self.status in ("OPTIMAL", "FEASIBLE")
+
+    @property
+    def gap(self) -> float:
+        """Relative optimality gap (0 when proven optimal)."""
+        if not self.decided or self.bound == 0:
+            return 0.0
+        return abs(self.bound - self.objective) / max(abs(self.bound), 1e-9)
+
+
+def solve_window(
+    problem: WindowProblem,
+    *,
+    time_limit_s: float = 1.0,
+    hint: list[tuple[int, tuple[int, ...]] | None] | None = None,
+    seed: int = 0,
+) -> WindowSolution:
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as exc:  # an optional extra
+        raise TwinschedError(
+            "the ILP schedulers need OR-Tools: pip install 'twinsched[ilp]'"
+        ) from exc
+
+    started = time.perf_counter()
+    m = cp_model.CpModel()
+    pods, opts = problem.pods, problem.options
+
+    # -- variables --------------------------------------------------------------------------
+    pick = [m.new_bool_var(f"o{i}") for i in range(len(opts))]  # option i is chosen
+    # k-GPU pods choose which whole free GPUs of their node they take
+    whole: dict[tuple[int, int], Any] = {}
+    for i, o in enumerate(opts):
+        pod = pods[o.pod]
+        if pod.gpu_count and not pod.is_share:
+            for g in whole_free(problem.gpu_left[problem.local(o.node)]):
+                whole[i, g] = m.new_bool_var(f"w{i}_{g}")
+
+    # -- constraints ------------------------------------------------------------------------
+    by_pod: dict[int, list[int]] = {}
+    by_node: dict[int, list[int]] = {}
+    for i, o in enumerate(opts):
+        by_pod.setdefault(o.pod, []).append(i)
+        by_node.setdefault(problem.local(o.node), []).append(i)
+    for choices in by_pod.values():  # a pod is placed at most once
+        m.add_at_most_one(pick[i] for i in choices)
+    for i in range(len(opts)):  # a k-GPU pod takes exactly k whole GPUs on its node
+        pod = pods[opts[i].pod]
+        if pod.gpu_count and not pod.is_share:
+            gs = [whole[i, g] for g in range(problem.gpu_left.shape[1]) if (i, g) in whole]
+            m.add(sum(gs) == pod.gpu_count * pick[i])
+    for n, choices in by_node.items():  # CPU, memory and every GPU's milli on every node
+        m.add(sum(pods[opts[i].pod].cpu_milli * pick[i] for i in choices) <= problem.cpu_free[n])
+        m.add(sum(pods[opts[i].pod].memory_mib * pick[i] for i in choices) <= problem.mem_free[n])
+        for g in range(problem.gpu_left.shape[1]):
+            use = [pods[opts[i].pod].gpu_milli * pick[i] for i in choices if opts[i].gpu == g]
+            use += [MILLI_PER_GPU * whole[i, g] for i in choices if (i, g) in whole]
+            if use:
+                m.add(sum(use) <= int(problem.gpu_left[n, g]))
+
+    # -- objective --------------------------------------------------------------------------
+    # Lexicographic: one unit of reward outweighs every secondary value of the window.
+    weight = 1 + sum(
+        max((abs(o.value) for o in opts if o.pod == p), default=0) for p in range(len(pods))
+    )
+    m.maximize(
+        sum((problem.reward[o.pod] * weight + o.value) * pick[i] for i, o in enumerate(opts))
+    )
+    if hint is not None:
+        _add_hint(m, problem, pick, whole, hint)
+
+    # -- solve ------------------------------------------------------------------------------
+    solver = cp_model.CpSolver()
+    # A deterministic limit (CP-SAT's work units, about a second each): the same window gets
+    # the same answer on any machine, at any load. Wall time is reported, not used.
+    solver.parameters.max_deterministic_time = time_limit_s
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    code = solver.solve(m)
+    status = {
+        cp_model.OPTIMAL: "OPTIMAL",
+        cp_model.FEASIBLE: "FEASIBLE",
+        cp_model.INFEASIBLE: "INFEASIBLE",
+        cp_model.MODEL_INVALID: "MODEL_INVALID",
+    }.get(code, "TIMEOUT")
+
+    # -- decode -----------------------------------------------------------------------------
+    placements: list[tuple[int, tuple[int, ...]] | None] = [None] * len(pods)
+    if status in ("OPTIMAL", "FEASIBLE"):
+        for i, o in enumerate(opts):
+            if solver.boolean_value(pick[i]):
+                if o.gpu >= 0:
+                    gpus: tuple[int, ...] = (o.gpu,)
+                else:
+                    gpus = tuple(
+                        sorted(g for (j, g) in whole if j == i and solver.value(whole[j, g]))
+                    )
+                placements[o.pod] = (o.node, gpus)
+    return WindowSolution(
+        placements=placements,
+        status=status,
+        objective=solver.objective_value if status in ("OPTIMAL", "FEASIBLE") else 0.0,
+        bound=solver.best_objective_bound if status in ("OPTIMAL", "FEASIBLE") else 0.0,
+        seconds=time.perf_counter() - started,
+        stats={"options": len(opts), "branches": solver.num_branches},
+    )
+
+
+def _add_hint(
+    m: Any,
+    problem: WindowProblem,
+    pick: list[Any],
+    whole: dict[tuple[int, int], Any],
+    hint: list[tuple[int, tuple[int, ...]] | None],
+) -> None:
+    """Start the search from a heuristic's placement of the window."""
+    for i, o in enumerate(problem.options):
+        chosen = hint[o.pod]
+        on = chosen is not None and chosen[0] == o.node and (o.gpu < 0 or chosen[1] == (o.gpu,))
+        m.add_hint(pick[i], on)
+        for (j, g), var in whole.items():
+            if j == i:
+                m.add_hint(var, bool(on and chosen is not None and g in chosen[1]))

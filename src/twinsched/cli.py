@@ -160,6 +160,36 @@ def demo(
     )  # fmt: skip
 
 
+@app.command()
+def optimum(
+    trace: TraceOpt = "alibaba-gpu-2023",
+    variant: VariantOpt = "default",
+    seeds: SeedsOpt = "0",
+    at: Annotated[float, typer.Option(help="arrived GPU workload, % of capacity")] = 100.0,
+    time_limit: Annotated[float, typer.Option(help="seconds per seed")] = 30.0,
+    data: DataOpt = None,
+) -> None:
+    """Upper bound on the GPU allocation any scheduler can reach on a fill-up instance."""
+    from rich.table import Table
+
+    from twinsched.scheduling.ilp.bound import offline_bound
+    from twinsched.traces import registry as traces
+
+    try:
+        scenario = traces.load(trace, variant, str(data) if data else None)
+    except TwinschedError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from exc
+    table = Table("seed", "pods arrived", "upper bound %", "status", "seconds")
+    for seed in _seeds(seeds):
+        b = offline_bound(scenario, seed, at_pct=at, time_limit_s=time_limit)
+        table.add_row(str(seed), str(b.pods), f"{b.bound_pct:.2f}", b.status, f"{b.seconds:.1f}")
+    table.title = (
+        f"{scenario.name}: offline bound at {at:g}% arrived (aggregated node and pod types)"
+    )
+    console.print(table)
+
+
 @app.command("schedulers")
 def list_schedulers() -> None:
     """List the registered schedulers."""

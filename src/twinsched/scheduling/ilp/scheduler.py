@@ -43,11 +43,10 @@ class IlpScheduler:
     ) -> None:
         self.target = target
         self.window, self.time_limit_s, self.candidates = window, time_limit_s, candidates
-        self.name = (
-            target
-            if (window, time_limit_s, candidates) == (16, 1.0, 16)
-            else (f"{target}/w={window}/t={time_limit_s:g}/k={candidates}")
+        extra = (
+            "" if (time_limit_s, candidates) == (1.0, 16) else f"/t={time_limit_s:g}/k={candidates}"
         )
+        self.name = f"{target}/w={window}{extra}"
         self._reward, self._values, _ = TARGETS[target]
         self._follows_hint = target == "ilp-alloc"  # its secondary goal: agree with the hint
         self._hint_name = hint

@@ -94,6 +94,9 @@ DataOpt = Annotated[
 TargetOpt = Annotated[float, typer.Option(help="fill-up target, % of GPU capacity")]
 JobsOpt = Annotated[int, typer.Option(help="parallel local processes")]
 ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after every event")]
+AggregateOpt = Annotated[
+    bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
+]
 
 
 @app.command()
@@ -108,6 +111,7 @@ def run(
     target: TargetOpt = 130.0,
     jobs: JobsOpt = 1,
     validate: ValidateOpt = False,
+    aggregate: AggregateOpt = False,
 ) -> None:
     """Run schedulers on a trace and compare them."""
     if mode not in ("fillup", "replay"):
@@ -116,6 +120,8 @@ def run(
     from twinsched.traces import registry as traces
 
     names = _split(schedulers)
+    if aggregate:
+        names.append("aggregate:" + "|".join(names))
     data_dir = str(data) if data else None
     try:
         for name in names:
@@ -156,7 +162,7 @@ def demo(
     """Replay the embedded synthetic edge/cloud/HPC scenario with several schedulers."""
     run(
         trace="synthetic-continuum", variant="", mode="replay", schedulers=DEMO_SCHEDULERS,
-        seeds=seeds, out=out, data=None, target=130.0, jobs=1, validate=False,
+        seeds=seeds, out=out, data=None, target=130.0, jobs=1, validate=False, aggregate=False,
     )  # fmt: skip
 
 

@@ -55,6 +55,13 @@ def describe() -> dict[str, str]:
 def create(name: str) -> Scheduler:
     """A fresh scheduler; ``a+b`` or ``a*2+b`` sums the score plugins of plugin schedulers."""
     _load()
+    if name.startswith("aggregate:"):
+        from twinsched.scheduling.ensemble import Ensemble
+
+        members = [m for m in name.removeprefix("aggregate:").split("|") if m]
+        for member in members:
+            create(member)  # unknown member names fail here, listing the known ones
+        return Ensemble(members)
     if "+" in name:
         return _compose(name)
     base, *params = name.split("/")

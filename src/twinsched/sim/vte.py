@@ -247,6 +247,7 @@ def run_replay(
         else 0.0,
         "energy_kwh": round(energy_j / 3.6e6, 3),
     }
+    summary |= _scheduler_report(sched, control)
     return RunResult(
         scheduler=sched.name,
         seed=seed,

@@ -62,3 +62,26 @@ def test_ensemble_run_reports_every_member_and_decides_validly() -> None:
     assert all(m["decisions"] == members["fgd"]["decisions"] > 0 for m in members.values())
     assert result.at(10) >= 9.5
     context(small)  # the same scenario builds a context (smoke)
+
+
+def test_a_failing_member_falls_back_and_is_counted() -> None:
+    from twinsched.scheduling.ensemble import Ensemble
+    from twinsched.scheduling.framework import RunContext
+
+    sc = scenario([(64000, 65536, 2, "T4")] * 2, [(1000, 0, 1, 500)])
+    st = state_with(sc)
+    st.apply(Arrive(0))
+    ens = Ensemble(["bestfit", "fgd"])
+    ens.reset(st, RunContext.create(sc, 0))
+
+    class Broken:
+        name = "bestfit"
+
+        def place(self, *args: object) -> None:
+            raise RuntimeError("model file corrupt")
+
+    ens.members[0] = Broken()  # type: ignore[assignment]
+    decision = ens.place(st, view(sc, 0), np.array([True, True]))
+    assert isinstance(decision, Placement)
+    assert ens.stats()["member_errors"] == {"bestfit": 1}
+    assert ens.stats()["members"]["bestfit"]["fallbacks"] == 1

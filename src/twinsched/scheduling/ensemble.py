@@ -36,6 +36,7 @@ class Ensemble:
         self._fallback_name = fallback
         self.members: list[Scheduler] = []
         self.cards: dict[str, Scorecard] = {}
+        self.errors: dict[str, int] = {}
         self._profiles: dict[str, Any] = {}
         self._job_names: tuple[str, ...] = ()
         self._tctx: TargetContext | None = None
@@ -48,6 +49,7 @@ class Ensemble:
         for s in [*self.members, self._fallback]:
             s.reset(state, ctx)
         self.cards = {m: Scorecard() for m in self.member_names}
+        self.errors: dict[str, int] = {}
         profiles = ctx.scenario.meta.get("job_profiles", {})
         self._profiles = profiles if isinstance(profiles, dict) else {}
         self._job_names = state.pods.job_names
@@ -58,7 +60,11 @@ class Ensemble:
         candidates: dict[str, Decision] = {}
         fell_back: dict[str, bool] = {}
         for name, member in zip(self.member_names, self.members, strict=True):
-            decision = member.place(state, pod, eligible.copy())
+            try:
+                decision = member.place(state, pod, eligible.copy())
+            except Exception as exc:  # a member's failure must not stop the run: fall back
+                self.errors[name] = self.errors.get(name, 0) + 1
+                decision = Unschedulable(NO_DECISION, f"{name} failed: {exc!r}")
             bad = isinstance(decision, Unschedulable) and decision.reason == NO_DECISION
             if isinstance(decision, Placement) and placement_error(state, pod, eligible, decision):
                 bad = True
@@ -78,4 +84,5 @@ class Ensemble:
         return weights or self.default_weights
 
     def stats(self) -> dict[str, Any]:
-        return {"members": {name: card.summary() for name, card in self.cards.items()}}
+        members = {name: card.summary() for name, card in self.cards.items()}
+        return {"members": members, "member_errors": dict(self.errors)}

@@ -49,7 +49,7 @@ class Ensemble:
         for s in [*self.members, self._fallback]:
             s.reset(state, ctx)
         self.cards = {m: Scorecard() for m in self.member_names}
-        self.errors: dict[str, int] = {}
+        self.errors = {}
         profiles = ctx.scenario.meta.get("job_profiles", {})
         self._profiles = profiles if isinstance(profiles, dict) else {}
         self._job_names = state.pods.job_names

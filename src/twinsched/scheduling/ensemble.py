@@ -13,7 +13,7 @@ from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.aggregator import aggregate, profile_weights
 from twinsched.scheduling.controller import placement_error
-from twinsched.scheduling.evaluator import Scorecard, decision_value, option_values
+from twinsched.scheduling.evaluator import Scorecard, reference
 from twinsched.scheduling.framework import (
     NO_DECISION,
     Decision,
@@ -71,10 +71,10 @@ class Ensemble:
             if bad:
                 decision = self._fallback.place(state, pod, eligible)
             candidates[name], fell_back[name] = decision, bad
-        values = option_values(state, pod, eligible, self._tctx)
-        best = max(values.values(), default=0)
+        ref = reference(state, pod, eligible, self._tctx)
+        best = ref.best
         for name, decision in candidates.items():
-            regret = best - decision_value(pod, decision, values)
+            regret = best - ref.of(pod, decision)
             self.cards[name].add(regret, fell_back[name])
         return aggregate(candidates, self._weights(pod))
 

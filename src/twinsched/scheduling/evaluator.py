@@ -12,32 +12,40 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from twinsched.model.cluster import BoolA
+from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import Decision, Placement, PodView
-from twinsched.scheduling.ilp.targets import TargetContext, allocation_reward, fgd_values
+from twinsched.scheduling.ilp.targets import TargetContext, allocation_reward, fgd_option_scores
 
 SCORE_SPAN = 101  # FGD scores are 0..100: one unit of reward outweighs any score
 
 
-def option_values(
-    state: ClusterState, pod: PodView, eligible: BoolA, tctx: TargetContext
-) -> dict[tuple[int, int], int]:
-    """Every eligible option's value under the reference objective."""
+@dataclass(frozen=True)
+class Reference:
+    """Every eligible option of one pod and its value under the reference objective."""
+
+    node: I64
+    gpu: I64
+    value: I64
+
+    @property
+    def best(self) -> int:
+        return int(self.value.max(initial=0))
+
+    def of(self, pod: PodView, decision: Decision) -> int:
+        """The value of a decision (0 when it places nothing)."""
+        if not isinstance(decision, Placement):
+            return 0
+        gpu = decision.gpus[0] if pod.is_share and decision.gpus else -1
+        hit = np.flatnonzero((self.node == decision.node) & (self.gpu == gpu))
+        return int(self.value[hit[0]]) if hit.size else 0
+
+
+def reference(state: ClusterState, pod: PodView, eligible: BoolA, tctx: TargetContext) -> Reference:
+    """The exact single-pod optimum's landscape: allocation first, then FGD's score."""
     nodes = np.flatnonzero(eligible)
-    if nodes.size == 0:
-        return {}
-    n = state.nodes.n
-    reward = allocation_reward(pod) * SCORE_SPAN
-    raw = fgd_values(state, pod, nodes, nodes, tctx)  # score * (n + 1) + tie-break rank
-    return {option: reward + value // (n + 1) for option, value in raw.items()}
-
-
-def decision_value(pod: PodView, decision: Decision, values: dict[tuple[int, int], int]) -> int:
-    if not isinstance(decision, Placement):
-        return 0
-    gpu = decision.gpus[0] if pod.is_share and decision.gpus else -1
-    return values.get((decision.node, gpu), 0)
+    rn, rg, score = fgd_option_scores(state, pod, nodes, tctx)
+    return Reference(rn, rg, allocation_reward(pod) * SCORE_SPAN + score)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, RunContext, Scores
 from twinsched.scheduling.plugin_scheduler import single
 from twinsched.scheduling.registry import register
+from twinsched.scheduling.rows import distinct_rows
 
 DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
 
@@ -46,8 +47,7 @@ class FragmentationGradient(BaseScore):
             return self._score_rows(pod, cpu, left, model)
         # Many nodes are in identical states: score each distinct (CPU, model, GPUs) row once.
         rows = np.concatenate([cpu[:, None], model[:, None], left], axis=1)
-        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        distinct, inverse = distinct_rows(rows)
         scores = self._score_rows(pod, distinct[:, 0], distinct[:, 2:], distinct[:, 1])
         gpu = None if scores.share_gpu is None else scores.share_gpu[inverse]
         return Scores(scores.values[inverse], gpu)

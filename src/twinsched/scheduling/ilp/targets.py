@@ -13,6 +13,7 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
 from twinsched.scheduling.heuristics.fgd import fgd_score, whole_gpus_taken
 from twinsched.scheduling.ilp.problem import share_gpus
+from twinsched.scheduling.rows import distinct_rows
 
 OptionValues = dict[tuple[int, int], int]  # (node, gpu or -1) -> value
 ValueFn = Callable[[ClusterState, PodView, I64, I64, "TargetContext"], OptionValues]
@@ -34,30 +35,45 @@ def count_reward(pod: PodView) -> int:
     return 1
 
 
-def fgd_values(
-    state: ClusterState, pod: PodView, nodes: I64, keys: I64, ctx: TargetContext
-) -> OptionValues:
-    """FGD's score of every option (per GPU for share pods), then the node's tie-break rank."""
-    n = state.nodes.n
-    rows_node: list[int] = []
-    rows_gpu: list[int] = []
-    for node in nodes.tolist():
-        gpus = share_gpus(state.gpu_left[node], pod.gpu_milli) if pod.is_share else [-1]
-        rows_node += [node] * len(gpus)
-        rows_gpu += gpus
-    rn, rg = np.array(rows_node, dtype=np.int64), np.array(rows_gpu, dtype=np.int64)
+def fgd_option_scores(
+    state: ClusterState, pod: PodView, nodes: I64, ctx: TargetContext
+) -> tuple[I64, I64, I64]:
+    """(node, GPU or -1, FGD score) of every option on ``nodes``, vectorised.
+
+    Options on nodes in identical states (free CPU, model, GPU shares) score alike, so
+    fragmentation is computed once per distinct state.
+    """
+    if pod.is_share:  # one option per fitting GPU, in (node, GPU) order
+        row, rg = np.nonzero(state.gpu_left[nodes] >= pod.gpu_milli)
+        rn = nodes[row]
+    else:
+        rn, rg = nodes, np.full(nodes.size, -1, dtype=np.int64)
     left, cpu, model = state.gpu_left[rn], state.cpu_free[rn], state.nodes.gpu_model[rn]
-    before = fragmentation(cpu, left, model, ctx.typical)
     after_left = left.copy()
     if pod.is_share:
         after_left[np.arange(rn.size), rg] -= pod.gpu_milli
     elif pod.gpu_count:
         after_left = whole_gpus_taken(left, pod.gpu_count)
-    after = fragmentation(cpu - pod.cpu_milli, after_left, model, ctx.typical)
-    score = fgd_score(before, after) * (n + 1) + (n - ctx.node_rank[rn])
-    return {
-        (a, b): int(v) for a, b, v in zip(rn.tolist(), rg.tolist(), score.tolist(), strict=True)
-    }
+    both = np.concatenate(
+        [
+            np.concatenate([cpu[:, None], model[:, None], left], axis=1),
+            np.concatenate([(cpu - pod.cpu_milli)[:, None], model[:, None], after_left], axis=1),
+        ]
+    )
+    distinct, inverse = distinct_rows(both)
+    frag = fragmentation(distinct[:, 0], distinct[:, 2:], distinct[:, 1], ctx.typical)[inverse]
+    return rn, rg, fgd_score(frag[: rn.size], frag[rn.size :])
+
+
+def fgd_values(
+    state: ClusterState, pod: PodView, nodes: I64, keys: I64, ctx: TargetContext
+) -> OptionValues:
+    """FGD's score of every option (per GPU for share pods), then the node's tie-break rank."""
+    n = state.nodes.n
+    rn, rg, score = fgd_option_scores(state, pod, nodes, ctx)
+    value = score * (n + 1) + (n - ctx.node_rank[rn])
+    rows = zip(rn.tolist(), rg.tolist(), value.tolist(), strict=True)
+    return {(node, gpu): int(v) for node, gpu, v in rows}
 
 
 def power_values(

@@ -29,6 +29,16 @@ def _console(stderr: bool = False) -> Console:
 console = _console()
 err = _console(stderr=True)
 
+
+def _add_subsystems() -> None:
+    """Commands of the other subsystems: each package owns its Typer app."""
+    from twinsched.learning.cli import app as learning_app
+
+    app.add_typer(learning_app)  # autoscale, forecast-backtest, forecasters, policies
+
+
+_add_subsystems()
+
 DEMO_SCHEDULERS = (
     "leastallocated,mostallocated,balancedallocation,bestfit,fgd,leastallocated+labels"
 )

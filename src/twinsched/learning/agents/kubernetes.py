@@ -1,0 +1,48 @@
+"""An actuator for a Kubernetes Deployment: replicas and node selector, via the official client.
+
+The client is imported only when no API object is passed in (``pip install kubernetes``);
+tests pass a fake with the same ``patch_namespaced_deployment`` method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from twinsched.learning.agents.agent import Action
+
+INSTALL_HINT = "the Kubernetes actuator needs the official client: pip install kubernetes"
+
+
+def deployment_patch(action: Action) -> dict[str, Any]:
+    """The strategic-merge patch that sets replicas (and the pods' node selector)."""
+    patch: dict[str, Any] = {"spec": {"replicas": action.replicas}}
+    if action.node_selector is not None:
+        selector = dict(action.node_selector)
+        patch["spec"]["template"] = {"spec": {"nodeSelector": selector}}
+    return patch
+
+
+@dataclass
+class KubernetesActuator:
+    """Patches one Deployment; ``api`` is an ``AppsV1Api`` (built from kubeconfig if None)."""
+
+    deployment: str
+    namespace: str = "default"
+    api: Any = None
+    applied: list[dict[str, Any]] = field(default_factory=list)
+
+    def apply(self, action: Action, now: float) -> None:
+        patch = deployment_patch(action)
+        self._client().patch_namespaced_deployment(self.deployment, self.namespace, patch)
+        self.applied.append(patch)
+
+    def _client(self) -> Any:
+        if self.api is None:
+            try:
+                from kubernetes import client, config  # type: ignore[import-not-found, unused-ignore]
+            except ImportError as exc:  # pragma: no cover - depends on the environment
+                raise ImportError(INSTALL_HINT) from exc
+            config.load_kube_config()
+            self.api = client.AppsV1Api()
+        return self.api

@@ -1,0 +1,197 @@
+"""``twinsched autoscale`` and ``twinsched forecast-backtest``: a Typer app for the main CLI.
+
+Wire it in with ``app.add_typer(twinsched.learning.cli.app)`` (commands join the top level).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from twinsched.errors import TwinschedError
+
+app = typer.Typer(help="Learning plane: forecasting and predictive autoscaling.")
+
+
+def _console() -> Console:
+    probe = Console()
+    return probe if probe.is_terminal else Console(width=200)
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@app.command()
+def autoscale(
+    trace: Annotated[
+        str, typer.Option(help="nasa-http-1995 or bank-calls-2003")
+    ] = "nasa-http-1995",
+    policies: Annotated[str, typer.Option(help="comma-separated policy names")] = (
+        "reactive,reactive-memory,predictive:lstm,oracle,predictive+fallback:lstm"
+    ),
+    window: Annotated[str, typer.Option(help="planning window w: 20m ... 3h")] = "3h",
+    sweep: Annotated[bool, typer.Option(help="also sweep windows 20m, 40m, 1h, 2h, 3h")] = False,
+    seed: Annotated[int, typer.Option(help="seed of latencies and training")] = 0,
+    train_weeks: Annotated[int, typer.Option(help="weeks of the trace to train on")] = 1,
+    eval_weeks: Annotated[
+        float | None, typer.Option(help="evaluate only this many weeks (default: all the rest)")
+    ] = None,
+    capacity: Annotated[float, typer.Option(help="requests/min per instance at 100%")] = 40.0,
+    slo_ms: Annotated[float, typer.Option(help="SLO on the p95 latency per minute")] = 150.0,
+    tolerance: Annotated[float, typer.Option(help="violation above slo*(1+tolerance)")] = 0.1,
+    out: Annotated[Path, typer.Option(help="folder for results.json, tables and plots")] = Path(
+        "out/autoscale"
+    ),
+    data: Annotated[Path | None, typer.Option(help="data root (default ../shared/data)")] = None,
+) -> None:
+    """Train on the first week(s), evaluate every policy on the rest; table and plots."""
+    from twinsched.learning import report
+    from twinsched.learning.autoscale.experiment import AutoscaleSpec, parse_minutes, run_experiment
+    from twinsched.learning.autoscale.experiment import sweep as run_sweep
+    from twinsched.learning.autoscale.service import ServiceConfig
+    from twinsched.learning.series import load_series
+
+    console = _console()
+    try:
+        series = load_series(trace, data)
+        service = ServiceConfig(capacity=capacity, slo_p95_ms=slo_ms, tolerance=tolerance)
+        spec = AutoscaleSpec(
+            trace,
+            tuple(_split(policies)),
+            parse_minutes(window),
+            seed,
+            train_weeks,
+            service,
+            eval_weeks,
+        )
+        runs = run_experiment(series, spec)
+        rows = [run.row for run in runs]
+        console.print(report.rich_table(rows, report.AUTOSCALE_COLUMNS, _title(spec, series)))
+        out.mkdir(parents=True, exist_ok=True)
+        report.plot_timeline(runs, out / "timeline.png")
+        report.plot_summary(rows, out / "summary.png")
+        sweep_rows: list[dict[str, Any]] = []
+        if sweep:
+            sweep_rows = [run.row for run in run_sweep(series, spec)]
+            console.print(report.rich_table(sweep_rows, report.AUTOSCALE_COLUMNS, "window sweep"))
+            report.plot_sweep(sweep_rows, out / "sweep.png")
+    except (TwinschedError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    margins = {run.row["policy"]: run.margin for run in runs if run.margin is not None}
+    (out / "results.json").write_text(
+        json.dumps(
+            {"spec": _spec_json(spec), "rows": rows, "margins": margins, "sweep": sweep_rows},
+            indent=1,
+        )
+    )
+    (out / "table.md").write_text(
+        report.markdown_table(rows + sweep_rows, report.AUTOSCALE_COLUMNS)
+    )
+    console.print(
+        f"wrote {out}/: results.json, table.md, timeline.png, summary.png"
+        + (", sweep.png" if sweep else "")
+    )
+
+
+@app.command("forecast-backtest")
+def forecast_backtest(
+    traces: Annotated[
+        str, typer.Option(help="comma-separated traces")
+    ] = "nasa-http-1995,bank-calls-2003",
+    forecasters: Annotated[str, typer.Option(help="comma-separated forecasters")] = (
+        "seasonal-naive,seasonal-naive-weekly,ets,lstm"
+    ),
+    horizon: Annotated[str, typer.Option(help="forecast window")] = "3h",
+    seed: Annotated[int, typer.Option()] = 0,
+    out: Annotated[
+        Path | None, typer.Option(help="write backtest.json and backtest.md here")
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="data root (default ../shared/data)")] = None,
+) -> None:
+    """Rolling-origin backtest of every forecaster: fit on week 1, roll over the rest."""
+    from twinsched.learning import report
+    from twinsched.learning.autoscale.experiment import parse_minutes
+    from twinsched.learning.backtest import BacktestSpec, rolling_origin
+    from twinsched.learning.series import load_series, resample
+
+    console = _console()
+    rows: list[dict[str, Any]] = []
+    try:
+        minutes = parse_minutes(horizon)
+        for trace in _split(traces):
+            series = resample(load_series(trace, data), 5)
+            steps = max(minutes // 5, 1)
+            spec = BacktestSpec(train=series.week, horizon=steps, stride=steps, seed=seed)
+            for name in _split(forecasters):
+                result = rolling_origin(name, series, spec)
+                rows.append(
+                    {
+                        "series": trace,
+                        "forecaster": name,
+                        **vars(result.score),
+                        "fit_seconds": result.fit_seconds,
+                        **result.extra,
+                    }
+                )
+    except (TwinschedError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    title = f"rolling-origin backtest, 5-minute bins, window {horizon}, fit on week 1"
+    console.print(report.rich_table(rows, report.BACKTEST_COLUMNS, title))
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "backtest.json").write_text(json.dumps(rows, indent=1))
+        (out / "backtest.md").write_text(report.markdown_table(rows, report.BACKTEST_COLUMNS))
+
+
+@app.command("forecasters")
+def list_forecasters() -> None:
+    """The registered forecasters."""
+    from twinsched.learning.forecasters import forecaster_names
+
+    for name, description in forecaster_names().items():
+        typer.echo(f"{name:24} {description}")
+
+
+@app.command("policies")
+def list_policies() -> None:
+    """The registered autoscaling policies."""
+    from twinsched.learning.autoscale.policies import POLICIES
+
+    for name, (_, description) in POLICIES.items():
+        typer.echo(f"{name:24} {description}")
+
+
+def _title(spec: Any, series: Any) -> str:
+    weeks = (len(series) - spec.train_weeks * series.week) / series.week
+    if spec.eval_weeks is not None:
+        weeks = min(weeks, spec.eval_weeks)
+    return (
+        f"{spec.trace}: trained on {spec.train_weeks} week(s), evaluated on {weeks:.1f} weeks, "
+        f"window {spec.window_minutes} min, SLO p95 {spec.service.slo_p95_ms:g} ms "
+        f"(+{spec.service.tolerance:.0%} tolerance)"
+    )
+
+
+def _spec_json(spec: Any) -> dict[str, Any]:
+    service = spec.service
+    return {
+        "trace": spec.trace,
+        "policies": list(spec.policies),
+        "window_minutes": spec.window_minutes,
+        "seed": spec.seed,
+        "train_weeks": spec.train_weeks,
+        "service": {
+            "capacity": service.capacity,
+            "latency": repr(service.latency),
+            "slo_p95_ms": service.slo_p95_ms,
+            "tolerance": service.tolerance,
+            "move_penalty_ms": service.move_penalty_ms,
+        },
+    }

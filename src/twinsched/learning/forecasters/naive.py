@@ -1,0 +1,45 @@
+"""Seasonal naive forecasts: tomorrow looks like today (or next week like this week)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsched.learning.forecasters.base import Factory, History
+from twinsched.learning.series import FloatArray
+
+
+class SeasonalNaive:
+    """Repeats the last day, or with ``weekly`` the last week."""
+
+    def __init__(self, weekly: bool = False, name: str = "seasonal-naive") -> None:
+        self.weekly = weekly
+        self.name = name
+        self._history = History(np.zeros(0))
+        self._period = 0
+
+    def fit(self, y: FloatArray, day: int, week: int) -> None:
+        self._period = week if self.weekly else day
+        if len(y) < self._period:
+            raise ValueError(f"{self.name} needs {self._period} steps, got {len(y)}")
+        self._history = History(y)
+
+    def update(self, y_new: FloatArray) -> None:
+        self._history.extend(y_new)
+
+    def predict(self, horizon: int) -> FloatArray:
+        last = self._history.values[-self._period :]
+        return np.resize(last, horizon).astype(np.float64)
+
+
+def _daily(seed: int) -> SeasonalNaive:
+    return SeasonalNaive(False, "seasonal-naive")
+
+
+def _weekly(seed: int) -> SeasonalNaive:
+    return SeasonalNaive(True, "seasonal-naive-weekly")
+
+
+BUILTINS: list[tuple[str, Factory, str]] = [
+    ("seasonal-naive", _daily, "the same step one day earlier"),
+    ("seasonal-naive-weekly", _weekly, "the same step one week earlier"),
+]

@@ -33,8 +33,10 @@ err = _console(stderr=True)
 def _add_subsystems() -> None:
     """Commands of the other subsystems: each package owns its Typer app."""
     from twinsched.learning.cli import app as learning_app
+    from twinsched.workflows.cli import app as workflows_app
 
     app.add_typer(learning_app)  # autoscale, forecast-backtest, forecasters, policies
+    app.add_typer(workflows_app, name="workflow", help="Task DAGs across the continuum.")
 
 
 _add_subsystems()

@@ -1,0 +1,209 @@
+"""``twinsched workflow``: schedule WfCommons instances on a continuum and compare schedulers.
+
+Mount with ``app.add_typer(workflows_app, name="workflow")`` in the main command.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from twinsched.errors import TwinschedError
+
+if TYPE_CHECKING:
+    from twinsched.workflows.experiment import InstanceResult
+    from twinsched.workflows.platform import Platform
+
+app = typer.Typer(
+    help="Task workflows across the continuum: DAG schedulers, simulation, Ray execution.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+DEFAULT_SCHEDULERS = "spt,lpt,lnsnl,lns,heft,cpop,portfolio"
+
+
+def _console(stderr: bool = False) -> Console:
+    probe = Console(stderr=stderr)
+    return probe if probe.is_terminal else Console(stderr=stderr, width=240)
+
+
+SchedulersOpt = Annotated[str, typer.Option(help="comma-separated workflow scheduler names")]
+OutOpt = Annotated[Path | None, typer.Option(help="folder for results.json, table.md, Gantt PNGs")]
+DataOpt = Annotated[
+    Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA, else ../shared/data)")
+]
+PlatformOpt = Annotated[
+    str, typer.Option(help="three-tier (small, 10 nodes) or continuum (88 nodes, seed 0)")
+]
+InputsOpt = Annotated[str, typer.Option(help="tier holding the workflows' input files")]
+ExecutorOpt = Annotated[str, typer.Option(help="sim (simulate only) or ray (also run on Ray)")]
+AddressOpt = Annotated[
+    str | None, typer.Option(help="Ray cluster address; default: start a local one")
+]
+TimeScaleOpt = Annotated[
+    float, typer.Option(help="on Ray, a task sleeps its simulated run time times this")
+]
+
+
+@app.command()
+def run(
+    instance: Annotated[str, typer.Argument(help="WfCommons instance name, prefix or path; all")],
+    schedulers: SchedulersOpt = DEFAULT_SCHEDULERS,
+    out: OutOpt = None,
+    data: DataOpt = None,
+    platform: PlatformOpt = "three-tier",
+    inputs_at: InputsOpt = "cloud",
+    executor: ExecutorOpt = "sim",
+    address: AddressOpt = None,
+    time_scale: TimeScaleOpt = 0.001,
+) -> None:
+    """Schedule instances with every scheduler; print makespans, the lower bound and ratios."""
+    from twinsched.workflows import registry
+    from twinsched.workflows.experiment import run_instance
+    from twinsched.workflows.wfcommons import find_instance, instance_paths, load_instance
+
+    console, err = _console(), _console(stderr=True)
+    names = [s.strip() for s in schedulers.split(",") if s.strip()]
+    try:
+        if executor not in ("sim", "ray"):
+            raise TwinschedError(f"unknown executor {executor!r}; known: ray, sim")
+        if not names:
+            raise TwinschedError("--schedulers names no scheduler")
+        for name in names:
+            registry.create(name)  # fail fast on unknown names
+        target = _platform(platform)
+        target.tier_index(inputs_at)
+        paths = (
+            list(instance_paths(data).values())
+            if instance == "all"
+            else [find_instance(instance, data)]
+        )
+        results = []
+        for path in paths:
+            dag = load_instance(path, inputs_at=inputs_at)
+            results.append(run_instance(dag, target, names))
+            err.print(f"scheduled {dag.name} ({dag.n} tasks)")
+    except TwinschedError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from exc
+    from twinsched.workflows.experiment import cost_rows, table_rows
+
+    title = f"makespan s (ratio to lower bound) · {target.name} · inputs at {inputs_at}"
+    console.print(_table(table_rows(results), title))
+    last = names[-1]
+    console.print(_table(cost_rows(results, last), f"{last}: data moved and energy"))
+    if out is not None:
+        written = _write(results, target, out)
+        console.print(f"wrote {written} files to [bold]{out}[/]")
+    if executor == "ray":
+        try:
+            rows = _run_on_ray(results, target, last, address, time_scale)
+        except TwinschedError as exc:
+            err.print(f"[red]error:[/] {exc}")
+            raise typer.Exit(2) from exc
+        console.print(_table(rows, f"{last} on Ray (time scale {time_scale:g})"))
+
+
+@app.command("schedulers")
+def list_schedulers() -> None:
+    """List the registered workflow schedulers."""
+    from twinsched.workflows import registry
+
+    table = Table("name", "what it does")
+    for name, about in registry.describe().items():
+        table.add_row(name, about)
+    _console().print(table)
+
+
+def _platform(name: str) -> Platform:
+    from twinsched.workflows.platform import continuum_platform, three_tier
+
+    if name == "three-tier":
+        return three_tier()
+    if name == "continuum":
+        return continuum_platform()
+    raise TwinschedError(f"unknown platform {name!r}; known: three-tier, continuum")
+
+
+def _table(rows: list[dict[str, object]], title: str) -> Table:
+    from rich import box
+    from rich.text import Text
+
+    table = Table(title=Text(title), header_style="bold", box=box.SIMPLE_HEAD)
+    keys = list(rows[0]) if rows else []
+    for key in keys:
+        table.add_column(Text(key), justify="left" if key == "instance" else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*(Text(str(row[k])) for k in keys))
+    return table
+
+
+def _run_on_ray(
+    results: list[InstanceResult],
+    platform: Platform,
+    scheduler: str,
+    address: str | None,
+    time_scale: float,
+) -> list[dict[str, object]]:
+    """Run each instance's ``scheduler`` schedule on Ray: measured against simulated."""
+    from twinsched.workflows.ray_executor import run_on_ray
+
+    rows: list[dict[str, object]] = []
+    for res in results:
+        schedule = res.schedules[scheduler]
+        if res.dag is None or not schedule.ok:
+            continue
+        ray_run = run_on_ray(res.dag, schedule, platform, address=address, time_scale=time_scale)
+        honoured = sum(r.tier == r.assigned_tier for r in ray_run.records)
+        rows.append(
+            {
+                "instance": res.instance,
+                "simulated s": round(schedule.makespan, 1),
+                "measured s (scaled back)": round(ray_run.measured_makespan_s / time_scale, 1)
+                if time_scale > 0
+                else "—",
+                "measured wall s": round(ray_run.measured_makespan_s, 2),
+                "tasks in planned tier": f"{honoured}/{len(ray_run.records)}",
+            }
+        )
+    return rows
+
+
+def _write(results: list[InstanceResult], platform: Platform, out: Path) -> int:
+    """results.json, table.md, report.html, and a Gantt PNG of each instance's best schedule."""
+    from twinsched.workflows.experiment import cost_rows, table_rows
+    from twinsched.workflows.gantt import plot_gantt
+    from twinsched.workflows.report import write_html
+
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"platform": platform.name, "instances": [r.to_dict() for r in results]}
+    (out / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
+    rows = table_rows(results)
+    keys = list(rows[0]) if rows else []
+    lines = ["| " + " | ".join(keys) + " |", "|" + "|".join("---" for _ in keys) + "|"]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    images: list[Path] = []
+    for res in results:
+        best = min(res.runs, key=lambda r: r.makespan_s)
+        if best.reason or res.dag is None:
+            continue
+        image = out / f"gantt-{res.instance}.png"
+        images.append(plot_gantt(res.dag, platform, res.schedules[best.scheduler], image))
+    last = results[0].runs[-1].scheduler if results and results[0].runs else ""
+    tables = [
+        ("makespan s (ratio to lower bound)", rows),
+        (f"{last}: data moved and energy", cost_rows(results, last)),
+    ]
+    write_html(out / "report.html", f"Workflows on {platform.name}", tables, images)
+    return 3 + len(images)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

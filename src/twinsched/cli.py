@@ -33,10 +33,13 @@ err = _console(stderr=True)
 def _add_subsystems() -> None:
     """Commands of the other subsystems: each package owns its Typer app."""
     from twinsched.learning.cli import app as learning_app
+    from twinsched.store import cli as store_cli
     from twinsched.workflows.cli import app as workflows_app
 
     app.add_typer(learning_app)  # autoscale, forecast-backtest, forecasters, policies
     app.add_typer(workflows_app, name="workflow", help="Task DAGs across the continuum.")
+    app.add_typer(store_cli.app, name="scenarios", help="The scenario store.")
+    app.add_typer(store_cli.runs_app, name="runs", help="Recorded runs and their results.")
 
 
 _add_subsystems()
@@ -106,6 +109,13 @@ DataOpt = Annotated[
 TargetOpt = Annotated[float, typer.Option(help="fill-up target, % of GPU capacity")]
 JobsOpt = Annotated[int, typer.Option(help="parallel local processes")]
 ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after every event")]
+ScenarioOpt = Annotated[
+    str | None, typer.Option(help="a scenario from the store (see `twinsched scenarios list`)")
+]
+DbOpt = Annotated[
+    str | None, typer.Option(help="store URL (default $TWINSCHED_DB, else a local SQLite file)")
+]
+RecordOpt = Annotated[bool, typer.Option(help="record the runs and results in the store")]
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
@@ -124,8 +134,11 @@ def run(
     jobs: JobsOpt = 1,
     validate: ValidateOpt = False,
     aggregate: AggregateOpt = False,
+    scenario: ScenarioOpt = None,
+    db: DbOpt = None,
+    record: RecordOpt = False,
 ) -> None:
-    """Run schedulers on a trace and compare them."""
+    """Run schedulers on a trace (or a stored scenario) and compare them."""
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
     from twinsched.scheduling import registry
@@ -138,15 +151,34 @@ def run(
     try:
         for name in names:
             registry.create(name)  # fail fast on unknown names, before any run starts
-        traces.load(trace, variant, data_dir)
+        if scenario is None:
+            traces.load(trace, variant, data_dir)
+        else:
+            trace, variant = "store", scenario
         specs = [
             RunSpec(
-                trace, name, seed, variant, mode_of(mode), target, data=data_dir, validate=validate
+                trace,
+                name,
+                seed,
+                variant,
+                mode_of(mode),
+                target,
+                data=data_dir,
+                validate=validate,
+                db=db,
             )
             for name in names
             for seed in _seeds(seeds)
         ]
         runs = _run_all(specs, jobs)
+        if record or scenario is not None:
+            from twinsched.store import record_run
+
+            ids = [
+                record_run(s, r, db, scenario=s.variant if s.trace == "store" else None)
+                for s, r in zip(specs, runs, strict=True)
+            ]
+            console.print(f"recorded runs {ids[0]} to {ids[-1]} (see `twinsched runs list`)")
     except TwinschedError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from exc

@@ -60,3 +60,18 @@ def test_demo_runs_on_the_embedded_scenario(tmp_path: Path) -> None:
 def test_listings() -> None:
     assert "fgd" in runner.invoke(app, ["schedulers"]).output
     assert "alibaba-gpu-2023" in runner.invoke(app, ["traces"]).output
+
+
+def test_run_a_stored_scenario_and_record_the_runs(tmp_path: Path) -> None:
+    from twinsched.store import import_scenario, list_runs
+
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    import_scenario("synthetic", "continuum", "small", db=db, options={"pods": "300", "hours": "2"})
+    args = ["run", "--scenario", "small", "--db", db, "--mode", "replay"]
+    result = runner.invoke(app, [*args, "--schedulers", "leastallocated,fgd", "--seeds", "0"])
+    assert result.exit_code == 0, result.output
+    runs = list_runs(db)
+    assert sorted(r.spec["scheduler"] for r in runs) == ["fgd", "leastallocated"]
+    assert {r.scenario_name for r in runs} == {"small"}
+    missing = runner.invoke(app, ["run", "--scenario", "nope", "--db", db])
+    assert missing.exit_code == 2 and "nope" in missing.output

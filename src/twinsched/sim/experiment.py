@@ -27,13 +27,18 @@ class RunSpec:
     sample_every_s: float = 3600.0
     data: str | None = None
     validate: bool = False
+    db: str | None = None  # with trace "store", variant is the stored scenario's name
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 @lru_cache(maxsize=8)
-def _scenario(trace: str, variant: str, data: str | None) -> Scenario:
+def _scenario(trace: str, variant: str, data: str | None, db: str | None = None) -> Scenario:
+    if trace == "store":
+        from twinsched.store import load_scenario
+
+        return load_scenario(variant, db)
     return traces.load(trace, variant, data)
 
 
@@ -41,7 +46,7 @@ def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -
     """Run one spec; the same spec always gives the same result (wall time aside)."""
     from twinsched.sim.vte import run_fillup, run_replay
 
-    scenario = _scenario(spec.trace, spec.variant, spec.data)
+    scenario = _scenario(spec.trace, spec.variant, spec.data, spec.db)
     if spec.mode == "fillup":
         result = run_fillup(
             scenario, spec.scheduler, spec.seed, target_pct=spec.target_pct,

@@ -1,0 +1,49 @@
+"""Scenario store and run results: SQLAlchemy 2, SQLite by default, PostgreSQL by URL.
+
+The database is ``db`` (a URL or an SQLite path), else ``$TWINSCHED_DB``, else
+``twinsched.db`` under the user's data directory; Alembic migrations run on first use.
+Needs the ``store`` extra: ``pip install 'twinsched[store]'``.
+"""
+
+from __future__ import annotations
+
+try:  # the optional extra, with a message that names it
+    import alembic  # noqa: F401
+    import sqlalchemy  # noqa: F401
+except ImportError as _exc:  # pragma: no cover - only without the extra
+    raise ImportError(
+        "the scenario store needs SQLAlchemy, Alembic and psycopg: pip install 'twinsched[store]'"
+    ) from _exc
+
+from twinsched.store.api import export_scenario, import_scenario
+from twinsched.store.db import StoreError, resolve_url
+from twinsched.store.runs import RunInfo, get_run, list_runs, record_run
+from twinsched.store.scenarios import (
+    ScenarioExistsError,
+    ScenarioInfo,
+    ScenarioNotFoundError,
+    delete_scenario,
+    list_scenarios,
+    load_scenario,
+    save_scenarios,
+    scenario_info,
+)
+
+__all__ = [
+    "RunInfo",
+    "ScenarioExistsError",
+    "ScenarioInfo",
+    "ScenarioNotFoundError",
+    "StoreError",
+    "delete_scenario",
+    "export_scenario",
+    "get_run",
+    "import_scenario",
+    "list_runs",
+    "list_scenarios",
+    "load_scenario",
+    "record_run",
+    "resolve_url",
+    "save_scenarios",
+    "scenario_info",
+]

@@ -1,0 +1,282 @@
+"""Commands of the scenario store (``app``) and of stored runs (``runs_app``).
+
+Mount them in the main command with ``app.add_typer(store_cli.app, name="scenarios")`` and
+``app.add_typer(store_cli.runs_app, name="runs")``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from twinsched.errors import TwinschedError
+
+app = typer.Typer(
+    help="Scenario store: import traces, list, show, export, delete (SQLite or PostgreSQL).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+runs_app = typer.Typer(
+    help="Stored runs: list, show, compare.", no_args_is_help=True, pretty_exceptions_enable=False
+)
+
+Db = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database URL or SQLite path (default: $TWINSCHED_DB, else the user data folder).",
+    ),
+]
+
+
+def _console(stderr: bool = False) -> Console:
+    probe = Console(stderr=stderr)
+    return probe if probe.is_terminal else Console(stderr=stderr, width=160)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Expected failures print one red line and exit with status 2 (like ``twinsched run``)."""
+    try:
+        yield
+    except (TwinschedError, ImportError) as exc:
+        _console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from exc
+
+
+def _options(values: list[str]) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"options are KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+# -- scenarios ----------------------------------------------------------------------------------
+@app.command("import")
+def import_command(
+    kind: Annotated[str, typer.Argument(help="Importer name (see 'importers').")],
+    path: Annotated[str, typer.Argument(help="File or folder to read (read in place).")],
+    name: Annotated[str, typer.Option("--name", help="Scenario name in the store.")],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Overwrite a stored scenario.")
+    ] = False,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="Importer option KEY=VALUE.")
+    ] = None,
+    db: Db = None,
+) -> None:
+    """Import a trace or document as one transaction (all or nothing)."""
+    from twinsched.store import import_scenario
+
+    with _errors():
+        infos = import_scenario(
+            kind, path, name, db=db, replace=replace, options=_options(option or [])
+        )
+    for info in infos:
+        _console().print(
+            f"stored [bold]{info.name}[/] v{info.version}: {info.n_nodes} nodes, "
+            f"{info.n_pods} pods ({kind})"
+        )
+
+
+@app.command("importers")
+def importers_command() -> None:
+    """The importers and their options."""
+    from twinsched.store.importers import importers
+
+    table = Table("importer", "what", "options")
+    for name, imp in importers().items():
+        table.add_row(name, imp.help, ", ".join(imp.options))
+    _console().print(table)
+
+
+@app.command("list")
+def list_command(db: Db = None) -> None:
+    """Stored scenarios."""
+    from twinsched.store import list_scenarios
+
+    with _errors():
+        infos = list_scenarios(db)
+    table = Table("name", "version", "source", "nodes", "pods", "created", "checksum")
+    for i in infos:
+        table.add_row(
+            i.name, str(i.version), i.source, str(i.n_nodes), str(i.n_pods),
+            i.created.strftime("%Y-%m-%d %H:%M"), i.checksum[:12],
+        )  # fmt: skip
+    _console().print(table)
+
+
+@app.command("show")
+def show_command(name: str, db: Db = None) -> None:
+    """One scenario: provenance, pools, GPU models, labels and workload summary."""
+    from twinsched.store import load_scenario, scenario_info
+
+    with _errors():
+        info = scenario_info(name, db)
+        scenario = load_scenario(name, db)
+    nodes, pods = scenario.nodes, scenario.pods
+    rows: list[tuple[str, Any]] = [
+        ("name", info.name),
+        ("version", info.version),
+        ("source", f"{info.source} {info.source_path}".strip()),
+        ("created", info.created.isoformat(timespec="seconds")),
+        ("checksum", info.checksum),
+        ("nodepools", ", ".join(nodes.pool_names)),
+        ("nodes", f"{nodes.n} ({int(nodes.gpu_count.sum())} GPUs)"),
+        ("gpu models", ", ".join(nodes.gpu_models) or "-"),
+        ("labels", ", ".join(scenario.labels.names) or "-"),
+        ("jobs", len(pods.job_names)),
+        ("pods", f"{pods.n} ({int((pods.gpu_count > 0).sum())} ask for GPUs)"),
+        ("arrivals", f"{float(pods.arrival_s.min(initial=0)):.0f} s .. "
+                     f"{float(pods.arrival_s.max(initial=0)):.0f} s"),
+        ("meta keys", ", ".join(sorted(info.meta)) or "-"),
+    ]  # fmt: skip
+    table = Table("field", "value", show_header=False)
+    for key, value in rows:
+        table.add_row(key, str(value))
+    _console().print(table)
+
+
+@app.command("export")
+def export_command(
+    name: str,
+    fmt: Annotated[str, typer.Option("--format", help="twin-json or csv.")] = "twin-json",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="File (twin-json) or folder (csv).")
+    ] = None,
+    db: Db = None,
+) -> None:
+    """Write a stored scenario as a twin JSON document or a folder of CSV tables."""
+    from twinsched.store import export_scenario
+
+    target = out or Path(f"{name.replace('/', '_')}{'.json' if fmt == 'twin-json' else ''}")
+    with _errors():
+        written = export_scenario(name, target, fmt, db=db)
+    _console().print(f"wrote {written}")
+
+
+@app.command("delete")
+def delete_command(name: str, db: Db = None) -> None:
+    """Remove a scenario (runs that used it keep its name)."""
+    from twinsched.store import delete_scenario
+
+    with _errors():
+        delete_scenario(name, db)
+    _console().print(f"deleted {name}")
+
+
+# -- runs ---------------------------------------------------------------------------------------
+@runs_app.command("list")
+def runs_list(
+    limit: Annotated[int, typer.Option("--limit", help="How many, latest first.")] = 50,
+    db: Db = None,
+) -> None:
+    """The latest stored runs."""
+    from twinsched.store import list_runs
+
+    with _errors():
+        runs = list_runs(db, limit=limit)
+    table = Table(
+        "id", "created", "scenario/trace", "scheduler", "seed", "mode", "status", "wall s"
+    )
+    for r in runs:
+        res = r.result
+        table.add_row(
+            str(r.id), r.created.strftime("%Y-%m-%d %H:%M:%S"),
+            r.scenario_name or str(r.spec.get("trace", "")),
+            res.scheduler if res else "-", str(res.seed) if res else "-",
+            res.mode if res else "-", r.status,
+            f"{r.wall_seconds:.2f}" if r.wall_seconds is not None else "-",
+        )  # fmt: skip
+    _console().print(table)
+
+
+@runs_app.command("show")
+def runs_show(run_id: int, db: Db = None) -> None:
+    """One run: its spec, timings, metrics and the number of decisions stored."""
+    import json
+
+    from twinsched.store import get_run
+
+    with _errors():
+        run = get_run(run_id, db)
+    table = Table("field", "value", show_header=False)
+    table.add_row("id", str(run.id))
+    table.add_row("status", run.status)
+    table.add_row("scenario", run.scenario_name or "-")
+    table.add_row("spec", json.dumps(run.spec, sort_keys=True))
+    table.add_row("wall seconds", f"{run.wall_seconds}")
+    if run.result is not None:
+        for key, value in sorted(run.result.summary.items()):
+            table.add_row(key, _fmt(value))
+        table.add_row("curve points", str(len(run.result.curve)))
+    table.add_row("decisions", str(len(run.decisions)))
+    _console().print(table)
+
+
+@runs_app.command("compare")
+def runs_compare(
+    run_ids: Annotated[list[int], typer.Argument(help="Run ids.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write tables, plots and a report here.")
+    ] = None,
+    db: Db = None,
+) -> None:
+    """Compare runs side by side (allocation at 90/100/130% arrived, or replay metrics)."""
+    from twinsched.report.aggregate import comparison_rows
+    from twinsched.report.table import print_comparison
+    from twinsched.store import get_run
+
+    with _errors():
+        runs = [get_run(i, db, decisions=False) for i in run_ids]
+    results = [r.result for r in runs if r.result is not None]
+    table = Table("id", "scheduler", "seed", "mode", *_METRICS)
+    for r in runs:
+        res = r.result
+        if res is None:
+            continue
+        table.add_row(str(r.id), res.scheduler, str(res.seed), res.mode,
+                      *(_fmt(get(res)) for get in _METRICS.values()))  # fmt: skip
+    console = _console()
+    console.print(table)
+    print_comparison(console, comparison_rows(results), f"runs {', '.join(map(str, run_ids))}")
+    if out is not None:
+        from twinsched.report.files import write_outputs
+
+        paths = write_outputs(results, out, f"runs {', '.join(map(str, run_ids))}")
+        console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+def _at(pct: float) -> Callable[[Any], Any]:
+    def get(result: Any) -> Any:
+        try:
+            return result.at(pct)
+        except KeyError:
+            return None
+
+    return get
+
+
+_METRICS: dict[str, Callable[[Any], Any]] = {
+    "alloc % @90": _at(90.0),
+    "alloc % @100": _at(100.0),
+    "alloc % @130": _at(130.0),
+    "wall s": lambda r: r.wall_seconds,
+}
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)

@@ -1,0 +1,52 @@
+"""``synthetic``: the continuum generator; its parameters are stored so the scenario regenerates.
+
+PATH is ``continuum`` or ``cluster`` (the generator function) or a JSON file
+``{"function": "continuum", "seed": 3, ...}``; options override parameters (``seed=3``,
+``pods=500``). The stored ``meta`` holds ``generator`` and ``params``, and
+``twinsched.traces.synthetic.regenerate(meta)`` rebuilds the same arrays bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from twinsched.errors import TraceFormatError, UnknownNameError
+from twinsched.model.cluster import Scenario
+from twinsched.store.importers import register
+from twinsched.traces.synthetic import GENERATOR, regenerate
+
+OPTIONS = {
+    "seed": "random seed (default 0)",
+    "pods": "number of pods",
+    "hours": "length of the arrival window",
+    "edge_nodes": "continuum: edge nodes",
+    "cloud_nodes": "continuum: cloud nodes",
+    "hpc_nodes": "continuum: HPC nodes",
+    "nodes": "cluster: total nodes",
+}
+
+
+@register(
+    "synthetic", "the synthetic continuum generator (PATH: continuum|cluster|FILE.json)", OPTIONS
+)
+def import_synthetic(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
+    params: dict[str, object] = {"function": str(path)}
+    if path.suffix == ".json":
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise TraceFormatError(
+                str(path), 1, "-", f"cannot read generator parameters: {exc}"
+            ) from None
+        if not isinstance(loaded, dict) or "function" not in loaded:
+            raise TraceFormatError(str(path), 1, "function", "expected an object with 'function'")
+        params = loaded
+    for key, value in options.items():
+        if key not in OPTIONS:
+            raise UnknownNameError("synthetic option", key, list(OPTIONS))
+        params[key] = float(value) if key == "hours" else int(value)
+    scenario = regenerate({"generator": GENERATOR, "params": params})
+    return [replace(scenario, name=name)]

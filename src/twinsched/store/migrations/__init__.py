@@ -1,0 +1,1 @@
+"""Alembic environment and revisions of the scenario store (see ``twinsched.store.migrate``)."""

@@ -1,0 +1,180 @@
+"""The tables of the store (SQLAlchemy 2 declarative models).
+
+Scenario content is one row per nodepool, node, link, job and pod, keyed by
+``(scenario_id, idx)`` where ``idx`` is the row's position in the scenario's arrays. Label and
+GPU-model bitsets are unsigned 64-bit in memory and stored as signed BIGINT (same bits).
+Infinite durations and latencies are stored as IEEE infinity (both databases keep it).
+Run results keep metrics, curves and samples as JSON and per-pod decisions as rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+def _scenario_fk() -> Mapped[int]:
+    return mapped_column(Integer, ForeignKey("scenarios.id", ondelete="CASCADE"), primary_key=True)
+
+
+class ScenarioRow(Base):
+    __tablename__ = "scenarios"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    source: Mapped[str] = mapped_column(String(64))  # the importer's name
+    source_path: Mapped[str] = mapped_column(Text, default="")
+    checksum: Mapped[str] = mapped_column(String(64))  # sha256 of the arrays, see codec.py
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    n_nodes: Mapped[int] = mapped_column(Integer)
+    n_pods: Mapped[int] = mapped_column(Integer)
+    labels: Mapped[list[Any]] = mapped_column(JSON)  # the label vocabulary, bit order
+    gpu_models: Mapped[list[Any]] = mapped_column(JSON)  # bit order of model masks
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class NodePoolRow(Base):
+    __tablename__ = "nodepools"
+
+    scenario_id: Mapped[int] = _scenario_fk()
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+
+
+class NodeRow(Base):
+    __tablename__ = "nodes"
+
+    scenario_id: Mapped[int] = _scenario_fk()
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    pool: Mapped[int] = mapped_column(Integer)
+    cpu_milli: Mapped[int] = mapped_column(BigInteger)
+    memory_mib: Mapped[int] = mapped_column(BigInteger)
+    gpu_count: Mapped[int] = mapped_column(Integer)
+    gpu_model: Mapped[int] = mapped_column(Integer)  # index into scenarios.gpu_models, -1
+    labels: Mapped[int] = mapped_column(BigInteger)
+    power_idle_w: Mapped[float] = mapped_column(Float(53))
+    power_peak_w: Mapped[float] = mapped_column(Float(53))
+
+
+class LinkRow(Base):
+    __tablename__ = "links"
+
+    scenario_id: Mapped[int] = _scenario_fk()
+    source: Mapped[int] = mapped_column(Integer, primary_key=True)
+    target: Mapped[int] = mapped_column(Integer, primary_key=True)
+    latency_ms: Mapped[float] = mapped_column(Float(53))
+    bandwidth_mbps: Mapped[float] = mapped_column(Float(53))
+
+
+class JobRow(Base):
+    __tablename__ = "jobs"
+
+    scenario_id: Mapped[int] = _scenario_fk()
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+
+
+class PodRow(Base):
+    """The biggest table, shaped for bulk COPY: no foreign key and no primary-key index.
+
+    On PostgreSQL a foreign key costs one lookup per row and a B-tree on (scenario_id, idx)
+    about a third of the COPY time; a BRIN index on ``scenario_id`` (rows of one scenario are
+    written together) finds a scenario's rows for a fraction of that. What the constraints
+    would guarantee is kept by the store: it deletes a scenario's pods in the same transaction
+    as the scenario, and loading checks that ``idx`` is exactly 0..n-1.
+    """
+
+    __tablename__ = "pods"
+    __table_args__ = (Index("ix_pods_scenario_id", "scenario_id", postgresql_using="brin"),)
+    __mapper_args__ = {"primary_key": ["scenario_id", "idx"]}  # noqa: RUF012
+
+    scenario_id: Mapped[int] = mapped_column(Integer)
+    idx: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(Text)
+    job: Mapped[int] = mapped_column(Integer)
+    cpu_milli: Mapped[int] = mapped_column(BigInteger)
+    memory_mib: Mapped[int] = mapped_column(BigInteger)
+    gpu_count: Mapped[int] = mapped_column(Integer)
+    gpu_milli: Mapped[int] = mapped_column(Integer)
+    model_mask: Mapped[int] = mapped_column(BigInteger)
+    required_labels: Mapped[int] = mapped_column(BigInteger)
+    rejected_labels: Mapped[int] = mapped_column(BigInteger)
+    preferred_labels: Mapped[int] = mapped_column(BigInteger)
+    retracted_labels: Mapped[int] = mapped_column(BigInteger)
+    priority: Mapped[int] = mapped_column(BigInteger)
+    arrival_s: Mapped[float] = mapped_column(Float(53))
+    duration_s: Mapped[float] = mapped_column(Float(53))
+    data_pool: Mapped[int] = mapped_column(Integer)
+    max_latency_ms: Mapped[float] = mapped_column(Float(53))
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    scenario_id: Mapped[int | None] = mapped_column(
+        Integer, ForeignKey("scenarios.id", ondelete="SET NULL"), nullable=True
+    )
+    scenario_name: Mapped[str] = mapped_column(Text, default="")
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(32))
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    wall_seconds: Mapped[float | None] = mapped_column(Float(53), nullable=True)
+
+
+class RunResultRow(Base):
+    __tablename__ = "run_results"
+
+    run_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    scheduler: Mapped[str] = mapped_column(Text)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    trace: Mapped[str] = mapped_column(Text)
+    mode: Mapped[str] = mapped_column(String(32))
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)  # RunResult.summary
+    curve: Mapped[list[Any]] = mapped_column(JSON)
+    samples: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class DecisionRow(Base):
+    __tablename__ = "run_decisions"
+
+    run_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    time_s: Mapped[float] = mapped_column(Float(53))
+    pod: Mapped[str] = mapped_column(Text)
+    node: Mapped[str | None] = mapped_column(Text, nullable=True)  # None: not placed
+    reason: Mapped[str] = mapped_column(Text, default="")

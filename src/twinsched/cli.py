@@ -115,7 +115,9 @@ ScenarioOpt = Annotated[
 DbOpt = Annotated[
     str | None, typer.Option(help="store URL (default $TWINSCHED_DB, else a local SQLite file)")
 ]
-RecordOpt = Annotated[bool, typer.Option(help="record the runs and results in the store")]
+RecordOpt = Annotated[
+    bool, typer.Option("--record/--no-record", help="record specs and results in the store")
+]
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
@@ -136,7 +138,7 @@ def run(
     aggregate: AggregateOpt = False,
     scenario: ScenarioOpt = None,
     db: DbOpt = None,
-    record: RecordOpt = False,
+    record: RecordOpt = True,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if mode not in ("fillup", "replay"):
@@ -171,19 +173,33 @@ def run(
             for seed in _seeds(seeds)
         ]
         runs = _run_all(specs, jobs)
-        if record or scenario is not None:
-            from twinsched.store import record_run
-
-            ids = [
-                record_run(s, r, db, scenario=s.variant if s.trace == "store" else None)
-                for s, r in zip(specs, runs, strict=True)
-            ]
-            console.print(f"recorded runs {ids[0]} to {ids[-1]} (see `twinsched runs list`)")
     except TwinschedError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from exc
     label = f"{trace}/{variant}" if variant else trace
     _report(runs, out, f"{label} · {mode} · seeds {seeds}", _reference(trace, variant, mode))
+    if record:
+        _record(specs, runs, db)
+
+
+def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None:
+    """Store every run's spec and results (after the files are written: nothing is lost)."""
+    try:
+        from twinsched.store import record_run, resolve_url
+    except ImportError:
+        err.print("runs not recorded: the store needs pip install 'twinsched[store]'")
+        return
+    try:
+        ids = [
+            record_run(s, r, db, scenario=s.variant if s.trace == "store" else None)
+            for s, r in zip(specs, runs, strict=True)
+        ]
+    except TwinschedError as exc:
+        err.print(f"[red]error:[/] results written, but not recorded: {exc}")
+        raise typer.Exit(2) from exc
+    console.print(
+        f"recorded runs {ids[0]} to {ids[-1]} in {resolve_url(db)} (`twinsched runs list`)"
+    )
 
 
 def mode_of(text: str) -> Mode:
@@ -207,6 +223,7 @@ def demo(
     run(
         trace="synthetic-continuum", variant="", mode="replay", schedulers=DEMO_SCHEDULERS,
         seeds=seeds, out=out, data=None, target=130.0, jobs=1, validate=False, aggregate=False,
+        scenario=None, db=None, record=True,
     )  # fmt: skip
 
 

@@ -34,6 +34,7 @@ def test_documented_run_command_writes_results(tmp_path: Path) -> None:
     for name in ("report.html", "fillup.png"):
         assert (out / name).stat().st_size > 1000, name
     assert "bestfit" in result.output and "paper @100%" in result.output
+    assert "recorded runs" in result.output  # every run lands in the store by default
 
 
 def test_unknown_scheduler_is_a_clear_error() -> None:
@@ -75,3 +76,13 @@ def test_run_a_stored_scenario_and_record_the_runs(tmp_path: Path) -> None:
     assert {r.scenario_name for r in runs} == {"small"}
     missing = runner.invoke(app, ["run", "--scenario", "nope", "--db", db])
     assert missing.exit_code == 2 and "nope" in missing.output
+
+
+def test_no_record_leaves_the_store_alone(tmp_path: Path) -> None:
+    from twinsched.store import list_runs
+
+    db = f"sqlite:///{tmp_path / 'empty.db'}"
+    args = ["run", "--mode", "replay", "--schedulers", "firstfit", "--db", db, "--no-record"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert list_runs(db) == []

@@ -34,7 +34,14 @@ BUILT_INS = (
 )
 
 
+_LOADED = False
+
+
 def _load() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
     for module in BUILT_INS:  # importing a module registers its schedulers
         import_module(module)
     for ep in entry_points(group=ENTRY_POINT_GROUP):

@@ -139,6 +139,7 @@ def _summary(state: ClusterState) -> dict[str, object]:
         "gpu_alloc_ratio_pct": round(cm.gpu_allocation_ratio(state), 4),
         "cpu_alloc_ratio_pct": round(cm.cpu_allocation_ratio(state), 4),
         "memory_alloc_ratio_pct": round(cm.memory_allocation_ratio(state), 4),
+        "running": cm.running_pods(state),
         "unscheduled": sum(cm.unscheduled_by_reason(state).values()),
         "unscheduled_by_reason": cm.unscheduled_by_reason(state),
         "power_w": round(cm.power_w(state), 1),

@@ -51,3 +51,16 @@ def test_changes_log_every_node_change() -> None:
     st.apply(Release(0))
     assert st.changes == [0, 0] and st.version.tolist() == [2]
     np.testing.assert_array_equal(st.gpu_idle, [2000])
+
+
+def test_pod_dtypes_cover_every_pod_column() -> None:
+    """The one table of pod column dtypes (used by the twin converter and the store)."""
+    import dataclasses
+
+    from twinsched.model.cluster import POD_DTYPES, Pods
+
+    fields = {f.name for f in dataclasses.fields(Pods)} - {"names", "job_names"}
+    assert set(POD_DTYPES) == fields
+    sc = scenario([(8000, 8192, 2, "T4")], [(1, 0, 0, 0)])
+    for column, dtype in POD_DTYPES.items():
+        assert getattr(sc.pods, column).dtype == dtype, column

@@ -147,6 +147,27 @@ class Pods:
         return Pods(names=tuple(names), job_names=self.job_names, **cols)
 
 
+#: NumPy dtype of every per-pod column of :class:`Pods` except ``names``, in table order
+#: (the store's tables and CSV exports follow this order).
+POD_DTYPES: dict[str, type] = {
+    "job": np.int64,
+    "cpu_milli": np.int64,
+    "memory_mib": np.int64,
+    "gpu_count": np.int64,
+    "gpu_milli": np.int64,
+    "model_mask": np.uint64,
+    "required_labels": np.uint64,
+    "rejected_labels": np.uint64,
+    "preferred_labels": np.uint64,
+    "retracted_labels": np.uint64,
+    "priority": np.int64,
+    "arrival_s": np.float64,
+    "duration_s": np.float64,
+    "data_pool": np.int64,
+    "max_latency_ms": np.float64,
+}
+
+
 @dataclass(frozen=True)
 class Scenario:
     """Everything a run needs besides the scheduler and the seed."""

@@ -20,6 +20,7 @@ import numpy as np
 from twinsched.model.cluster import (
     F64,
     MILLI_PER_GPU,
+    POD_DTYPES,
     LabelVocabulary,
     Links,
     Nodes,
@@ -314,24 +315,7 @@ def _pods(doc: TwinDocument, vocab: LabelVocabulary, nodes: Nodes) -> Pods:
     )
 
 
-_POD_COLUMNS: dict[str, Any] = {
-    "names": object,
-    "cpu_milli": np.int64,
-    "memory_mib": np.int64,
-    "gpu_count": np.int64,
-    "gpu_milli": np.int64,
-    "model_mask": np.uint64,
-    "required_labels": np.uint64,
-    "rejected_labels": np.uint64,
-    "preferred_labels": np.uint64,
-    "retracted_labels": np.uint64,
-    "priority": np.int64,
-    "arrival_s": np.float64,
-    "duration_s": np.float64,
-    "job": np.int64,
-    "data_pool": np.int64,
-    "max_latency_ms": np.float64,
-}
+_POD_COLUMNS: dict[str, Any] = {"names": object, **POD_DTYPES}
 
 
 def _model_mask(models: list[str], bit: dict[str, int], where: str) -> int:

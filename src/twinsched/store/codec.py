@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from twinsched.model.cluster import LabelVocabulary, Links, Nodes, Pods, Scenario
+from twinsched.model.cluster import POD_DTYPES, LabelVocabulary, Links, Nodes, Pods, Scenario
 
 Column = npt.NDArray[Any] | Sequence[Any]
 Columns = dict[str, Column]
@@ -30,24 +30,7 @@ NODE_COLUMNS: dict[str, Any] = {
     "power_idle_w": np.float64,
     "power_peak_w": np.float64,
 }
-POD_COLUMNS: dict[str, Any] = {
-    "name": object,
-    "job": np.int64,
-    "cpu_milli": np.int64,
-    "memory_mib": np.int64,
-    "gpu_count": np.int64,
-    "gpu_milli": np.int64,
-    "model_mask": np.uint64,
-    "required_labels": np.uint64,
-    "rejected_labels": np.uint64,
-    "preferred_labels": np.uint64,
-    "retracted_labels": np.uint64,
-    "priority": np.int64,
-    "arrival_s": np.float64,
-    "duration_s": np.float64,
-    "data_pool": np.int64,
-    "max_latency_ms": np.float64,
-}
+POD_COLUMNS: dict[str, Any] = {"name": object, **POD_DTYPES}
 LINK_COLUMNS: dict[str, Any] = {
     "source": np.int64,
     "target": np.int64,

@@ -123,7 +123,7 @@ def explain(state: ClusterState, pod: PodView) -> Unschedulable:
             counts[reason] = int(rejected.sum())
         alive &= ~rejected
     if not counts:
-        return Unschedulable("NoDecision", "eligible nodes exist but the scheduler chose none")
+        return Unschedulable("NoNodeChosen", "eligible nodes exist but the scheduler chose none")
     main = max(counts, key=lambda r: counts[r])
     detail = f"0/{state.nodes.n} nodes are available: " + ", ".join(
         f"{c} {r}" for r, c in counts.items()

@@ -9,14 +9,24 @@ from twinsched.scheduling.framework import PodView
 # Rows hold at most a handful of GPUs: plain Python beats NumPy's per-call overhead here.
 
 
+def fitting_gpus(left: list[int], milli: int) -> list[int]:
+    """GPUs of one node (its free milli per GPU) that can take a share of ``milli``."""
+    return [g for g, v in enumerate(left) if v >= milli]
+
+
+def free_gpus(left: list[int]) -> list[int]:
+    """GPUs of one node that are completely free, lowest index first."""
+    return fitting_gpus(left, MILLI_PER_GPU)
+
+
 def best_fit_gpu(left: list[int], milli: int) -> int:
     """The fitting GPU with the least free share; the lowest index on ties."""
-    return min((v, g) for g, v in enumerate(left) if v >= milli)[1]
+    return min(fitting_gpus(left, milli), key=lambda g: left[g])
 
 
 def whole_gpus(left: list[int], count: int) -> tuple[int, ...]:
     """The ``count`` lowest-index completely free GPUs."""
-    return tuple([g for g, v in enumerate(left) if v == MILLI_PER_GPU][:count])
+    return tuple(free_gpus(left)[:count])
 
 
 def default_gpus(state: ClusterState, pod: PodView, node: int) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ from twinsched.scheduling.framework import (
     RunContext,
     Unschedulable,
 )
-from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.gpus import default_gpus, fitting_gpus
 from twinsched.scheduling.registry import register
 
 
@@ -34,8 +34,8 @@ class RandomScheduler:
             return Unschedulable("NoEligibleNode")
         node = int(nodes[self._rng.integers(nodes.size)])
         if pod.is_share:
-            fitting = np.flatnonzero(state.gpu_left[node] >= pod.gpu_milli)
-            return Placement(node, (int(fitting[self._rng.integers(fitting.size)]),))
+            fitting = fitting_gpus(state.gpu_left[node].tolist(), pod.gpu_milli)
+            return Placement(node, (fitting[int(self._rng.integers(len(fitting)))],))
         return Placement(node, default_gpus(state, pod, node))
 
 

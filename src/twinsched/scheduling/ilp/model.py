@@ -9,7 +9,8 @@ from typing import Any
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
-from twinsched.scheduling.ilp.problem import WindowProblem, whole_free
+from twinsched.scheduling.gpus import free_gpus
+from twinsched.scheduling.ilp.problem import WindowProblem
 
 
 @dataclass
@@ -60,7 +61,7 @@ def solve_window(
     for i, o in enumerate(opts):
         pod = pods[o.pod]
         if pod.gpu_count and not pod.is_share:
-            for g in whole_free(problem.gpu_left[problem.local(o.node)]):
+            for g in free_gpus(problem.gpu_left[problem.local(o.node)].tolist()):
                 whole[i, g] = m.new_bool_var(f"w{i}_{g}")
 
     # -- constraints ------------------------------------------------------------------------

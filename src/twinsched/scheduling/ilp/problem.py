@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
+from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
+from twinsched.scheduling.gpus import fitting_gpus
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,6 @@ def candidate_nodes(key: I64, eligible: BoolA, k: int) -> I64:
     return nodes[np.argsort(-key[nodes], kind="stable")]
 
 
-def share_gpus(left: I64, milli: int) -> list[int]:
-    """GPUs of one node that can take a share of ``milli``."""
-    return [g for g, v in enumerate(left.tolist()) if v >= milli]
-
-
 def build_problem(
     state: ClusterState,
     pods: list[PodView],
@@ -66,7 +62,7 @@ def build_problem(
     for p, (pod, nodes) in enumerate(zip(pods, nodes_per_pod, strict=True)):
         for node in nodes.tolist():
             if pod.is_share:
-                for g in share_gpus(state.gpu_left[node], pod.gpu_milli):
+                for g in fitting_gpus(state.gpu_left[node].tolist(), pod.gpu_milli):
                     options.append(Option(p, node, g, value[p].get((node, g), 0)))
             else:
                 options.append(Option(p, node, -1, value[p].get((node, -1), 0)))
@@ -80,7 +76,3 @@ def build_problem(
         mem_free=state.mem_free[used].copy(),
         gpu_left=state.gpu_left[used].copy(),
     )
-
-
-def whole_free(left: I64) -> list[int]:
-    return [g for g, v in enumerate(left.tolist()) if v == MILLI_PER_GPU]

@@ -11,8 +11,8 @@ from twinsched.metrics.fragmentation import TypicalPods, fragmentation
 from twinsched.model.cluster import I64, MILLI_PER_GPU
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
+from twinsched.scheduling.gpus import fitting_gpus
 from twinsched.scheduling.heuristics.fgd import fgd_score, whole_gpus_taken
-from twinsched.scheduling.ilp.problem import share_gpus
 from twinsched.scheduling.rows import distinct_rows
 
 OptionValues = dict[tuple[int, int], int]  # (node, gpu or -1) -> value
@@ -104,7 +104,8 @@ def _spread(state: ClusterState, pod: PodView, nodes: I64, per_node: I64) -> Opt
     """The same value for every GPU option of a node."""
     out: OptionValues = {}
     for node, v in zip(nodes.tolist(), per_node.tolist(), strict=True):
-        gpus = share_gpus(state.gpu_left[node], pod.gpu_milli) if pod.is_share else [-1]
+        left = state.gpu_left[node].tolist()
+        gpus = fitting_gpus(left, pod.gpu_milli) if pod.is_share else [-1]
         for g in gpus:
             out[node, g] = int(v)
     return out

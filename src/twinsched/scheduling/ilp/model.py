@@ -57,12 +57,12 @@ def solve_window(
     # -- variables --------------------------------------------------------------------------
     pick = [m.new_bool_var(f"o{i}") for i in range(len(opts))]  # option i is chosen
     # k-GPU pods choose which whole free GPUs of their node they take
-    whole: dict[tuple[int, int], Any] = {}
+    whole: dict[int, dict[int, Any]] = {}  # option -> {free GPU: taken}
     for i, o in enumerate(opts):
         pod = pods[o.pod]
         if pod.gpu_count and not pod.is_share:
-            for g in free_gpus(problem.gpu_left[problem.local(o.node)].tolist()):
-                whole[i, g] = m.new_bool_var(f"w{i}_{g}")
+            free = free_gpus(problem.gpu_left[problem.local(o.node)].tolist())
+            whole[i] = {g: m.new_bool_var(f"w{i}_{g}") for g in free}
 
     # -- constraints ------------------------------------------------------------------------
     by_pod: dict[int, list[int]] = {}
@@ -72,25 +72,23 @@ def solve_window(
         by_node.setdefault(problem.local(o.node), []).append(i)
     for choices in by_pod.values():  # a pod is placed at most once
         m.add_at_most_one(pick[i] for i in choices)
-    for i in range(len(opts)):  # a k-GPU pod takes exactly k whole GPUs on its node
-        pod = pods[opts[i].pod]
-        if pod.gpu_count and not pod.is_share:
-            gs = [whole[i, g] for g in range(problem.gpu_left.shape[1]) if (i, g) in whole]
-            m.add(sum(gs) == pod.gpu_count * pick[i])
+    for i, taken in whole.items():  # a k-GPU pod takes exactly k whole GPUs on its node
+        m.add(sum(taken.values()) == pods[opts[i].pod].gpu_count * pick[i])
     for n, choices in by_node.items():  # CPU, memory and every GPU's milli on every node
         m.add(sum(pods[opts[i].pod].cpu_milli * pick[i] for i in choices) <= problem.cpu_free[n])
         m.add(sum(pods[opts[i].pod].memory_mib * pick[i] for i in choices) <= problem.mem_free[n])
         for g in range(problem.gpu_left.shape[1]):
             use = [pods[opts[i].pod].gpu_milli * pick[i] for i in choices if opts[i].gpu == g]
-            use += [MILLI_PER_GPU * whole[i, g] for i in choices if (i, g) in whole]
+            use += [MILLI_PER_GPU * whole[i][g] for i in choices if g in whole.get(i, {})]
             if use:
                 m.add(sum(use) <= int(problem.gpu_left[n, g]))
 
     # -- objective --------------------------------------------------------------------------
     # Lexicographic: one unit of reward outweighs every secondary value of the window.
-    weight = 1 + sum(
-        max((abs(o.value) for o in opts if o.pod == p), default=0) for p in range(len(pods))
-    )
+    top: dict[int, int] = {}  # each pod's largest secondary value
+    for o in opts:
+        top[o.pod] = max(top.get(o.pod, 0), abs(o.value))
+    weight = 1 + sum(top.values())
     m.maximize(
         sum((problem.reward[o.pod] * weight + o.value) * pick[i] for i, o in enumerate(opts))
     )
@@ -120,9 +118,7 @@ def solve_window(
                 if o.gpu >= 0:
                     gpus: tuple[int, ...] = (o.gpu,)
                 else:
-                    gpus = tuple(
-                        sorted(g for (j, g) in whole if j == i and solver.value(whole[j, g]))
-                    )
+                    gpus = tuple(g for g, var in whole.get(i, {}).items() if solver.value(var))
                 placements[o.pod] = (o.node, gpus)
     return WindowSolution(
         placements=placements,
@@ -138,7 +134,7 @@ def _add_hint(
     m: Any,
     problem: WindowProblem,
     pick: list[Any],
-    whole: dict[tuple[int, int], Any],
+    whole: dict[int, dict[int, Any]],
     hint: list[tuple[int, tuple[int, ...]] | None],
 ) -> None:
     """Start the search from a heuristic's placement of the window."""
@@ -146,6 +142,5 @@ def _add_hint(
         chosen = hint[o.pod]
         on = chosen is not None and chosen[0] == o.node and (o.gpu < 0 or chosen[1] == (o.gpu,))
         m.add_hint(pick[i], on)
-        for (j, g), var in whole.items():
-            if j == i:
-                m.add_hint(var, bool(on and chosen is not None and g in chosen[1]))
+        for g, var in whole.get(i, {}).items():
+            m.add_hint(var, bool(on and chosen is not None and g in chosen[1]))

@@ -49,6 +49,13 @@ def placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Place
     return ""
 
 
+def needs_fallback(state: ClusterState, pod: PodView, eligible: BoolA, decision: Decision) -> str:
+    """Why a scheduler's answer must be replaced by the fallback heuristic ("" if it stands)."""
+    if isinstance(decision, Unschedulable):
+        return NO_DECISION if decision.reason == NO_DECISION else ""
+    return "InvalidPlacement" if placement_error(state, pod, eligible, decision) else ""
+
+
 class SchedulerController:
     """Feeds one pod at a time to a scheduler over the nodes that pass every filter."""
 
@@ -97,15 +104,11 @@ class SchedulerController:
 
     def _settle(self, pod: PodView, mask: BoolA, decision: Decision, explain: bool) -> Decision:
         """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
-        if isinstance(decision, Unschedulable):
-            if decision.reason == NO_DECISION:
-                return self._fall_back(pod, mask, NO_DECISION, explain)
-            if explain and decision.reason == "NoEligibleNode":
-                return self.explain(pod)
-            return decision
-        problem = placement_error(self.state, pod, mask, decision)
-        if problem:
-            return self._fall_back(pod, mask, "InvalidPlacement", explain)
+        why = needs_fallback(self.state, pod, mask, decision)
+        if why:
+            return self._fall_back(pod, mask, why, explain)
+        if explain and isinstance(decision, Unschedulable) and decision.reason == "NoEligibleNode":
+            return self.explain(pod)
         return decision
 
     def _fall_back(self, pod: PodView, mask: BoolA, why: str, explain: bool) -> Decision:

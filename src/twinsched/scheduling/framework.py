@@ -55,19 +55,23 @@ CLASS_COLUMNS = (
 )  # fmt: skip
 
 
+def pod_views(pods: Pods) -> list[PodView]:
+    """Every pod as a :class:`PodView` (built once per run, off the hot path).
+
+    Pods whose :data:`CLASS_COLUMNS` are equal share a class id, numbered in order of
+    first appearance.
+    """
+    ids: dict[tuple[object, ...], int] = {}
+    cols = [getattr(pods, c).tolist() for c in CLASS_COLUMNS] + [pods.priority.tolist()]
+    views = []
+    for i, row in enumerate(zip(*cols, strict=True)):
+        views.append(PodView(i, ids.setdefault(row[:-1], len(ids)), *row))
+    return views
+
+
 def pod_classes(pods: Pods) -> I64:
     """Equivalence class per pod: pods with equal requests and policies share one."""
-    ids: dict[tuple[object, ...], int] = {}
-    rows = zip(*(getattr(pods, c).tolist() for c in CLASS_COLUMNS), strict=True)
-    return np.array([ids.setdefault(row, len(ids)) for row in rows], dtype=np.int64)
-
-
-def pod_views(pods: Pods) -> list[PodView]:
-    """Every pod as a :class:`PodView` (built once per run, off the hot path)."""
-    cls = pod_classes(pods).tolist()
-    cols = [getattr(pods, c).tolist() for c in CLASS_COLUMNS] + [pods.priority.tolist()]
-    rows = zip(cls, zip(*cols, strict=True), strict=True)
-    return [PodView(i, c, *row) for i, (c, row) in enumerate(rows)]
+    return np.array([view.cls for view in pod_views(pods)], dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)

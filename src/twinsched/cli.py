@@ -40,6 +40,14 @@ def _add_subsystems() -> None:
     app.add_typer(workflows_app, name="workflow", help="Task DAGs across the continuum.")
     app.add_typer(store_cli.app, name="scenarios", help="The scenario store.")
     app.add_typer(store_cli.runs_app, name="runs", help="Recorded runs and their results.")
+    from twinsched.scheduling.ai import cli as ai_cli
+    from twinsched.scheduling.ai.train_cli import train_command
+
+    app.add_typer(ai_cli.app, name="models", help="Registered models: the ai:NAME schedulers.")
+    app.command("train")(train_command)
+    from twinsched.sim.cli import app as vte_app
+
+    app.add_typer(vte_app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
 
 
 _add_subsystems()
@@ -265,7 +273,9 @@ def list_schedulers() -> None:
     from twinsched.scheduling import registry
 
     table = Table("name", "what it does")
-    for name, about in registry.describe().items():
+    from twinsched.scheduling.ai.registry import list_models
+
+    for name, about in (registry.describe() | list_models()).items():
         table.add_row(name, about)
     console.print(table)
 

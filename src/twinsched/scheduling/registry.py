@@ -62,6 +62,10 @@ def describe() -> dict[str, str]:
 def create(name: str) -> Scheduler:
     """A fresh scheduler; ``a+b`` or ``a*2+b`` sums the score plugins of plugin schedulers."""
     _load()
+    if name.startswith("ai:"):
+        from twinsched.scheduling.ai.registry import create_ai_scheduler
+
+        return create_ai_scheduler(name)
     if name.startswith("aggregate:"):
         from twinsched.scheduling.ensemble import Ensemble
 

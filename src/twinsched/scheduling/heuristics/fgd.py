@@ -31,6 +31,19 @@ def whole_gpus_taken(gpu_left: I64, count: int) -> I64:
     return np.where(take, 0, gpu_left)
 
 
+def share_candidates(left: I64, milli: int) -> tuple[I64, I64]:
+    """(row, GPU) pairs a share pod may take: one GPU per distinct free share that fits.
+
+    GPUs of a row with equal free milli are interchangeable, so only the first is kept.
+    Sorted by row, then GPU.
+    """
+    g = left.shape[1]
+    earlier_equal = (left[:, :, None] == left[:, None, :]) & np.tri(g, k=-1, dtype=bool).T[None]
+    candidate = (left >= milli) & ~earlier_equal.any(axis=1)
+    rows, gpus = np.nonzero(candidate)
+    return rows.astype(np.int64), gpus.astype(np.int64)
+
+
 class FragmentationGradient(BaseScore):
     name = "fgd"
 
@@ -71,9 +84,7 @@ class FragmentationGradient(BaseScore):
     def _share(self, cpu: I64, left: I64, model: I64, cpu_after: I64, milli: int) -> Scores:
         """Try every fitting GPU (one per distinct free share: equal shares score alike)."""
         k, g = left.shape
-        earlier_equal = (left[:, :, None] == left[:, None, :]) & np.tri(g, k=-1, dtype=bool).T[None]
-        candidate = (left >= milli) & ~earlier_equal.any(axis=1)
-        rows, gpus = np.nonzero(candidate)  # sorted by row
+        rows, gpus = share_candidates(left, milli)
         values = np.zeros(k, dtype=np.int64)
         chosen = np.full(k, -1, dtype=np.int64)
         if rows.size == 0:

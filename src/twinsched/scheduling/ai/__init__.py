@@ -1,0 +1,1 @@
+"""The AI scheduler: node features, a permutation-equivariant policy, training, model registry."""

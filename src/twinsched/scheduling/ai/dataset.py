@@ -1,0 +1,115 @@
+"""Teacher decisions as training data for behaviour cloning (and DAgger rounds).
+
+A run of the fill-up protocol is played by an *actor* (the teacher itself, or the student
+being trained); at every decision the teacher says which node it would pick, and the
+feature rows of that node and of up to ``candidates - 1`` other eligible nodes (drawn with
+the run's seed) are kept. Training then asks the policy to rank the teacher's node first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from twinsched.metrics.fragmentation import typical_pods
+from twinsched.model.cluster import BoolA, Scenario
+from twinsched.model.state import ClusterState
+from twinsched.scheduling import registry
+from twinsched.scheduling.ai.features import F32, N_FEATURES, Scales, node_features
+from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Scheduler
+from twinsched.sim.vte import run_fillup
+
+I32 = npt.NDArray[np.int32]
+
+
+@dataclass
+class Decisions:
+    """``rows[d, c]``: features of candidate ``c`` of decision ``d``; candidate 0 is the
+    teacher's node; ``valid[d, c]`` marks real candidates (the rest is padding)."""
+
+    rows: npt.NDArray[np.float16]
+    valid: BoolA
+
+    @property
+    def n(self) -> int:
+        return int(self.valid.shape[0])
+
+    @staticmethod
+    def concat(parts: list[Decisions]) -> Decisions:
+        width = max((p.rows.shape[1] for p in parts), default=1)
+        rows = [np.pad(p.rows, ((0, 0), (0, width - p.rows.shape[1]), (0, 0))) for p in parts]
+        valid = [np.pad(p.valid, ((0, 0), (0, width - p.valid.shape[1]))) for p in parts]
+        if not parts:
+            return Decisions(np.zeros((0, 1, N_FEATURES), np.float16), np.zeros((0, 1), bool))
+        return Decisions(np.concatenate(rows), np.concatenate(valid))
+
+    def checksum(self) -> str:
+        digest = hashlib.sha256(self.rows.tobytes())
+        digest.update(self.valid.tobytes())
+        return digest.hexdigest()
+
+
+class _Recorder:
+    """Acts with ``actor``, records what ``teacher`` would have done in the same state."""
+
+    def __init__(self, teacher: Scheduler, actor: Scheduler | None, candidates: int) -> None:
+        self.name = f"record:{teacher.name}"
+        self.teacher, self.actor, self.k = teacher, actor, candidates
+        self.rows: list[F32] = []
+        self.valid: list[BoolA] = []
+        self._rng = np.random.default_rng(0)
+        self._ctx: RunContext | None = None
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        self._ctx = ctx
+        self._rng = np.random.default_rng([ctx.seed, 7])
+        self._typical = typical_pods(ctx.workload)
+        self._scales = Scales.of(state)
+        self.teacher.reset(state, ctx)
+        if self.actor is not None:
+            self.actor.reset(state, ctx)
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        said = self.teacher.place(state, pod, eligible)
+        if isinstance(said, Placement):
+            self._record(state, pod, eligible, said.node)
+        if self.actor is None:
+            return said
+        return self.actor.place(state, pod, eligible)
+
+    def _record(self, state: ClusterState, pod: PodView, eligible: BoolA, chosen: int) -> None:
+        others = np.flatnonzero(eligible)
+        others = others[others != chosen]
+        if others.size <= 1:
+            return  # nothing to learn from a forced choice
+        if others.size > self.k - 1:
+            others = self._rng.choice(others, self.k - 1, replace=False)
+        nodes = np.concatenate([[chosen], others]).astype(np.int64)
+        rows, _ = node_features(state, pod, nodes, self._typical, self._scales)
+        padded = np.zeros((self.k, N_FEATURES), dtype=np.float32)
+        padded[: nodes.size] = rows
+        self.rows.append(padded)
+        self.valid.append(np.arange(self.k) < nodes.size)
+
+
+def collect(
+    scenario: Scenario,
+    teacher: str | Scheduler,
+    seed: int,
+    *,
+    actor: Scheduler | None = None,
+    candidates: int = 48,
+    target_pct: float = 100.0,
+) -> Decisions:
+    """The teacher's decisions over one fill-up run of ``scenario`` (played by ``actor``)."""
+    sched = registry.create(teacher) if isinstance(teacher, str) else teacher
+    recorder = _Recorder(sched, actor, candidates)
+    run_fillup(scenario, recorder, seed, target_pct=target_pct)
+    if not recorder.rows:
+        return Decisions.concat([])
+    return Decisions(
+        np.stack(recorder.rows).astype(np.float16), np.stack(recorder.valid).astype(bool)
+    )

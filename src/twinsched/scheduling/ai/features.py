@@ -1,0 +1,210 @@
+"""What the policy sees: one feature row per (node, pod), computed for many nodes at once.
+
+A row describes the node as it is (free and total resources, per-GPU free shares sorted,
+whether its GPU model, labels and nodepool suit the pod) and what placing the pod there
+would do (GPU fragmentation before and after under the workload's typical pods, the free
+share left on the chosen GPU). Rows depend only on the node's state and the pod's class, so
+the scheduler caches them per class and refreshes only changed nodes (see ``cache``).
+
+Values are scaled to about [-1, 1]: capacities by the largest in the scenario, milli-GPU by
+1,000, fragmentation by one GPU. Pure NumPy: the scheduler runs without PyTorch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from twinsched.metrics.fragmentation import TypicalPods, fragmentation
+from twinsched.model.cluster import I64, MILLI_PER_GPU
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import MAX_SCORE, PodView
+from twinsched.scheduling.heuristics.fgd import fgd_score, share_candidates, whole_gpus_taken
+
+F32 = npt.NDArray[np.float32]
+
+MAX_GPUS = 8  # per-GPU columns; nodes with more GPUs show their 8 freest
+NODE_NAMES = (
+    "cpu_free", "mem_free", "gpu_free", "cpu_total", "mem_total", "gpu_total",
+    "cpu_free_frac", "mem_free_frac", "gpu_free_frac", "whole_gpus_free", "up",
+    "model_ok", "preferred_labels", "retracted_labels", "latency",
+    *(f"gpu{i}_free" for i in range(MAX_GPUS)),
+)  # fmt: skip
+OUTCOME_NAMES = (
+    "frag_before", "frag_after", "frag_added", "cpu_after_frac", "gpu_after_frac",
+    "share_left_after", "whole_gpus_after", "cpu_after", "fgd_score",
+)  # fmt: skip
+POD_NAMES = ("pod_cpu", "pod_mem", "pod_gpu_count", "pod_gpu_milli", "pod_share", "pod_gpu")
+FEATURE_NAMES = NODE_NAMES + OUTCOME_NAMES + POD_NAMES
+N_FEATURES = len(FEATURE_NAMES)
+FRAG_ADDED = FEATURE_NAMES.index("frag_added")
+
+
+@dataclass(frozen=True)
+class Scales:
+    """Per-scenario scales so that features of any cluster land in about [0, 1]."""
+
+    cpu: float
+    mem: float
+    gpus: float
+
+    @classmethod
+    def of(cls, state: ClusterState) -> Scales:
+        nodes = state.nodes
+        return cls(
+            cpu=float(max(nodes.cpu_milli.max(initial=1), 1)),
+            mem=float(max(nodes.memory_mib.max(initial=1), 1)),
+            gpus=float(max(nodes.max_gpus, 1)),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Fragmentation before and after placing, and the GPU a share pod would take (or -1)."""
+
+    before: npt.NDArray[np.float64]
+    after: npt.NDArray[np.float64]
+    share_gpu: I64
+
+
+def placement_outcome(
+    state: ClusterState, pod: PodView, nodes: I64, typical: TypicalPods
+) -> Outcome:
+    """Fragmentation of each node now and after taking ``pod`` (a share pod: its best GPU).
+
+    Nodes where the pod does not fit get ``after = before``; callers mask them anyway.
+    """
+    cpu, left = state.cpu_free[nodes], state.gpu_left[nodes]
+    model = state.nodes.gpu_model[nodes]
+    k = nodes.size
+    chosen = np.full(k, -1, dtype=np.int64)
+    if pod.is_share:
+        rows, gpus = share_candidates(left, pod.gpu_milli)
+        after_left = left[rows].copy()
+        after_left[np.arange(rows.size), gpus] -= pod.gpu_milli
+        cpu_rows, model_rows = cpu[rows] - pod.cpu_milli, model[rows]
+    else:
+        rows = np.arange(k, dtype=np.int64)
+        after_left = whole_gpus_taken(left, pod.gpu_count) if pod.gpu_count else left
+        cpu_rows, model_rows = cpu - pod.cpu_milli, model
+    both = fragmentation(
+        np.concatenate([cpu, cpu_rows]),
+        np.concatenate([left, after_left]),
+        np.concatenate([model, model_rows]),
+        typical,
+    )
+    before, after_rows = both[:k], both[k:]
+    after = before.copy()
+    if pod.is_share and rows.size:
+        # Per node the candidate that fragments least; ties go to the lowest GPU index.
+        order = np.lexsort((gpus, after_rows, rows))
+        rows_sorted = rows[order]
+        first = order[np.r_[True, rows_sorted[1:] != rows_sorted[:-1]]]
+        after[rows[first]] = after_rows[first]
+        chosen[rows[first]] = gpus[first]
+    elif not pod.is_share:
+        after = after_rows
+    return Outcome(before, after, chosen)
+
+
+def pod_row(pod: PodView, scales: Scales) -> F32:
+    """The pod's own features (the same on every row)."""
+    return np.array(
+        [
+            pod.cpu_milli / scales.cpu,
+            pod.memory_mib / scales.mem,
+            pod.gpu_count / scales.gpus,
+            pod.gpu_milli / MILLI_PER_GPU,
+            float(pod.is_share),
+            pod.gpu_request / (MILLI_PER_GPU * scales.gpus),
+        ],
+        dtype=np.float32,
+    )
+
+
+def node_features(
+    state: ClusterState, pod: PodView, nodes: I64, typical: TypicalPods, scales: Scales
+) -> tuple[F32, I64]:
+    """Feature rows ``(len(nodes), N_FEATURES)`` and each node's GPU for a share pod."""
+    out = np.empty((nodes.size, N_FEATURES), dtype=np.float32)
+    n = state.nodes
+    cpu_cap, mem_cap = n.cpu_milli[nodes], n.memory_mib[nodes]
+    gpu_cap = n.gpu_count[nodes] * MILLI_PER_GPU
+    cpu, mem, idle = state.cpu_free[nodes], state.mem_free[nodes], state.gpu_idle[nodes]
+    gpu_scale = MILLI_PER_GPU * scales.gpus
+    outcome = placement_outcome(state, pod, nodes, typical)
+    left = np.sort(state.gpu_left[nodes], axis=1)[:, ::-1][:, :MAX_GPUS]
+    share_left = np.where(
+        outcome.share_gpu >= 0,
+        state.gpu_left[nodes, np.maximum(outcome.share_gpu, 0)] - pod.gpu_milli,
+        0,
+    )
+    whole_after = state.gpu_whole_free[nodes] - (0 if pod.is_share else pod.gpu_count)
+    columns = [
+        cpu / scales.cpu,
+        mem / scales.mem,
+        idle / gpu_scale,
+        cpu_cap / scales.cpu,
+        mem_cap / scales.mem,
+        gpu_cap / gpu_scale,
+        cpu / np.maximum(cpu_cap, 1),
+        mem / np.maximum(mem_cap, 1),
+        idle / np.maximum(gpu_cap, 1),
+        state.gpu_whole_free[nodes] / scales.gpus,
+        state.up[nodes],
+        _model_ok(state, pod, nodes),
+        _label_hits(n.labels[nodes], pod.preferred_labels),
+        _label_hits(n.labels[nodes], pod.retracted_labels),
+        _latency(state, pod, nodes),
+    ]
+    width = len(columns)
+    out[:, :width] = np.stack(columns, axis=1)
+    out[:, width : width + MAX_GPUS] = 0.0
+    out[:, width : width + left.shape[1]] = left / MILLI_PER_GPU
+    o = len(NODE_NAMES)
+    out[:, o : o + len(OUTCOME_NAMES)] = np.stack(
+        [
+            outcome.before / MILLI_PER_GPU,
+            outcome.after / MILLI_PER_GPU,
+            (outcome.after - outcome.before) / MILLI_PER_GPU,
+            (cpu - pod.cpu_milli) / np.maximum(cpu_cap, 1),
+            (idle - pod.gpu_request) / np.maximum(gpu_cap, 1),
+            share_left / MILLI_PER_GPU,
+            whole_after / scales.gpus,
+            (cpu - pod.cpu_milli) / scales.cpu,
+            fgd_score(outcome.before, outcome.after) / MAX_SCORE,
+        ],
+        axis=1,
+    )
+    out[:, o + len(OUTCOME_NAMES) :] = pod_row(pod, scales)[None, :]
+    return out, outcome.share_gpu
+
+
+def _model_ok(state: ClusterState, pod: PodView, nodes: I64) -> F32:
+    model = state.nodes.gpu_model[nodes]
+    if pod.model_mask == 0:
+        return (model >= 0).astype(np.float32)
+    bits = (np.uint64(pod.model_mask) >> np.maximum(model, 0).astype(np.uint64)) & np.uint64(1)
+    ok: F32 = ((model >= 0) & (bits == 1)).astype(np.float32)
+    return ok
+
+
+def _label_hits(labels: npt.NDArray[np.uint64], mask: int) -> F32:
+    """Share of the pod's labels of one kind that the node carries (0 when it has none)."""
+    if mask == 0:
+        return np.zeros(labels.size, dtype=np.float32)
+    total = bin(mask).count("1")
+    hits: F32 = np.bitwise_count(labels & np.uint64(mask)).astype(np.float32) / total
+    return hits
+
+
+def _latency(state: ClusterState, pod: PodView, nodes: I64) -> F32:
+    """Latency from the pod's data pool to the node's, relative to the pod's bound (0: none)."""
+    if pod.data_pool < 0:
+        return np.zeros(nodes.size, dtype=np.float32)
+    latency = state.latency_ms[pod.data_pool, state.nodes.pool[nodes]]
+    bound = pod.max_latency_ms if np.isfinite(pod.max_latency_ms) else 100.0
+    relative: F32 = np.minimum(latency / max(bound, 1e-3), 4.0).astype(np.float32)
+    return relative

@@ -1,0 +1,112 @@
+"""The placement policy as plain arrays: a per-node MLP, shared by every node.
+
+Each node's score is ``mlp(row)`` where ``row`` holds the node's features and the pod's
+(see :mod:`features`). The same weights score every node, so the policy is
+permutation-equivariant and works for any number of nodes. Inference is NumPy; PyTorch is
+only needed to train (:mod:`twinsched.scheduling.ai.torch_policy`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from twinsched.errors import TwinschedError
+from twinsched.scheduling.ai.features import F32, FEATURE_NAMES
+
+F64 = npt.NDArray[np.float64]
+WEIGHTS_FILE = "policy.npz"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Input scaling, then layers ``x @ W + b`` with ReLU between them; one output."""
+
+    weights: tuple[F32, ...]
+    biases: tuple[F32, ...]
+    mean: F32
+    std: F32
+    features: tuple[str, ...] = FEATURE_NAMES
+    meta: dict[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(self.biases) or not self.weights:
+            raise TwinschedError("a policy needs as many bias vectors as weight matrices (>= 1)")
+        if self.weights[0].shape[0] != len(self.features):
+            raise TwinschedError(
+                f"policy expects {self.weights[0].shape[0]} features, knows {len(self.features)}"
+            )
+        if self.weights[-1].shape[1] != 1:
+            raise TwinschedError("the last layer of a policy must have one output")
+
+    def scores(self, rows: F32) -> F32:
+        """One score per row (higher is better)."""
+        x = (rows - self.mean) / self.std
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            x = x @ w + b
+            if i < last:
+                np.maximum(x, 0.0, out=x)
+        return x[:, 0]
+
+    def checksum(self) -> str:
+        digest = hashlib.sha256()
+        for array in (*self.weights, *self.biases, self.mean, self.std):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()
+
+    # -- files ----------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        arrays: dict[str, npt.NDArray[np.float32]] = {"mean": self.mean, "std": self.std}
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+        header = json.dumps({"features": list(self.features), "meta": self.meta})
+        buffer = io.BytesIO()
+        np.savez(buffer, header=np.array(header), **arrays)  # type: ignore[arg-type]
+        return buffer.getvalue()
+
+    def save(self, path: Path) -> Path:
+        """Write to ``path`` (a directory gets ``policy.npz``); returns the file written."""
+        target = path / WEIGHTS_FILE if path.is_dir() else path
+        target.write_bytes(self.to_bytes())
+        return target
+
+    @classmethod
+    def load(cls, path: Path) -> Policy:
+        source = path / WEIGHTS_FILE if path.is_dir() else path
+        try:
+            with np.load(source, allow_pickle=False) as data:
+                header = json.loads(str(data["header"]))
+                layers = sum(1 for k in data.files if k.startswith("w"))
+                weights = tuple(data[f"w{i}"].astype(np.float32) for i in range(layers))
+                biases = tuple(data[f"b{i}"].astype(np.float32) for i in range(layers))
+                mean, std = data["mean"].astype(np.float32), data["std"].astype(np.float32)
+        except (OSError, KeyError, ValueError) as exc:
+            raise TwinschedError(f"{source}: not a twinsched policy file ({exc})") from exc
+        features = tuple(header.get("features", ()))
+        if features != FEATURE_NAMES:
+            raise TwinschedError(
+                f"{source}: trained on features {features[:3]}..., this version computes "
+                f"{FEATURE_NAMES[:3]}...; retrain the model"
+            )
+        return cls(weights, biases, mean, std, features, dict(header.get("meta", {})))
+
+
+def random_policy(hidden: tuple[int, ...] = (64, 64), seed: int = 0) -> Policy:
+    """An untrained policy (He-initialised), mostly for tests and as a starting point."""
+    rng = np.random.default_rng(seed)
+    sizes = (len(FEATURE_NAMES), *hidden, 1)
+    weights = tuple(
+        (rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32)
+        for a, b in itertools.pairwise(sizes)
+    )
+    biases = tuple(np.zeros(b, dtype=np.float32) for b in sizes[1:])
+    n = len(FEATURE_NAMES)
+    return Policy(weights, biases, np.zeros(n, np.float32), np.ones(n, np.float32))

@@ -1,0 +1,507 @@
+"""Versioned models on disk, found by name: a small local registry in the spirit of MLflow's.
+
+Layout: ``ROOT/NAME/VERSION/`` holds the artifact files that a ``save`` callback wrote and
+``card.json`` (what the model is, how it was trained, on which data, how well it did). A
+version appears all at once: its files are written to a hidden temporary folder beside it and
+renamed into place, so a crash or a failing ``save`` never leaves half a version. Numbers are
+claimed by exclusive file creation (``NAME/.claims/N``), so concurrent registrations get
+distinct versions and a deleted version's number is not reused.
+
+A registered model serves as the scheduler ``ai:NAME[@VERSION]``: the card's ``kind`` picks a
+loader (:func:`register_loader`) that turns the artifact folder into a ready scheduler, or into
+any object with ``predict`` (Stable-Baselines3 style), which :class:`PredictorScheduler` serves.
+No pickle: a loader reads the files it knows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import json
+import os
+import platform
+import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, entry_points, version
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.model.cluster import BoolA
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import (
+    NO_DECISION,
+    Decision,
+    Placement,
+    PodView,
+    RunContext,
+    Scheduler,
+    Unschedulable,
+)
+from twinsched.scheduling.gpus import default_gpus
+
+ENV_VAR = "TWINSCHED_MODELS"
+CARD = "card.json"
+CARD_FORMAT = 1
+FRAMEWORKS = ("twinsched", "numpy", "torch", "gymnasium", "stable-baselines3", "sb3-contrib")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_FIELDS = (
+    "name", "version", "created", "kind", "spec", "data_checksum", "metrics",
+    "artifact_sha256", "files", "frameworks",
+)  # fmt: skip
+
+Save = Callable[[Path], object] | Mapping[str, bytes]  # writes files into the folder
+
+
+class ModelError(TwinschedError):
+    """A registry operation failed on purpose: bad name, bad input, unreadable card."""
+
+
+class ModelIntegrityError(ModelError):
+    """A version's artifact files no longer match the checksums on its card."""
+
+
+def default_root() -> Path:
+    """``$TWINSCHED_MODELS``, else the ``models`` folder in the user data folder."""
+    if raw := os.environ.get(ENV_VAR):
+        return Path(raw)
+    try:
+        from platformdirs import user_data_dir
+
+        base = Path(user_data_dir("twinsched", appauthor=False))
+    except ImportError:  # platformdirs comes with the store extra
+        base = Path.home() / ".local" / "share" / "twinsched"
+    return base / "models"
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a safe model name (letters, digits, ``._-``, at most 100), else raise."""
+    if not _safe(name):
+        raise ModelError(
+            f"bad model name {name!r}: use 1-100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def _safe(name: object) -> bool:
+    return isinstance(name, str) and bool(_NAME.fullmatch(name)) and ".." not in name
+
+
+def parse_ref(ref: str) -> tuple[str, int | None]:
+    """``NAME``, ``NAME@3`` or ``NAME@latest`` as (name, version or None for the latest)."""
+    name, at, ver = ref.partition("@")
+    if at and not (ver.isdigit() or ver == "latest"):
+        raise ModelError(f"bad model reference {ref!r}: expected NAME or NAME@VERSION (an int)")
+    return check_name(name), int(ver) if ver.isdigit() else None
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _hash_folder(folder: Path) -> dict[str, str]:
+    """SHA-256 of every artifact file under ``folder`` by POSIX relative path (card excluded)."""
+    return {
+        p.relative_to(folder).as_posix(): sha256_file(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.relative_to(folder).as_posix() != CARD
+    }
+
+
+def _combined(files: Mapping[str, str]) -> str:
+    lines = "".join(f"{path}\x00{digest}\n" for path, digest in sorted(files.items()))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def framework_versions(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Python and the installed versions of the packages a model may depend on."""
+    out = {"python": platform.python_version()}
+    for package in FRAMEWORKS:
+        with contextlib.suppress(PackageNotFoundError):
+            out[package] = version(package)
+    return out | dict(extra or {})
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """What one registered version is; ``path`` is its folder (artifacts and ``card.json``)."""
+
+    name: str
+    version: int
+    created: str
+    kind: str
+    spec: dict[str, Any]
+    data_checksum: str
+    metrics: dict[str, Any]
+    artifact_sha256: str
+    files: dict[str, str]
+    frameworks: dict[str, str]
+    path: Path = field(compare=False)
+
+    @property
+    def ref(self) -> str:
+        """``NAME@VERSION``."""
+        return f"{self.name}@{self.version}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The card as written to ``card.json`` (without the folder)."""
+        return {"format": CARD_FORMAT} | {key: getattr(self, key) for key in _FIELDS}
+
+    @classmethod
+    def read(cls, folder: Path) -> ModelCard:
+        """The card in ``folder``; a bad file raises :class:`ModelError` naming file and field."""
+        path = folder / CARD
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"{path}: unreadable model card: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise ModelError(f"{path}: a model card is a JSON object")
+        for key in _FIELDS:
+            if key not in raw:
+                raise ModelError(f"{path}: field '{key}': missing")
+        if not isinstance(raw["version"], int) or str(raw["version"]) != folder.name:
+            raise ModelError(f"{path}: field 'version': {raw['version']!r} is not {folder.name}")
+        return cls(**{key: raw[key] for key in _FIELDS}, path=folder)
+
+
+_Cards = list[ModelCard]  # aliases: the method ``list`` hides the builtin in the class
+_Problems = list[str]
+
+
+class ModelRegistry:
+    """Registered models under one root folder (argument, ``$TWINSCHED_MODELS``, user data)."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root else default_root()
+
+    def register(
+        self,
+        name: str,
+        kind: str,
+        save: Save,
+        spec: Mapping[str, Any] | None = None,
+        data_checksum: str = "",
+        metrics: Mapping[str, Any] | None = None,
+        *,
+        frameworks: Mapping[str, str] | None = None,
+    ) -> ModelCard:
+        """Store a new version of ``name``: ``save(folder)`` writes the artifact files (or give
+        a ``{file name: bytes}`` mapping); ``data_checksum`` is the SHA-256 hex digest of the
+        training data. Returns the card of the version, numbered after the latest one."""
+        check_name(name)
+        if not kind or not isinstance(kind, str):
+            raise ModelError(f"model '{name}': kind must be a loader key, e.g. 'twinsched.policy'")
+        if not _SHA256.fullmatch(data_checksum):
+            raise ModelError(f"model '{name}': data_checksum must be a SHA-256 hex digest")
+        spec, metrics = _json_dict(name, "spec", spec), _json_dict(name, "metrics", metrics)
+        folder = self.root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
+        try:
+            _write_artifacts(tmp, save)
+            if (tmp / CARD).exists():
+                raise ModelError(f"model '{name}': '{CARD}' is reserved for the model card")
+            if not (files := _hash_folder(tmp)):
+                raise ModelError(f"model '{name}': save wrote no artifact file")
+            number = self._claim(folder)
+            card = ModelCard(
+                name, number, datetime.now(UTC).isoformat(timespec="seconds"), kind, spec,
+                data_checksum, metrics, _combined(files), files, framework_versions(frameworks),
+                folder / str(number),
+            )  # fmt: skip
+            _write_json(tmp / CARD, card.to_json())
+            os.rename(tmp, card.path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return card
+
+    def names(self) -> list[str]:
+        """Names with at least one version, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.root.iterdir() if _safe(p.name) and self.versions(p.name)
+        )
+
+    def versions(self, name: str) -> list[int]:
+        """Version numbers of ``name``, ascending (empty when unknown)."""
+        folder = self.root / check_name(name)
+        if not folder.is_dir():
+            return []
+        return sorted(
+            int(p.name) for p in folder.iterdir() if p.name.isdigit() and (p / CARD).is_file()
+        )
+
+    def list(self, name: str | None = None) -> _Cards:
+        """Cards of every version (of one name), by name then version."""
+        names = [name] if name is not None else self.names()
+        return [self._read(n, v) for n in names for v in self.versions(n)]
+
+    def get(self, name: str, version: int | None = None, *, verify: bool = False) -> ModelCard:
+        """The card of one version (the latest when ``version`` is None); ``verify`` checks the
+        artifact files against it first. Unknown names and versions list the known ones."""
+        versions = self.versions(name)
+        if not versions:
+            raise UnknownNameError("model", name, self.names())
+        number = versions[-1] if version is None else version
+        if number not in versions:
+            known = [f"{name}@{v}" for v in versions]
+            raise UnknownNameError("model version", f"{name}@{number}", known)
+        card = self._read(name, number)
+        if verify and (problems := self.check(card)):
+            raise ModelIntegrityError("; ".join(problems))
+        return card
+
+    def delete(self, name: str, version: int | None = None) -> _Cards:
+        """Remove one version, or every version and the name itself; returns what went."""
+        cards = [self.get(name, version)] if version is not None else self.list(self.get(name).name)
+        targets = [c.path for c in cards] if version is not None else [self.root / name]
+        for target in targets:  # rename first, so readers never see a half-deleted version
+            trash = target.parent / f".trash-{target.name}-{uuid.uuid4().hex}"
+            os.rename(target, trash)
+            shutil.rmtree(trash)
+        return cards
+
+    def verify(self, name: str, version: int | None = None) -> _Problems:
+        """Problems with the artifact files of one version (empty when they match the card)."""
+        return self.check(self.get(name, version))
+
+    def check(self, card: ModelCard) -> _Problems:
+        """Missing, extra and altered artifact files of ``card``'s version."""
+        found = _hash_folder(card.path)
+        problems = [f"{card.ref}: file '{f}' is missing" for f in card.files if f not in found]
+        problems += [
+            f"{card.ref}: file '{f}' is not on the card" for f in found if f not in card.files
+        ]
+        problems += [
+            f"{card.ref}: file '{f}': sha256 {found[f][:12]}… does not match {card.files[f][:12]}…"
+            for f in card.files
+            if f in found and found[f] != card.files[f]
+        ]
+        if not problems and _combined(found) != card.artifact_sha256:
+            problems.append(f"{card.ref}: artifact_sha256 does not match its files")
+        return problems
+
+    def _read(self, name: str, number: int) -> ModelCard:
+        card = ModelCard.read(self.root / name / str(number))
+        if card.name != name:
+            raise ModelError(f"{card.path / CARD}: field 'name': {card.name!r} is not {name!r}")
+        return card
+
+    def _claim(self, folder: Path) -> int:
+        """The next free version number, claimed atomically (O_EXCL) so no two writers share it."""
+        claims = folder / ".claims"
+        claims.mkdir(exist_ok=True)
+        taken = [int(p.name) for p in claims.iterdir() if p.name.isdigit()]
+        number = max([*taken, *self.versions(folder.name)], default=0) + 1
+        while True:
+            try:
+                os.close(os.open(claims / str(number), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                return number
+            except FileExistsError:
+                number += 1
+
+
+def _json_dict(name: str, what: str, value: Mapping[str, Any] | None) -> dict[str, Any]:
+    out = dict(value or {})
+    try:
+        return dict(json.loads(json.dumps(out)))
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"model '{name}': field '{what}' is not JSON: {exc}") from exc
+
+
+def _write_artifacts(folder: Path, save: Save) -> None:
+    if callable(save):
+        save(folder)
+        return
+    for file_name, data in save.items():
+        target = folder / file_name
+        if target.resolve().parent != folder.resolve():
+            raise ModelError(f"artifact name {file_name!r} must be a plain file name")
+        target.write_bytes(data)
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+# -- serving: loaders by kind, the predict adapter, ``ai:NAME[@VERSION]`` -----------------------
+Observe = Callable[[ClusterState, PodView, BoolA], Any]
+LOADER_GROUP = "twinsched.model_loaders"  # entry points: kind -> loader function
+LOADER_MODULES = {"twinsched.policy": "twinsched.scheduling.ai.scheduler"}  # imported on first use
+
+
+@runtime_checkable
+class Predictor(Protocol):
+    """Anything with ``predict(observation, ...)`` returning an action or ``(action, state)``.
+
+    Stable-Baselines3 models qualify; an ``action_masks`` and a ``deterministic`` parameter
+    are used when ``predict`` declares them.
+    """
+
+    def predict(self, observation: Any, *args: Any, **kwargs: Any) -> Any: ...
+
+
+Loader = Callable[["ModelCard", Path], "Predictor | Scheduler"]
+_LOADERS: dict[str, tuple[Loader, Observe | None]] = {}
+
+
+def register_loader(kind: str, observe: Observe | None = None) -> Callable[[Loader], Loader]:
+    """Decorator: ``loader(card, folder)`` builds the model of ``kind``; duplicates are refused.
+
+    A loader returns a :class:`Scheduler`, or a :class:`Predictor` served through ``observe``
+    (state, pod, eligible mask -> the observation the predictor was trained on).
+    """
+
+    def wrap(loader: Loader) -> Loader:
+        if kind in _LOADERS:
+            raise ModelError(f"model loader '{kind}' is already registered")
+        _LOADERS[kind] = (loader, observe)
+        return loader
+
+    return wrap
+
+
+def loader_kinds() -> list[str]:
+    """Kinds with a loader: registered, built in, or from the entry-point group."""
+    found = {ep.name for ep in entry_points(group=LOADER_GROUP)}
+    return sorted(set(_LOADERS) | set(LOADER_MODULES) | found)
+
+
+def _loader(kind: str) -> tuple[Loader, Observe | None]:
+    if kind not in _LOADERS and kind in LOADER_MODULES:
+        import_module(LOADER_MODULES[kind])  # registers its loaders
+    if kind not in _LOADERS:
+        for ep in entry_points(group=LOADER_GROUP, name=kind):
+            register_loader(kind)(ep.load())
+    if kind not in _LOADERS:
+        raise UnknownNameError("model kind", kind, loader_kinds())
+    return _LOADERS[kind]
+
+
+class PredictorScheduler:
+    """Serves any :class:`Predictor` as a scheduler, masked to the eligible nodes.
+
+    The predictor picks the node; the GPUs are the usual defaults (best-fit share, lowest
+    free whole GPUs).
+    No eligible node gives ``NoEligibleNode``; a pick that is not an eligible node index gives
+    ``NoDecision``, so the controller falls back to its heuristic. :meth:`stats` counts both.
+    """
+
+    def __init__(self, name: str, predictor: Predictor, observe: Observe) -> None:
+        self.name, self.predictor, self.observe = name, predictor, observe
+        params = _parameters(predictor.predict)
+        self._masks = "action_masks" in params
+        self._deterministic = "deterministic" in params
+        self._counts = dict.fromkeys(("decisions", "placed", "no_eligible_node", "invalid"), 0)
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        """Zero the counts; an ``observe`` with a ``reset`` method is reset too."""
+        self._counts = dict.fromkeys(self._counts, 0)
+        reset = getattr(self.observe, "reset", None)
+        if callable(reset):
+            reset(state, ctx)
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        """Ask the predictor for a node index among the eligible ones."""
+        self._counts["decisions"] += 1
+        if not eligible.any():
+            self._counts["no_eligible_node"] += 1
+            return Unschedulable("NoEligibleNode")
+        kwargs: dict[str, Any] = {}
+        if self._masks:
+            kwargs["action_masks"] = eligible
+        if self._deterministic:
+            kwargs["deterministic"] = True
+        out = self.predictor.predict(self.observe(state, pod, eligible), **kwargs)
+        action = out[0] if isinstance(out, tuple) else out
+        node = _node_index(action, eligible.size)
+        if node is None or not eligible[node]:
+            self._counts["invalid"] += 1
+            return Unschedulable(NO_DECISION, f"{self.name} chose {action!r}, not an eligible node")
+        self._counts["placed"] += 1
+        return Placement(node, default_gpus(state, pod, node))
+
+    def stats(self) -> dict[str, int]:
+        """Decisions asked, placed, refused for lack of nodes, and invalid picks (fallbacks)."""
+        return dict(self._counts)
+
+
+def _parameters(fn: Callable[..., Any]) -> set[str]:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):  # some builtins have no signature
+        return set()
+
+
+def _node_index(action: Any, n: int) -> int | None:
+    arr = np.asarray(action)
+    if arr.size != 1 or arr.dtype.kind not in "iu":
+        return None
+    node = int(arr.reshape(()))
+    return node if 0 <= node < n else None
+
+
+def create_ai_scheduler(spec: str, root: str | Path | None = None) -> Scheduler:
+    """The scheduler ``ai:NAME[@VERSION]`` (latest without a version), checksums verified."""
+    name, number = parse_ref(spec.removeprefix("ai:"))
+    card = ModelRegistry(root).get(name, number, verify=True)
+    loader, observe = _loader(card.kind)
+    model = loader(card, card.path)
+    label = f"ai:{card.ref}"
+    if isinstance(model, Scheduler):
+        model.name = label
+        return model
+    if not isinstance(model, Predictor):
+        raise ModelError(f"loader of kind '{card.kind}' gave {type(model).__name__}, "
+                         "which has neither place nor predict")  # fmt: skip
+    if observe is None:
+        raise ModelError(f"kind '{card.kind}' serves a predictor but registered no observe")
+    return PredictorScheduler(label, model, observe)
+
+
+def list_models(root: str | Path | None = None) -> dict[str, str]:
+    """``ai:NAME`` -> one line about its latest version, for ``twinsched schedulers``."""
+    registry, out = ModelRegistry(root), {}
+    for name in registry.names():
+        try:
+            card = registry.get(name)
+        except ModelError as exc:
+            out[f"ai:{name}"] = f"unreadable: {exc}"
+            continue
+        metrics = format_metrics(card.metrics, limit=3)
+        count = len(registry.versions(name))
+        out[f"ai:{name}"] = f"{card.kind} v{card.version} of {count}; {metrics or 'no metrics'}"
+    return out
+
+
+def format_metrics(metrics: Mapping[str, Any], limit: int | None = None) -> str:
+    """``key=value, ...`` by key (the first ``limit``), floats to 4 significant digits."""
+    return ", ".join(f"{k}={format_value(v)}" for k, v in sorted(metrics.items())[:limit])
+
+
+def format_value(value: Any) -> str:
+    """A metric value for a table: floats to 4 significant digits."""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,73 @@
+"""A trained policy as a scheduler: score every eligible node, take the best.
+
+Feature rows and scores depend only on (node state, pod class), so they are cached per
+class with :class:`NodeMemo` and a decision rescans only the nodes that changed since.
+Ties (equal scores) go to the lowest per-seed node rank, as for the heuristics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from twinsched.metrics.fragmentation import TypicalPods, typical_pods
+from twinsched.model.cluster import I64, BoolA
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.ai.features import Scales, node_features
+from twinsched.scheduling.ai.policy import Policy
+from twinsched.scheduling.ai.registry import ModelCard, register_loader
+from twinsched.scheduling.cache import NodeMemo
+from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Unschedulable
+from twinsched.scheduling.gpus import default_gpus
+
+
+class PolicyScheduler:
+    """Places each pod on the eligible node its policy scores highest."""
+
+    def __init__(self, name: str, policy: Policy) -> None:
+        self.name = name
+        self.policy = policy
+        self._ctx: RunContext | None = None
+        self._typical: TypicalPods | None = None
+        self._scales: Scales | None = None
+        self._memo = NodeMemo(self._score)
+        self.decisions = 0
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        self._ctx = ctx
+        self._typical = typical_pods(ctx.workload)
+        self._scales = Scales.of(state)
+        self._memo = NodeMemo(self._score)
+        self.decisions = 0
+
+    def _score(self, state: ClusterState, pod: PodView, nodes: I64) -> tuple[np.ndarray, I64]:
+        assert self._typical is not None and self._scales is not None, "reset() first"
+        if nodes.size == 0:
+            return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+        rows, share_gpu = node_features(state, pod, nodes, self._typical, self._scales)
+        return self.policy.scores(rows), share_gpu
+
+    def scores(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[np.ndarray, I64]:
+        """Per node: the policy's score (valid where ``eligible``) and a share pod's GPU."""
+        score, gpu = self._memo.get(state, pod, only=eligible)
+        return score, gpu
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        assert self._ctx is not None, "reset() first"
+        if not eligible.any():
+            return Unschedulable("NoEligibleNode")
+        score, gpu = self.scores(state, pod, eligible)
+        masked = np.where(eligible, score, -np.inf)
+        top = np.flatnonzero(masked == masked.max())
+        best = int(top[np.argmin(self._ctx.node_rank[top])]) if top.size > 1 else int(top[0])
+        self.decisions += 1
+        share = int(gpu[best])
+        gpus = (share,) if pod.is_share and share >= 0 else default_gpus(state, pod, best)
+        return Placement(best, gpus)
+
+
+@register_loader("twinsched.policy")
+def load_policy(card: ModelCard, folder: Path) -> PolicyScheduler:
+    """A registered policy as a scheduler named ``ai:NAME@VERSION``."""
+    return PolicyScheduler(f"ai:{card.ref}", Policy.load(folder))

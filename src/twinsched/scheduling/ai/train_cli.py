@@ -1,0 +1,95 @@
+"""``twinsched train``: behaviour cloning (+ DAgger) from a teacher, then register the model."""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import Scenario
+from twinsched.store.cli import _console
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in _names(text))
+    except ValueError as exc:
+        raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from exc
+
+
+def train_command(
+    trace: Annotated[str, typer.Option(help="Trace whose variants train the policy.")] = (
+        "alibaba-gpu-2023"
+    ),
+    train_variants: Annotated[str, typer.Option(help="Comma-separated training variants.")] = (
+        "default,cpu050,gpushare40,multigpu30,gpuspec10"
+    ),
+    val_variants: Annotated[str, typer.Option(help="Validation variants (early stopping).")] = (
+        "cpu100"
+    ),
+    teacher: Annotated[str, typer.Option(help="Scheduler whose decisions are cloned.")] = "fgd",
+    seeds: Annotated[str, typer.Option(help="Fill-up orders collected per variant.")] = "0",
+    dagger_rounds: Annotated[int, typer.Option(help="Rounds acting with the student.")] = 0,
+    epochs: Annotated[int, typer.Option(help="Most epochs per round.")] = 8,
+    patience: Annotated[int, typer.Option(help="Stop after this many worse epochs.")] = 2,
+    candidates: Annotated[int, typer.Option(help="Nodes kept per decision.")] = 48,
+    seed: Annotated[int, typer.Option(help="Seed of initialisation and batching.")] = 0,
+    out: Annotated[Path, typer.Option(help="Curves, checkpoints, policy.")] = Path("out/train"),
+    register: Annotated[
+        str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")
+    ] = None,
+    models_dir: Annotated[Path | None, typer.Option(help="Model registry folder.")] = None,
+    data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
+) -> None:
+    """Train a placement policy by imitating a teacher scheduler; optionally register it."""
+    from twinsched.scheduling.ai.train import TrainSpec, train
+    from twinsched.traces import registry as traces
+
+    console, err = _console(), _console(stderr=True)
+    spec = TrainSpec(
+        trace=trace, train_variants=_names(train_variants), val_variants=_names(val_variants),
+        teacher=teacher, seeds=_ints(seeds), dagger_rounds=dagger_rounds, epochs=epochs,
+        patience=patience, candidates=candidates, seed=seed,
+    )  # fmt: skip
+
+    @functools.cache
+    def load(variant: str) -> Scenario:
+        return traces.load(trace, variant, str(data) if data else None)
+
+    out.mkdir(parents=True, exist_ok=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())  # fmt: skip
+    try:
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task("training", total=None)
+
+            def progress(what: str, done: int, total: int) -> None:
+                bar.update(task, description=what, completed=done, total=total)
+
+            result = train(spec, load, out, log=console.print, progress=progress)
+    except TwinschedError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from exc
+    console.print(
+        f"trained in {result.seconds:.1f} s on {int(result.metrics['decisions'])} decisions; "
+        f"validation allocation {result.metrics['val_alloc_pct']:.3f} %; files in {out}"
+    )
+    (out / "spec.json").write_text(json.dumps(asdict(spec), indent=2))
+    if register:
+        from twinsched.scheduling.ai.registry import ModelRegistry
+
+        card = ModelRegistry(models_dir).register(
+            register, "twinsched.policy", result.policy.save, asdict(spec),
+            result.data_checksum, result.metrics,
+        )  # fmt: skip
+        console.print(f"registered [bold]ai:{card.ref}[/]")

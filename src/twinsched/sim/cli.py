@@ -1,0 +1,72 @@
+"""``twinsched vte serve``: a VTE run paced on the wall clock, its node metrics on /metrics."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from twinsched.errors import TwinschedError
+
+app = typer.Typer(
+    help="The virtual training environment as a live system: metrics for Prometheus.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+
+
+@app.callback()
+def _group() -> None:
+    """The virtual training environment as a live system: metrics for Prometheus."""
+
+
+@app.command()
+def serve(
+    trace: Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")] = (
+        "synthetic-continuum"
+    ),
+    variant: Annotated[str, typer.Option(help="trace variant")] = "",
+    mode: Annotated[str, typer.Option(help="replay (trace times) or fillup")] = "replay",
+    scheduler: Annotated[str, typer.Option(help="scheduler name")] = "fgd",
+    seed: Annotated[int, typer.Option(help="run seed")] = 0,
+    speed: Annotated[float, typer.Option(help="simulated seconds per wall second")] = 60.0,
+    port: Annotated[int, typer.Option(help="port of /metrics (0: any free port)")] = 9464,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    hold: Annotated[float, typer.Option(help="keep serving this many seconds after the run")] = (
+        0.0
+    ),
+    data: Annotated[
+        Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA, else ../shared/data)")
+    ] = None,
+) -> None:
+    """Run a scenario on the wall clock and serve its node metrics until it ends (+ --hold)."""
+    if mode not in ("fillup", "replay"):
+        raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
+    from twinsched.scheduling import registry
+    from twinsched.sim.exporter import LiveState, MetricsExporter, PacedClock
+    from twinsched.sim.vte import run_fillup, run_replay
+    from twinsched.traces import registry as traces
+
+    try:
+        scenario = traces.load(trace, variant, str(data) if data else None)
+        live = LiveState()
+        sched = live.tap(registry.create(scheduler))
+        with MetricsExporter(live, port, host) as exporter:
+            err.print(f"serving {exporter.url} ({scenario.nodes.n} nodes, {speed:g}x)")
+            with live.running():
+                clock = PacedClock(live, speed=speed)
+                runner = run_replay if mode == "replay" else run_fillup
+                result = runner(scenario, sched, seed, clock=clock)
+            err.print(f"run finished: {result.summary.get('running', 0)} pods running")
+            if hold > 0:
+                err.print(f"holding the final state for {hold:g} s")
+                time.sleep(hold)
+    except TwinschedError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from exc
+    except KeyboardInterrupt:
+        err.print("stopped")

@@ -46,6 +46,9 @@ def _add_subsystems() -> None:
     app.add_typer(ai_cli.app, name="models", help="Registered models: the ai:NAME schedulers.")
     app.command("train")(train_command)
     from twinsched.sim.cli import app as vte_app
+    from twinsched.twin.cli import app as twin_app
+
+    app.add_typer(twin_app, name="twin", help="The digital twin service.")
 
     app.add_typer(vte_app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
 

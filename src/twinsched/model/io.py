@@ -32,6 +32,8 @@ from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
 
 SCHEMA_VERSION: Final = "twinsched/twin-v1"
+MAX_GPUS_PER_NODE = 1024  # a bound, so a count cannot blow up the per-GPU lists
+
 SCHEMA_ID = "urn:twinsched:schema:twin-v1"
 SCHEMA_FILE = "twin-v1.json"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
@@ -82,7 +84,7 @@ class Hardware(_Model):
 
     cpu_milli: int = Field(gt=0, description="CPU capacity in milli-cores (1000 = one core).")
     memory_mib: int = Field(ge=0, description="Memory capacity in MiB.")
-    gpu_count: int = Field(0, ge=0, description="Number of GPUs.")
+    gpu_count: int = Field(0, ge=0, le=MAX_GPUS_PER_NODE, description="Number of GPUs.")
     gpu_model: str | None = Field(
         None, min_length=1, description="GPU model name, e.g. 'A100'; required when gpu_count > 0."
     )
@@ -163,7 +165,7 @@ class Requests(_Model):
 
     cpu_milli: int = Field(ge=0, description="CPU in milli-cores.")
     memory_mib: int = Field(ge=0, description="Memory in MiB.")
-    gpu_count: int = Field(0, ge=0, description="Number of GPUs.")
+    gpu_count: int = Field(0, ge=0, le=MAX_GPUS_PER_NODE, description="Number of GPUs.")
     gpu_milli: MilliGpu = Field(
         0, description="Milli-GPU asked on each GPU (1000 = whole GPU); 0 for CPU-only pods."
     )

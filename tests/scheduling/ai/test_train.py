@@ -52,3 +52,20 @@ def test_training_is_deterministic(tmp_path: Path) -> None:
     b = train(spec, _load, tmp_path / "b")
     assert a.policy.checksum() == b.policy.checksum()
     assert a.data_checksum == b.data_checksum
+
+
+def test_ppo_fine_tuning_from_an_fgd_prior(tmp_path: Path) -> None:
+    """PPO runs on the environment from FGD as a prior, logs its curves, changes the policy."""
+    spec = TrainSpec(
+        trace="synthetic-continuum", train_variants=("1",), val_variants=("1",), epochs=0,
+        candidates=8, prior=(("fgd_score", 100.0),), ppo_updates=2, ppo_steps=48,
+        ppo_segment=24, ppo_eval_every=1, patience=5,
+    )  # fmt: skip
+    result = train(spec, _load, tmp_path)
+    ppo_rows = [row for row in result.curves if "ppo_loss" in row]
+    assert len(ppo_rows) == 2 and all(np.isfinite(row["ppo_loss"]) for row in ppo_rows)
+    assert all("val_alloc_pct" in row for row in ppo_rows)
+    assert result.policy.prior is not None
+    assert result.metrics["val_alloc_pct"] >= result.curves[0]["val_alloc_pct"]  # best kept
+    again = train(spec, _load, tmp_path / "again")
+    assert again.policy.checksum() == result.policy.checksum()

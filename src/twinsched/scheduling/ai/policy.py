@@ -27,7 +27,12 @@ WEIGHTS_FILE = "policy.npz"
 
 @dataclass(frozen=True)
 class Policy:
-    """Input scaling, then layers ``x @ W + b`` with ReLU between them; one output."""
+    """Input scaling, then layers ``x @ W + b`` with ReLU between them; one output.
+
+    ``prior`` adds a fixed linear score of the raw features, so a policy can start from a
+    heuristic (``prior`` on ``fgd_score`` with a zero last layer *is* FGD) and learn a
+    residual on top of it.
+    """
 
     weights: tuple[F32, ...]
     biases: tuple[F32, ...]
@@ -35,6 +40,7 @@ class Policy:
     std: F32
     features: tuple[str, ...] = FEATURE_NAMES
     meta: dict[str, object] = field(default_factory=dict)
+    prior: F32 | None = None
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(self.biases) or not self.weights:
@@ -54,17 +60,23 @@ class Policy:
             x = x @ w + b
             if i < last:
                 np.maximum(x, 0.0, out=x)
-        return x[:, 0]
+        out: F32 = x[:, 0]
+        if self.prior is not None:
+            out = out + rows @ self.prior
+        return out
 
     def checksum(self) -> str:
         digest = hashlib.sha256()
-        for array in (*self.weights, *self.biases, self.mean, self.std):
+        extra = () if self.prior is None else (self.prior,)
+        for array in (*self.weights, *self.biases, self.mean, self.std, *extra):
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()
 
     # -- files ----------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
         arrays: dict[str, npt.NDArray[np.float32]] = {"mean": self.mean, "std": self.std}
+        if self.prior is not None:
+            arrays["prior"] = self.prior
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             arrays[f"w{i}"], arrays[f"b{i}"] = w, b
         header = json.dumps({"features": list(self.features), "meta": self.meta})
@@ -88,6 +100,7 @@ class Policy:
                 weights = tuple(data[f"w{i}"].astype(np.float32) for i in range(layers))
                 biases = tuple(data[f"b{i}"].astype(np.float32) for i in range(layers))
                 mean, std = data["mean"].astype(np.float32), data["std"].astype(np.float32)
+                prior = data["prior"].astype(np.float32) if "prior" in data.files else None
         except (OSError, KeyError, ValueError) as exc:
             raise TwinschedError(f"{source}: not a twinsched policy file ({exc})") from exc
         features = tuple(header.get("features", ()))
@@ -96,11 +109,17 @@ class Policy:
                 f"{source}: trained on features {features[:3]}..., this version computes "
                 f"{FEATURE_NAMES[:3]}...; retrain the model"
             )
-        return cls(weights, biases, mean, std, features, dict(header.get("meta", {})))
+        return cls(weights, biases, mean, std, features, dict(header.get("meta", {})), prior)
 
 
-def random_policy(hidden: tuple[int, ...] = (64, 64), seed: int = 0) -> Policy:
-    """An untrained policy (He-initialised), mostly for tests and as a starting point."""
+def random_policy(
+    hidden: tuple[int, ...] = (64, 64), seed: int = 0, prior: dict[str, float] | None = None
+) -> Policy:
+    """An untrained policy (He-initialised), mostly for tests and as a starting point.
+
+    With ``prior`` (feature name -> weight) the last layer starts at zero, so the policy
+    starts as exactly that linear score (e.g. ``{"fgd_score": 100.0}``: FGD).
+    """
     rng = np.random.default_rng(seed)
     sizes = (len(FEATURE_NAMES), *hidden, 1)
     weights = tuple(
@@ -109,4 +128,13 @@ def random_policy(hidden: tuple[int, ...] = (64, 64), seed: int = 0) -> Policy:
     )
     biases = tuple(np.zeros(b, dtype=np.float32) for b in sizes[1:])
     n = len(FEATURE_NAMES)
-    return Policy(weights, biases, np.zeros(n, np.float32), np.ones(n, np.float32))
+    prior_vector = None
+    if prior:
+        unknown = sorted(set(prior) - set(FEATURE_NAMES))
+        if unknown:
+            raise TwinschedError(f"prior on unknown features {unknown}; known: {FEATURE_NAMES}")
+        prior_vector = np.array([prior.get(f, 0.0) for f in FEATURE_NAMES], dtype=np.float32)
+        weights = (*weights[:-1], np.zeros_like(weights[-1]))
+    return Policy(
+        weights, biases, np.zeros(n, np.float32), np.ones(n, np.float32), prior=prior_vector
+    )

@@ -20,6 +20,20 @@ from twinsched.scheduling.ai.registry import ModelCard, register_loader
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Unschedulable
 from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.rows import distinct_rows
+
+DEDUP_FROM = 64  # below this many nodes, finding distinct states costs more than it saves
+
+
+def node_state_rows(state: ClusterState, nodes: I64) -> I64:
+    """Everything a node's feature row depends on, as one integer row per node."""
+    n = state.nodes
+    columns = [
+        state.cpu_free[nodes], state.mem_free[nodes], n.cpu_milli[nodes], n.memory_mib[nodes],
+        n.gpu_model[nodes], n.pool[nodes], n.labels[nodes].view(np.int64),
+        state.up[nodes].astype(np.int64),
+    ]  # fmt: skip
+    return np.concatenate([np.stack(columns, axis=1), state.gpu_left[nodes]], axis=1)
 
 
 class PolicyScheduler:
@@ -45,8 +59,15 @@ class PolicyScheduler:
         assert self._typical is not None and self._scales is not None, "reset() first"
         if nodes.size == 0:
             return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
-        rows, share_gpu = node_features(state, pod, nodes, self._typical, self._scales)
-        return self.policy.scores(rows), share_gpu
+        if nodes.size <= DEDUP_FROM:
+            rows, share_gpu = node_features(state, pod, nodes, self._typical, self._scales)
+            return self.policy.scores(rows), share_gpu
+        # Many nodes are in identical states: featurise and score each distinct state once.
+        _, inverse = distinct_rows(node_state_rows(state, nodes))
+        first = np.full(int(inverse.max()) + 1, -1, dtype=np.int64)
+        first[inverse[::-1]] = nodes[::-1]  # the first node of each distinct state
+        rows, share_gpu = node_features(state, pod, first, self._typical, self._scales)
+        return self.policy.scores(rows)[inverse], share_gpu[inverse]
 
     def scores(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[np.ndarray, I64]:
         """Per node: the policy's score (valid where ``eligible``) and a share pod's GPU."""

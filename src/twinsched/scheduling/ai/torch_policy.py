@@ -31,6 +31,9 @@ class NodeScorer(nn.Module):
         super().__init__()
         self.register_buffer("mean", torch.tensor(policy.mean))
         self.register_buffer("std", torch.tensor(policy.std))
+        prior = policy.prior if policy.prior is not None else np.zeros(N_FEATURES, np.float32)
+        self.register_buffer("prior", torch.tensor(prior))
+        self.has_prior = policy.prior is not None
         self.linears = nn.ModuleList()
         for w, b in zip(policy.weights, policy.biases, strict=True):
             linear = nn.Linear(w.shape[0], w.shape[1])
@@ -45,7 +48,7 @@ class NodeScorer(nn.Module):
             x = linear(x)
             if i < len(self.linears) - 1:
                 x = torch.relu(x)
-        return x.squeeze(-1)
+        return x.squeeze(-1) + rows @ self.get_buffer("prior")
 
     def to_policy(self, meta: dict[str, object] | None = None) -> Policy:
         """The trained weights as a NumPy :class:`Policy`."""
@@ -57,7 +60,8 @@ class NodeScorer(nn.Module):
         weights = tuple(numpy(m.weight).T.copy() for m in linears)
         biases = tuple(numpy(m.bias) for m in linears)
         mean, std = numpy(self.get_buffer("mean")), numpy(self.get_buffer("std"))
-        return Policy(weights, biases, mean, std, FEATURE_NAMES, dict(meta or {}))
+        prior = numpy(self.get_buffer("prior")) if self.has_prior else None
+        return Policy(weights, biases, mean, std, FEATURE_NAMES, dict(meta or {}), prior)
 
 
 def feature_scaling(rows: np.ndarray, valid: np.ndarray) -> tuple[F32, F32]:

@@ -48,6 +48,13 @@ class TrainSpec:
     candidates: int = 48
     seed: int = 0
     target_pct: float = 100.0
+    data: str | None = None
+    prior: tuple[tuple[str, float], ...] = ()  # e.g. (("fgd_score", 100.0),): start from FGD
+    ppo_updates: int = 0
+    ppo_steps: int = 512
+    ppo_segment: int | None = 512
+    ppo_max_offset: float = 0.9
+    ppo_eval_every: int = 5
 
 
 @dataclass
@@ -167,65 +174,142 @@ def train(
     log: Log | None = None,
     progress: Progress | None = None,
 ) -> TrainResult:
-    """Behaviour cloning from ``spec.teacher`` plus DAgger rounds; returns the best policy."""
+    """Behaviour cloning from ``spec.teacher`` (+ DAgger), then PPO; returns the best policy.
+
+    The best policy is the one with the highest validation allocation among the starting
+    point, each cloning round and each PPO evaluation.
+    """
     started = time.perf_counter()
-    say = log or (lambda _m: None)
-    train_sets = [load(v) for v in spec.train_variants]
-    val_sets = [load(v) for v in spec.val_variants]
-    policy = random_policy(spec.hidden, spec.seed)
-    curves: list[dict[str, float]] = []
-    parts: list[Decisions] = []
-    val_parts: list[Decisions] = []
-    best: tuple[float, Policy] = (-float("inf"), policy)
-    steps = (spec.dagger_rounds + 1) * (len(train_sets) * len(spec.seeds) + len(val_sets))
-    done = 0
-    for round_ in range(spec.dagger_rounds + 1):
-        actor = None if round_ == 0 else PolicyScheduler("student", policy)
-        jobs = [(s, seed, parts) for s in train_sets for seed in spec.seeds]
-        jobs += [(s, spec.val_seeds[0], val_parts) for s in val_sets]
-        for scenario, seed, into in jobs:
-            into.append(
-                collect(
-                    scenario,
-                    spec.teacher,
-                    seed + 1000 * round_,
-                    actor=actor,
-                    candidates=spec.candidates,
-                    target_pct=spec.target_pct,
-                )
-            )
-            done += 1
-            if progress:
-                progress(f"round {round_}: collecting", done, steps)
-        data, val = Decisions.concat(parts), Decisions.concat(val_parts)
-        if round_ == 0:
-            mean, std = feature_scaling(data.rows, data.valid)
-            policy = Policy(policy.weights, policy.biases, mean, std, policy.features, {})
-
-        def on_epoch(row: dict[str, float], r: int = round_) -> None:
-            curves.append({"step": len(curves), "round": r, **row})
-            say(f"round {r} epoch {int(row['epoch'])}: train {row['train_loss']:.4f} "
-                f"val {row['val_loss']:.4f} agree {row['val_agreement']:.3f}")  # fmt: skip
-
-        policy = fit(policy, data, val, spec, on_epoch=on_epoch)
-        score = allocation(policy, val_sets or train_sets, spec.val_seeds, spec.target_pct)
-        curves[-1]["val_alloc_pct"] = score
-        say(f"round {round_}: {data.n} decisions, validation allocation {score:.3f} %")
-        if score > best[0]:
-            best = (score, policy)
-            if out is not None:
-                (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-                policy.save(out / "checkpoints" / f"round{round_}.npz")
-    data = Decisions.concat(parts)
+    run = _Run(spec, load, out, log or (lambda _m: None), progress)
+    policy = run.clone()
+    if spec.ppo_updates > 0:
+        run.reinforce(policy)
+    data = Decisions.concat(run.parts)
+    score, best = run.best
     result = TrainResult(
-        policy=replace(best[1], meta={"spec": asdict(spec)}),
-        curves=curves,
-        metrics={"val_alloc_pct": best[0], "decisions": float(data.n)},
+        policy=replace(best, meta={"spec": asdict(spec)}),
+        curves=run.curves,
+        metrics={"val_alloc_pct": score, "decisions": float(data.n)},
         data_checksum=data.checksum(),
         seconds=time.perf_counter() - started,
     )
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        write_curves(curves, out)
+        write_curves(run.curves, out)
         result.policy.save(out / "policy.npz")
     return result
+
+
+class _Run:
+    """The state of one training run: data so far, curves, best policy, checkpoints."""
+
+    def __init__(
+        self,
+        spec: TrainSpec,
+        load: Callable[[str], Scenario],
+        out: Path | None,
+        say: Log,
+        progress: Progress | None,
+    ) -> None:
+        self.spec, self.out, self.say, self.progress = spec, out, say, progress
+        self.train_sets = [load(v) for v in spec.train_variants]
+        self.val_sets = [load(v) for v in spec.val_variants]
+        self.curves: list[dict[str, float]] = []
+        self.parts: list[Decisions] = []
+        self.val_parts: list[Decisions] = []
+        self.best: tuple[float, Policy] = (-float("inf"), random_policy(spec.hidden, spec.seed))
+
+    def validate(self, policy: Policy, tag: str) -> float:
+        """Validation allocation; keeps (and checkpoints) the best policy."""
+        spec = self.spec
+        score = allocation(
+            policy, self.val_sets or self.train_sets, spec.val_seeds, spec.target_pct
+        )
+        if score > self.best[0]:
+            self.best = (score, policy)
+            if self.out is not None:
+                (self.out / "checkpoints").mkdir(parents=True, exist_ok=True)
+                policy.save(self.out / "checkpoints" / f"{tag}.npz")
+        return score
+
+    def clone(self) -> Policy:
+        """Collect teacher decisions (they also fix the feature scaling), clone, DAgger."""
+        spec = self.spec
+        prior = dict(spec.prior) if spec.prior else None
+        policy = random_policy(spec.hidden, spec.seed, prior)
+        rounds = spec.dagger_rounds + 1 if spec.epochs > 0 else 1
+        steps = rounds * (len(self.train_sets) * len(spec.seeds) + len(self.val_sets))
+        done = 0
+        for round_ in range(rounds):
+            actor = None if round_ == 0 else PolicyScheduler("student", policy)
+            jobs = [(s, seed, self.parts) for s in self.train_sets for seed in spec.seeds]
+            jobs += [(s, spec.val_seeds[0], self.val_parts) for s in self.val_sets]
+            for scenario, seed, into in jobs:
+                into.append(
+                    collect(
+                        scenario,
+                        spec.teacher,
+                        seed + 1000 * round_,
+                        actor=actor,
+                        candidates=spec.candidates,
+                        target_pct=spec.target_pct,
+                    )
+                )
+                done += 1
+                if self.progress:
+                    self.progress(f"round {round_}: collecting", done, steps)
+            data, val = Decisions.concat(self.parts), Decisions.concat(self.val_parts)
+            if round_ == 0:
+                mean, std = feature_scaling(data.rows, data.valid)
+                policy = replace(policy, mean=mean, std=std)
+                if spec.epochs == 0 or prior:
+                    start = self.validate(policy, "start")
+                    self.curves.append({"step": 0, "val_alloc_pct": start})
+                    self.say(f"starting policy: validation allocation {start:.3f} %")
+            if spec.epochs == 0:
+                break
+
+            def on_epoch(row: dict[str, float], r: int = round_) -> None:
+                self.curves.append({"step": len(self.curves), "round": r, **row})
+                self.say(
+                    f"round {r} epoch {int(row['epoch'])}: train {row['train_loss']:.4f} "
+                    f"val {row['val_loss']:.4f} agree {row['val_agreement']:.3f}"
+                )
+
+            policy = fit(policy, data, val, spec, on_epoch=on_epoch)
+            score = self.validate(policy, f"round{round_}")
+            self.curves[-1]["val_alloc_pct"] = score
+            self.say(f"round {round_}: {data.n} decisions, validation allocation {score:.3f} %")
+        return self.best[1]
+
+    def reinforce(self, policy: Policy) -> None:
+        """PPO from ``policy``, validating every ``ppo_eval_every`` updates; early stopping."""
+        from twinsched.envs import EnvConfig
+        from twinsched.scheduling.ai.ppo import PpoSpec, fine_tune
+
+        spec = self.spec
+        env = EnvConfig(
+            trace=spec.trace, variants=spec.train_variants, data=spec.data,
+            segment_length=spec.ppo_segment, max_start_offset=spec.ppo_max_offset,
+            target_pct=spec.target_pct,
+        )  # fmt: skip
+        ppo = PpoSpec(env=env, updates=spec.ppo_updates, steps=spec.ppo_steps, seed=spec.seed)
+        stale = 0
+
+        def on_update(row: dict[str, float], current: Policy) -> bool:
+            nonlocal stale
+            entry = {"step": len(self.curves), **{f"ppo_{k}": v for k, v in row.items()}}
+            update = int(row["update"]) + 1
+            if update % spec.ppo_eval_every == 0 or update == spec.ppo_updates:
+                before = self.best[0]
+                entry["val_alloc_pct"] = self.validate(current, f"ppo{update}")
+                stale = 0 if self.best[0] > before else stale + 1
+                self.say(
+                    f"PPO update {update}: validation allocation {entry['val_alloc_pct']:.3f} %"
+                )
+            self.curves.append(entry)
+            if self.progress:
+                self.progress("PPO", update, spec.ppo_updates)
+            return stale < spec.patience
+
+        fine_tune(policy, ppo, on_update)

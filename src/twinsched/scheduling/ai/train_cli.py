@@ -27,6 +27,17 @@ def _ints(text: str) -> tuple[int, ...]:
         raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from exc
 
 
+def _prior(text: str) -> tuple[tuple[str, float], ...]:
+    out = []
+    for item in _names(text):
+        name, _, value = item.partition("=")
+        try:
+            out.append((name.strip(), float(value)))
+        except ValueError as exc:
+            raise typer.BadParameter(f"--prior wants FEATURE=WEIGHT, got {item!r}") from exc
+    return tuple(out)
+
+
 def train_command(
     trace: Annotated[str, typer.Option(help="Trace whose variants train the policy.")] = (
         "alibaba-gpu-2023"
@@ -44,6 +55,11 @@ def train_command(
     patience: Annotated[int, typer.Option(help="Stop after this many worse epochs.")] = 2,
     candidates: Annotated[int, typer.Option(help="Nodes kept per decision.")] = 48,
     seed: Annotated[int, typer.Option(help="Seed of initialisation and batching.")] = 0,
+    prior: Annotated[
+        str, typer.Option(help="Start from a linear score, e.g. fgd_score=100 (FGD).")
+    ] = "",
+    ppo_updates: Annotated[int, typer.Option(help="PPO updates after cloning (0: none).")] = 0,
+    ppo_steps: Annotated[int, typer.Option(help="Environment steps per PPO update.")] = 512,
     out: Annotated[Path, typer.Option(help="Curves, checkpoints, policy.")] = Path("out/train"),
     register: Annotated[
         str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")
@@ -59,7 +75,8 @@ def train_command(
     spec = TrainSpec(
         trace=trace, train_variants=_names(train_variants), val_variants=_names(val_variants),
         teacher=teacher, seeds=_ints(seeds), dagger_rounds=dagger_rounds, epochs=epochs,
-        patience=patience, candidates=candidates, seed=seed,
+        patience=patience, candidates=candidates, seed=seed, data=str(data) if data else None,
+        prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
     )  # fmt: skip
 
     @functools.cache

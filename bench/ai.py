@@ -1,0 +1,77 @@
+"""Placement decisions per second of a policy (ai:NAME or a policy file) next to FGD.
+
+    python bench/ai.py [--model ai:NAME | --policy FILE] [--variant default] [--repeat 3]
+
+The cluster is openb's full node list (1,523 nodes, CPU-only nodes included); the pods are
+one fill-up order to 100 % of GPU capacity. Decisions are filter + score + pick + bind, on
+one core. Without a model, an untrained policy of the default size is timed (inference cost
+does not depend on the weights). Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+
+from twinsched.model.events import Arrive, Bind, Reject
+from twinsched.model.state import ClusterState
+from twinsched.scheduling import registry
+from twinsched.scheduling.ai.policy import Policy, random_policy
+from twinsched.scheduling.ai.scheduler import PolicyScheduler
+from twinsched.scheduling.controller import SchedulerController
+from twinsched.scheduling.framework import Placement, RunContext, Scheduler
+from twinsched.sim.fillup import fillup_order
+from twinsched.traces.alibaba_gpu_2023 import load
+
+
+def measure(make: object, variant: str, seed: int) -> tuple[float, int, int]:
+    sc = load(variant, gpu_nodes_only=False)
+    pods = sc.pods.take(fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed, 100.0))
+    state = ClusterState(sc.nodes, pods, sc.links)
+    sched: Scheduler = make()  # type: ignore[operator]
+    control = SchedulerController(state, sched, RunContext.create(sc, seed))
+    placed = 0
+    started = time.perf_counter()
+    for i in range(pods.n):
+        state.apply(Arrive(i))
+        d = control.decide(i)
+        if isinstance(d, Placement):
+            state.apply(Bind(i, d.node, d.gpus))
+            placed += 1
+        else:
+            state.apply(Reject(i, d.reason))
+    return time.perf_counter() - started, pods.n, sc.nodes.n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="a registered model, ai:NAME[@VERSION]")
+    parser.add_argument("--policy", type=Path, help="a policy.npz file")
+    parser.add_argument("--variant", default="default")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    policy = Policy.load(args.policy) if args.policy else random_policy()
+    makers = {
+        args.model or "policy": (lambda: registry.create(args.model))
+        if args.model
+        else (lambda: PolicyScheduler("policy", policy)),
+        "fgd": lambda: registry.create("fgd"),
+    }
+    for name, make in makers.items():
+        runs = [measure(make, args.variant, args.seed) for _ in range(args.repeat)]
+        rates = sorted(n / seconds for seconds, n, _ in runs)
+        _, n, nodes = runs[0]
+        print(
+            f"{name:20s} median {statistics.median(rates):8,.0f} decisions/s, best "
+            f"{rates[-1]:8,.0f}  ({n} pods, {nodes} nodes, {args.repeat} runs, 1 core)"
+        )
+
+
+if __name__ == "__main__":
+    main()

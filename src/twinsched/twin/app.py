@@ -1,0 +1,125 @@
+"""The FastAPI application: routers under ``/api/v1``, JSON errors, limits, metrics.
+
+``create_app(settings)`` opens (and migrates) the history database and restores the latest
+state from it; pass ``service`` to serve a twin built elsewhere. ``/metrics``, ``/healthz`` and
+``/readyz`` are also served at the root, where Prometheus and probes look by default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
+
+from twinsched.model.io import TwinDocument
+from twinsched.twin.deltas import StatePatch
+from twinsched.twin.history import HistoryStore, compact
+from twinsched.twin.metrics import registry_for
+from twinsched.twin.middleware import BodyLimit, RequestMetrics
+from twinsched.twin.problems import error_response, install
+from twinsched.twin.routes import history, ops, state, views
+from twinsched.twin.service import TwinService
+from twinsched.twin.settings import TwinSettings
+
+PREFIX = "/api/v1"
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: TwinSettings, service: TwinService | None = None) -> FastAPI:
+    """The twin service as an ASGI app."""
+    if service is None:
+        store = HistoryStore(settings.database_url())
+        service = TwinService.restore(store, snapshot_every=settings.snapshot_every)
+    app = FastAPI(
+        title="twinsched digital twin",
+        version="1",
+        description="The cluster's state in the twin JSON format, its history, and deltas.",
+        separate_input_output_schemas=False,
+        lifespan=_lifespan,
+    )
+    app.state.settings, app.state.service = settings, service
+    app.state.registry, http_metrics = registry_for(service)
+    install(app)
+    app.add_exception_handler(SQLAlchemyError, _database_error)
+    for router in (state.router, views.router, history.router, ops.router):
+        app.include_router(router, prefix=PREFIX)
+    app.include_router(ops.router, include_in_schema=False)
+    harmonize = _harmonize_router()
+    if harmonize is not None:
+        app.include_router(harmonize, prefix=PREFIX)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestMetrics, metrics=http_metrics, prefix=PREFIX)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _harmonize_router() -> Any:
+    """``POST /harmonize`` when that module is installed (it is optional here)."""
+    try:
+        module = importlib.import_module("twinsched.twin.routes.harmonize")
+    except ImportError:
+        return None
+    return getattr(module, "router", None)
+
+
+async def _database_error(_: Request, exc: Exception) -> JSONResponse:
+    log.error("twin: history database error: %s", exc)
+    return error_response(503, f"history database unavailable: {exc.__class__.__name__}")
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """The generated schema plus the body models parsed by hand (TwinDocument, StatePatch)."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in (TwinDocument, StatePatch):
+        body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(body.pop("$defs", {}))
+        components[model.__name__] = body
+    app.openapi_schema = schema
+    return schema
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Run retention and downsampling every ``compact_interval_s`` when it is set."""
+    settings: TwinSettings = app.state.settings
+    service: TwinService = app.state.service
+    task = None
+    if settings.compact_interval_s is not None and service.history is not None:
+        task = asyncio.create_task(_compact_forever(settings, service.history))
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def _compact_forever(settings: TwinSettings, store: HistoryStore) -> None:
+    assert settings.compact_interval_s is not None
+    while True:
+        await asyncio.sleep(settings.compact_interval_s)
+        try:
+            result = await asyncio.to_thread(
+                compact,
+                store.engine,
+                retention_s=settings.retention_s,
+                downsample_after_s=settings.downsample_after_s,
+                step=settings.downsample_step_s,
+            )
+            log.info("twin: compacted history: %s", result)
+        except SQLAlchemyError:
+            log.exception("twin: compaction failed")

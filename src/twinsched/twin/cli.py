@@ -1,0 +1,150 @@
+"""``twinsched twin serve|compact``: run the twin service, compact its history.
+
+Mount in the main command with ``app.add_typer(twin_cli.app, name="twin")``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from twinsched.errors import TwinschedError
+
+app = typer.Typer(
+    help="The digital twin service: serve it over HTTP, compact its history.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _mount_collectors() -> None:
+    from twinsched.twin.collectors.cli import collect
+
+    app.command("collect")(collect)
+
+
+Db = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="History database URL or SQLite path (default: $TWINSCHED_TWIN_DB, "
+        "else the store's: $TWINSCHED_DB, else the user data folder).",
+    ),
+]
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+    return typer.Exit(2)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind (0: any free port).")] = 8181,
+    db: Db = None,
+    token: Annotated[
+        str | None,
+        typer.Option(help="Bearer token for writes (default: $TWINSCHED_TWIN_TOKEN)."),
+    ] = None,
+    dev: Annotated[bool, typer.Option("--dev", help="Allow an empty or weak token.")] = False,
+    snapshot: Annotated[
+        Path | None, typer.Option(help="Start from this twin JSON document.")
+    ] = None,
+    trace: Annotated[
+        str | None, typer.Option(help="Start from this trace's scenario (twinsched traces).")
+    ] = None,
+    variant: Annotated[str, typer.Option(help="Trace variant.")] = "",
+    data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the twin under /api/v1; it restores its latest state from the database."""
+    try:
+        import uvicorn
+
+        from twinsched.twin.app import create_app
+        from twinsched.twin.settings import TwinSettings
+
+        settings = TwinSettings.from_env(token=token, db=db, dev=dev or None)
+        application = create_app(settings)
+        document = _preload(snapshot, trace, variant, data)
+        if document is not None:
+            version = application.state.service.replace(document)
+            typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
+    except (TwinschedError, ImportError) as exc:
+        raise _fail(exc) from exc
+    if not settings.auth_required:
+        typer.secho("twin: --dev without a token: write routes are OPEN", fg="yellow", err=True)
+    uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
+
+
+def _preload(snapshot: Path | None, trace: str | None, variant: str, data: Path | None) -> object:
+    if snapshot is not None and trace is not None:
+        raise TwinschedError("give --snapshot or --trace, not both")
+    if snapshot is not None:
+        import json
+
+        from twinsched.model.io import validate_document
+
+        try:
+            raw = json.loads(snapshot.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise TwinschedError(f"{snapshot}: {exc}") from exc
+        return validate_document(raw)
+    if trace is not None:
+        from twinsched.model.convert import scenario_to_document
+        from twinsched.traces.registry import load
+
+        return scenario_to_document(load(trace, variant, data))
+    return None
+
+
+def _describe(document: object) -> str:
+    from twinsched.model.io import TwinDocument
+
+    assert isinstance(document, TwinDocument)
+    nodes = sum(len(p.nodes) for p in document.nodepools)
+    pods = sum(len(j.pods) for j in document.jobs)
+    return f"{nodes} nodes, {pods} pods"
+
+
+@app.command()
+def compact(
+    db: Db = None,
+    retention: Annotated[
+        float | None, typer.Option(help="Drop history older than this many seconds.")
+    ] = None,
+    downsample_after: Annotated[
+        float | None, typer.Option(help="Average samples older than this many seconds.")
+    ] = None,
+    step: Annotated[
+        float | None, typer.Option(help="Downsampling bucket width in seconds (default 60).")
+    ] = None,
+) -> None:
+    """Apply retention and downsampling to the history (time is the twin's newest sample)."""
+    try:
+        from twinsched.twin.history import HistoryStore, compact
+        from twinsched.twin.settings import TwinSettings
+
+        settings = TwinSettings.from_env(db=db, dev=True)
+        store = HistoryStore(settings.database_url())
+        result = compact(
+            store.engine,
+            retention_s=retention if retention is not None else settings.retention_s,
+            downsample_after_s=downsample_after
+            if downsample_after is not None
+            else settings.downsample_after_s,
+            step=step if step is not None else settings.downsample_step_s,
+        )
+    except (TwinschedError, ImportError) as exc:
+        raise _fail(exc) from exc
+    typer.echo(
+        f"now={result.now} dropped_samples={result.dropped_samples} "
+        f"downsampled_samples={result.downsampled_samples} buckets={result.written_buckets} "
+        f"dropped_changes={result.dropped_changes}"
+    )
+
+
+_mount_collectors()

@@ -1,0 +1,147 @@
+"""A small typed client of the twin service (httpx), for the simulator and the collectors.
+
+>>> with TwinClient("http://127.0.0.1:8181", token="...") as twin:   # doctest: +SKIP
+...     twin.patch(12.0, [{"op": "metrics", "node": "n1", "values": {"cpu_util": 0.5}}])
+...     doc = twin.get_state()
+
+Errors answered by the service raise :class:`TwinClientError` with its status and message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
+
+from twinsched.errors import TwinschedError
+from twinsched.model.io import TwinDocument
+from twinsched.twin import EXTRA_HINT
+from twinsched.twin.deltas import PatchResult, StatePatch
+
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - only without the extra
+    raise ImportError(EXTRA_HINT) from exc
+
+API = "/api/v1"
+
+
+class TwinClientError(TwinschedError):
+    """The twin answered an error (or could not be reached)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        self.status, self.detail = status, detail
+        super().__init__(f"twin answered {status}: {detail}")
+
+
+class TwinClient:
+    """Talk to a twin at ``base_url`` (e.g. ``http://127.0.0.1:8181``); a context manager."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/") + API,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise TwinClientError(0, f"{type(exc).__name__}: {exc}") from exc
+        if response.is_error:
+            try:
+                detail = str(response.json().get("detail", response.text))
+            except ValueError:
+                detail = response.text
+            raise TwinClientError(response.status_code, detail)
+        return response
+
+    # -- state -----------------------------------------------------------------------------------
+    def get_state(self, at: float | None = None) -> TwinDocument:
+        """The current document, or the one at or before time ``at``."""
+        params = {"at": at} if at is not None else None
+        return TwinDocument.model_validate_json(self._send("GET", "/state", params=params).content)
+
+    def get_state_json(self) -> bytes:
+        """The current document as the service serialized it."""
+        return self._send("GET", "/state").content
+
+    def put_state(self, document: TwinDocument) -> int:
+        """Replace the state; the new version."""
+        body = document.model_dump_json().encode()
+        response = self._send("PUT", "/state", content=body, headers=_JSON)
+        return int(response.json()["version"])
+
+    def patch(
+        self, time: float, deltas: Sequence[Mapping[str, Any]] | StatePatch | None = None
+    ) -> PatchResult:
+        """Apply a batch of deltas (dicts in the ``PATCH /state`` format, or a StatePatch)."""
+        if isinstance(deltas, StatePatch):
+            body = deltas.model_dump_json(exclude_none=True).encode()
+        else:
+            import json
+
+            body = json.dumps({"time": time, "deltas": list(deltas or [])}).encode()
+        return self.patch_json(body)
+
+    def patch_json(self, body: bytes) -> PatchResult:
+        """Apply a batch already serialized as JSON."""
+        response = self._send("PATCH", "/state", content=body, headers=_JSON)
+        return PatchResult.model_validate_json(response.content)
+
+    # -- views and history -----------------------------------------------------------------------
+    def nodes(self, **filters: str) -> list[dict[str, Any]]:
+        """``GET /nodes`` with optional ``nodepool`` and ``status`` filters."""
+        result: list[dict[str, Any]] = self._send("GET", "/nodes", params=filters).json()
+        return result
+
+    def pods(self, **filters: str) -> list[dict[str, Any]]:
+        """``GET /pods`` with optional ``phase``, ``node`` and ``job`` filters."""
+        result: list[dict[str, Any]] = self._send("GET", "/pods", params=filters).json()
+        return result
+
+    def history(
+        self,
+        metric: str,
+        *,
+        node: str | None = None,
+        start: float | None = None,
+        end: float | None = None,
+        step: float | None = None,
+        agg: str = "mean",
+    ) -> dict[str, Any]:
+        """``GET /history``: ``{"series": [{"node", "times", "values"}], ...}``."""
+        params = {"metric": metric, "node": node, "start": start, "end": end, "step": step}
+        query = {k: v for k, v in params.items() if v is not None} | {"agg": agg}
+        result: dict[str, Any] = self._send("GET", "/history", params=query).json()
+        return result
+
+    def ready(self) -> bool:
+        """Whether ``/readyz`` answers 200."""
+        try:
+            self._send("GET", "/readyz")
+        except TwinClientError:
+            return False
+        return True
+
+
+_JSON = {"Content-Type": "application/json"}

@@ -1,0 +1,96 @@
+"""The body of ``PATCH /state``: a batch of deltas, discriminated on ``op``.
+
+``metrics`` sets a node's latest metric values and appends one history sample per value;
+``pod`` changes a pod's phase and binding; ``pod_add`` adds a pod to a job (created when
+missing); ``node`` sets a node up or down. A batch applies in order and all or nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from twinsched.model.io import Id, Pod, PodPhase
+
+MAX_TIME = 1e12  # seconds; keeps time / step buckets inside 64-bit integers
+MAX_VALUE = 1e18  # keeps sums of samples finite in SQL aggregates
+MetricName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+MetricValue = Annotated[float, Field(ge=-MAX_VALUE, le=MAX_VALUE)]
+Time = Annotated[float, Field(ge=0, le=MAX_TIME)]
+
+
+class _Delta(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class MetricsDelta(_Delta):
+    """Latest metric values of one node; each value is also a history sample."""
+
+    op: Literal["metrics"]
+    node: Id = Field(description="Node id.")
+    time: Time | None = Field(None, description="Sample time in seconds; null = the batch's time.")
+    values: dict[MetricName, MetricValue] = Field(description="Metric name -> value.")
+
+
+class PodDelta(_Delta):
+    """A pod's new phase and binding (node and GPU indices)."""
+
+    op: Literal["pod"]
+    pod: Id = Field(description="Pod id.")
+    phase: PodPhase = Field(description="New lifecycle phase.")
+    node: Id | None = Field(None, description="Node it is bound to; required when Running.")
+    gpus: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, description="GPU indices on that node."
+    )
+    start_s: float | None = Field(None, ge=0, description="Start time, when it starts running.")
+
+
+class PodAddDelta(_Delta):
+    """A new pod in a job; the job is created when it does not exist."""
+
+    op: Literal["pod_add"]
+    job: Id = Field(description="Job id.")
+    pod: Pod = Field(description="The whole pod, as in the twin document.")
+
+
+class NodeDelta(_Delta):
+    """A node going up or down."""
+
+    op: Literal["node"]
+    node: Id = Field(description="Node id.")
+    status: Literal["Ready", "NotReady"] = Field(description="New status.")
+
+
+Delta = Annotated[MetricsDelta | PodDelta | PodAddDelta | NodeDelta, Field(discriminator="op")]
+
+PATCH_EXAMPLE: dict[str, Any] = {
+    "time": 12.0,
+    "deltas": [
+        {"op": "metrics", "node": "n1", "values": {"cpu_util": 0.5, "gpu_util": 0.25}},
+        {"op": "pod", "pod": "p1", "phase": "Running", "node": "n1", "gpus": [0]},
+        {"op": "node", "node": "n2", "status": "NotReady"},
+    ],
+}
+
+
+class StatePatch(_Delta):
+    """A batch of deltas at one time; applied in order, all or nothing."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [PATCH_EXAMPLE]})
+
+    time: Time = Field(description="Time of the batch, in seconds; the state's new time.")
+    deltas: list[Delta] = Field(description="Changes, applied in order.")
+
+
+class PatchResult(BaseModel):
+    """What a PATCH did: deltas applied, samples stored, the state's new version."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"applied": 3, "samples": 2, "version": 7, "time": 12.0}]}
+    )
+
+    applied: int = Field(description="Number of deltas applied.")
+    samples: int = Field(description="Number of history samples stored.")
+    version: int = Field(description="State version after the batch.")
+    time: float = Field(description="State time after the batch.")

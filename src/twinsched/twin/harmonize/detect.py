@@ -1,0 +1,72 @@
+"""Which format a payload is in, from its shape alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from twinsched.twin.harmonize.prometheus import is_response
+from twinsched.twin.harmonize.result import HarmonizeError, Source
+from twinsched.twin.harmonize.tables import KEYS as TABLE_KEYS
+from twinsched.twin.harmonize.tables import TABLES, read_rows, table_kind
+
+TWIN_KEYS = ("schema_version", "nodepools", "networks", "timestamp")
+NONE_OF = (
+    "is none of the accepted formats: a twin document (nodepools, networks, jobs[].pods), "
+    "a DECICE digital twin (vertexpools, links), tables (rows with id_job, node, or "
+    "Node+EpochTime; or CSV text), Prometheus query results (status, data.result)"
+)
+
+
+def parse_text(text: str) -> Any:
+    """JSON text as its value; other text is kept as is (CSV tables)."""
+    stripped = text.strip()
+    if not stripped:
+        raise HarmonizeError((), "is empty")
+    if stripped[0] not in "[{":
+        return text
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        raise HarmonizeError((), f"is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+
+
+def detect(payload: Any) -> Source:
+    """The source format of ``payload``; HarmonizeError when it is none of them."""
+    if isinstance(payload, str):
+        if table_kind(read_rows(payload, ())) is not None:
+            return "tables"
+    elif isinstance(payload, Mapping):
+        found = _mapping_source(payload)
+        if found is not None:
+            return found
+    elif isinstance(payload, list):
+        if not payload:
+            raise HarmonizeError((), "is an empty array")
+        first = payload[0]
+        if isinstance(first, Mapping):
+            if "vertexpools" in first or isinstance(first.get("cluster"), Mapping):
+                return "decice"
+            if is_response(first):
+                return "prometheus"
+            if table_kind([first]) is not None:
+                return "tables"
+    raise HarmonizeError((), NONE_OF)
+
+
+def _mapping_source(payload: Mapping[str, Any]) -> Source | None:
+    keys = set(payload)
+    if keys & set(TWIN_KEYS):
+        return "twin"
+    cluster = payload.get("cluster")
+    if "vertexpools" in keys or (isinstance(cluster, Mapping) and "vertexpools" in cluster):
+        return "decice"
+    if is_response(payload) or (keys and all(is_response(v) for v in payload.values())):
+        return "prometheus"
+    jobs = payload.get("jobs")
+    if isinstance(jobs, list) and jobs and isinstance(jobs[0], Mapping) and "pods" in jobs[0]:
+        return "twin"
+    if keys and keys <= set(TABLE_KEYS) and any(payload.get(t) for t in TABLES):
+        return "tables"
+    return None

@@ -1,0 +1,161 @@
+"""Writes and reads of the twin's history: one transaction per acknowledged change.
+
+A patch's samples and its body go in one transaction (``executemany`` on SQLite, binary
+``COPY`` on PostgreSQL), committed before the service answers, so a restarted twin has every
+acknowledged change. On SQLite the twin's connections use ``synchronous=NORMAL`` (WAL): a
+killed process loses nothing committed; a power cut may lose the last commits. One twin
+writes to a database at a time (it numbers the ``(node, metric)`` series itself).
+
+State at version ``v`` = the latest snapshot at or before ``v`` plus the
+logged patches after it, replayed in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from twinsched.store.db import engine_for
+from twinsched.twin.history.tables import SAMPLE_COLUMNS, changes, samples, series, snapshots
+
+_SQLITE_INSERT = "INSERT INTO twin_samples (series, time, value) VALUES (?, ?, ?)"
+# WAL without fsync per commit, and checkpoints every 64 MiB rather than 4 MiB: 2x ingestion
+_SQLITE_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=16384")
+
+
+@dataclass
+class SampleBatch:
+    """Samples as four parallel columns (cheaper than one object per sample)."""
+
+    time: list[float] = field(default_factory=list)
+    node: list[str] = field(default_factory=list)
+    metric: list[str] = field(default_factory=list)
+    value: list[float] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def add(self, time: float, node: str, values: dict[str, float]) -> None:
+        """One sample per ``metric -> value`` of ``node`` at ``time``."""
+        n = len(values)
+        self.time.extend([time] * n)
+        self.node.extend([node] * n)
+        self.metric.extend(values)
+        self.value.extend(values.values())
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What rebuilds one version: a snapshot (or none) and the patch bodies after it."""
+
+    version: int
+    snapshot: bytes | None
+    snapshot_version: int
+    patches: list[tuple[int, bytes]]
+
+
+class HistoryStore:
+    """The history of one twin in an SQL database (SQLite file or PostgreSQL URL)."""
+
+    def __init__(self, db: str | Path | None = None) -> None:
+        self.engine: Engine = engine_for(db)
+        self.dialect = self.engine.dialect.name
+        self._series: dict[tuple[str, str], int] | None = None  # (node, metric) -> id
+
+    # -- writes ----------------------------------------------------------------------------------
+    def record_patch(self, version: int, time: float, body: bytes, batch: SampleBatch) -> None:
+        """Store a patch body and its samples in one transaction (committed on return)."""
+        known = self._known_series()
+        new: dict[tuple[str, str], int] = {}
+        ids = [
+            known.get(key) or new.setdefault(key, len(known) + len(new) + 1)
+            for key in zip(batch.node, batch.metric, strict=True)
+        ]
+        with self.engine.connect() as conn:
+            if self.dialect == "sqlite":
+                for pragma in _SQLITE_PRAGMAS:
+                    conn.exec_driver_sql(pragma)
+            conn.execute(changes.insert(), {"version": version, "time": time, "body": body})
+            if new:
+                rows = [{"id": i, "node": n, "metric": m} for (n, m), i in new.items()]
+                conn.execute(series.insert(), rows)
+            if ids:
+                self._insert_samples(conn, ids, batch)
+            conn.commit()
+        known.update(new)  # only once committed
+
+    def record_snapshot(self, version: int, time: float, document: bytes) -> None:
+        """Store a whole document as the state at ``version`` (committed on return)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                snapshots.insert(), {"version": version, "time": time, "document": document}
+            )
+
+    def _known_series(self) -> dict[tuple[str, str], int]:
+        if self._series is None:
+            with self.engine.connect() as conn:
+                rows = conn.execute(sa.select(series.c.node, series.c.metric, series.c.id)).all()
+            self._series = {(n, m): int(i) for n, m, i in rows}
+        return self._series
+
+    def _insert_samples(self, conn: Connection, ids: list[int], batch: SampleBatch) -> None:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        if self.dialect == "postgresql":
+            from twinsched.store.pgcopy import copy_in, wire_types
+
+            columns = {"series": ids, "time": batch.time, "value": batch.value}
+            with raw.cursor() as cursor:
+                copy_in(cursor, "twin_samples", columns, wire_types(samples, SAMPLE_COLUMNS))
+        else:
+            raw.executemany(_SQLITE_INSERT, zip(ids, batch.time, batch.value, strict=True))
+
+    # -- reads -----------------------------------------------------------------------------------
+    def latest_version(self) -> int:
+        """The newest version stored (0 when the history is empty)."""
+        with self.engine.connect() as conn:
+            return _latest(conn)
+
+    def version_at(self, time: float) -> int | None:
+        """The newest version whose time is at or before ``time`` (None: none is)."""
+        with self.engine.connect() as conn:
+            found = [
+                conn.execute(sa.select(sa.func.max(t.c.version)).where(t.c.time <= time)).scalar()
+                for t in (changes, snapshots)
+            ]
+        known = [int(v) for v in found if v is not None]
+        return max(known) if known else None
+
+    def replay(self, version: int | None = None) -> Replay:
+        """The snapshot and patches that rebuild ``version`` (default: the newest)."""
+        with self.engine.connect() as conn:
+            target = _latest(conn) if version is None else version
+            row = conn.execute(
+                sa.select(snapshots.c.version, snapshots.c.document)
+                .where(snapshots.c.version <= target)
+                .order_by(snapshots.c.version.desc())
+                .limit(1)
+            ).first()
+            base, document = (int(row[0]), bytes(row[1])) if row else (0, None)
+            patches = conn.execute(
+                sa.select(changes.c.version, changes.c.body)
+                .where(changes.c.version > base, changes.c.version <= target)
+                .order_by(changes.c.version)
+            ).all()
+        return Replay(target, document, base, [(int(v), bytes(b)) for v, b in patches])
+
+    def ping(self) -> None:
+        """Raise when the database cannot be reached."""
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+
+def _latest(conn: Connection) -> int:
+    versions: Sequence[int | None] = [
+        conn.execute(sa.select(sa.func.max(t.c.version))).scalar() for t in (changes, snapshots)
+    ]
+    return max((int(v) for v in versions if v is not None), default=0)

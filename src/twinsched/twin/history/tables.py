@@ -1,0 +1,66 @@
+"""The twin's history tables (SQLAlchemy Core), created by migration ``v0002_twin_history``.
+
+``twin_series`` numbers each ``(node, metric)`` pair; ``twin_samples`` holds one row per
+sample as ``(series, time, value)`` (no key, small integer index: bulk COPY and executemany
+stay fast), indexed by ``(series, time)`` for window queries. ``twin_changes`` is the log of
+accepted ``PATCH /state`` bodies by state version; ``twin_snapshots`` holds whole documents
+(every ``PUT`` and, periodically, the state after a patch), so any version can be rebuilt as
+the latest snapshot at or before it plus the changes after that snapshot.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from twinsched.store.schema import NAMING
+
+F64 = Float(53)
+metadata = MetaData(naming_convention=NAMING)
+
+series = Table(
+    "twin_series",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("node", Text, nullable=False),
+    Column("metric", Text, nullable=False),
+    UniqueConstraint("node", "metric", name="uq_twin_series_node_metric"),
+    Index("ix_twin_series_metric", "metric"),
+)
+
+samples = Table(
+    "twin_samples",
+    metadata,
+    Column("series", Integer, nullable=False),
+    Column("time", F64, nullable=False),
+    Column("value", F64, nullable=False),
+    Index("ix_twin_samples_series_time", "series", "time"),
+)
+
+
+def _by_version(name: str, blob: str) -> Table:
+    """A table of blobs keyed by state version, with the state time indexed."""
+    return Table(
+        name,
+        metadata,
+        Column("version", BigInteger, primary_key=True, autoincrement=False),
+        Column("time", F64, nullable=False),
+        Column(blob, LargeBinary, nullable=False),
+        Index(f"ix_{name}_time", "time"),
+    )
+
+
+changes = _by_version("twin_changes", "body")
+snapshots = _by_version("twin_snapshots", "document")
+
+SAMPLE_COLUMNS = ("series", "time", "value")

@@ -1,0 +1,105 @@
+"""Prometheus exposition: twin state computed at scrape time, and service health.
+
+Each app has its own registry, so several apps can live in one process (tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from twinsched.model.io import TwinDocument
+from twinsched.twin.service import TwinService
+
+PREFIX = "twinsched_twin"
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+
+
+class StateCollector(Collector):
+    """Gauges of the twin's state, read from the service when Prometheus scrapes."""
+
+    def __init__(self, service: TwinService) -> None:
+        self.service = service
+
+    def collect(self) -> Iterator[Any]:
+        """One family per figure; see the HELP strings."""
+        service, stats = self.service, self.service.stats
+        yield _gauge("state_version", "State version (accepted PATCH and PUT).", service.version)
+        yield _gauge("state_time_seconds", "State time (document timestamp).", service.time)
+        yield from service.read(_state_families)
+        yield _gauge("history_pending_batches", "Batches waiting for a history write.",
+                     stats.pending)  # fmt: skip
+        yield _counter("history_patches", "Patches committed to the history.", stats.patches)
+        yield _counter("history_samples", "Samples committed to the history.", stats.samples)
+        yield _counter("history_write_seconds", "Time spent writing history.", stats.seconds)
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"{PREFIX}_{name}", doc, value=value)
+
+
+def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:
+    return CounterMetricFamily(f"{PREFIX}_{name}", doc, value=value)
+
+
+def _state_families(doc: TwinDocument) -> list[Any]:
+    nodes = GaugeMetricFamily(
+        f"{PREFIX}_nodes", "Nodes per nodepool and status.", labels=["nodepool", "status"]
+    )
+    gpus = GaugeMetricFamily(f"{PREFIX}_gpus", "GPUs per nodepool.", labels=["nodepool"])
+    values = GaugeMetricFamily(
+        f"{PREFIX}_node_metric", "Latest metric value of a node.", labels=["node", "metric"]
+    )
+    for pool in doc.nodepools:
+        counts = {"Ready": 0, "NotReady": 0}
+        for node in pool.nodes:
+            counts[node.status] += 1
+            for metric, value in node.metrics.items():
+                values.add_metric([node.id, metric], value)
+        for status, count in counts.items():
+            nodes.add_metric([pool.id, status], count)
+        gpus.add_metric([pool.id], sum(n.hardware.gpu_count for n in pool.nodes))
+    pods = GaugeMetricFamily(f"{PREFIX}_pods", "Pods per phase.", labels=["phase"])
+    phases = dict.fromkeys(("NotArrived", "Pending", "Running", "Succeeded", "Unschedulable"), 0)
+    for job in doc.jobs:
+        for pod in job.pods:
+            phases[pod.phase] += 1
+    for phase, count in phases.items():
+        pods.add_metric([phase], count)
+    jobs = GaugeMetricFamily(f"{PREFIX}_jobs", "Jobs.", value=len(doc.jobs))
+    return [nodes, gpus, values, pods, jobs]
+
+
+class HttpMetrics:
+    """Request counts and latency per method, route template and status."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            f"{PREFIX}_http_requests",
+            "HTTP requests answered.",
+            ["method", "route", "status"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            f"{PREFIX}_http_request_duration_seconds",
+            "HTTP request latency.",
+            ["method", "route"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one answered request."""
+        self.requests.labels(method, route, str(status)).inc()
+        self.latency.labels(method, route).observe(seconds)
+
+
+def registry_for(service: TwinService) -> tuple[CollectorRegistry, HttpMetrics]:
+    """A fresh registry with the state collector and the HTTP metrics."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StateCollector(service))
+    return registry, HttpMetrics(registry)

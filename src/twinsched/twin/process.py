@@ -1,0 +1,79 @@
+"""Run ``twinsched twin serve`` as a subprocess on a free loopback port (tests, benchmarks).
+
+Start one with ``TwinProcess(db_url, token, log_path)``, then ``wait_ready()``; end it with
+``stop()`` (or ``kill()`` to test crashes). Its address is ``url``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from twinsched.twin import EXTRA_HINT
+
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - only without the extra
+    raise ImportError(EXTRA_HINT) from exc
+
+START = "from twinsched.twin.cli import app; app()"
+
+
+def free_port() -> int:
+    """A port that was free on 127.0.0.1 a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class TwinProcess:
+    """``twinsched twin serve`` in a subprocess; ``kill()`` is SIGKILL, ``stop()`` SIGTERM.
+
+    ``extra`` are more ``serve`` options; the server's output goes to the file ``log``.
+    """
+
+    def __init__(self, db: str, token: str, log: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "TWINSCHED_TWIN_TOKEN": token}
+        args = ["serve", "--port", str(self.port), "--db", db, "--log-level", "warning", *extra]
+        self._log = log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", START, *args], env=env, stdout=self._log, stderr=self._log
+        )
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Poll ``/healthz`` until it answers."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"twin exited with {self.process.returncode}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise TimeoutError("twin did not become ready")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+        self._log.close()
+
+    def stop(self) -> None:
+        """SIGTERM and wait (SIGKILL after 10 s)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()

@@ -1,0 +1,113 @@
+"""``/history``: window aggregation over stored samples; ``/admin/compact``: retention."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+
+from twinsched.twin.deltas import MAX_TIME
+from twinsched.twin.history import Window, compact, read_window
+from twinsched.twin.history.query import Aggregation
+from twinsched.twin.problems import ERROR_RESPONSES, WRITE_RESPONSES
+from twinsched.twin.routes.deps import Service, Settings, WriteAccess
+
+router = APIRouter(tags=["history"])
+
+TimeQuery = Query(ge=0, le=MAX_TIME, allow_inf_nan=False)
+
+
+class SeriesView(BaseModel):
+    """One node's points as parallel columns."""
+
+    node: str = Field(description="Node id.")
+    times: list[float] = Field(description="Sample times, or bucket starts with a step.")
+    values: list[float] = Field(description="Values (aggregated per bucket with a step).")
+
+
+class HistoryView(BaseModel):
+    """The answer of ``/history``."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "metric": "cpu_util",
+                    "step": 60.0,
+                    "agg": "mean",
+                    "truncated": False,
+                    "series": [{"node": "n1", "times": [0.0, 60.0], "values": [0.4, 0.55]}],
+                }
+            ]
+        }
+    )
+
+    metric: str = Field(description="Metric name.")
+    step: float | None = Field(description="Bucket width; null = raw samples.")
+    agg: Aggregation = Field(description="Aggregation per bucket.")
+    truncated: bool = Field(description="True when `limit` rows were reached.")
+    series: list[SeriesView] = Field(description="One series per node, by node id.")
+
+
+@router.get(
+    "/history", response_model=HistoryView, responses=ERROR_RESPONSES, summary="Metric history"
+)
+async def get_history(
+    service: Service,
+    metric: Annotated[str, Query(min_length=1, description="Metric name, e.g. cpu_util.")],
+    node: Annotated[str | None, Query(description="Only this node.")] = None,
+    start: Annotated[float | None, TimeQuery] = None,
+    end: Annotated[float | None, TimeQuery] = None,
+    step: Annotated[
+        float | None,
+        Query(ge=1e-3, le=MAX_TIME, allow_inf_nan=False, description="Bucket width (s)."),
+    ] = None,
+    agg: Annotated[Aggregation, Query(description="Per-bucket aggregation.")] = "mean",
+    limit: Annotated[int, Query(ge=1, le=1_000_000, description="Most rows returned.")] = 100_000,
+) -> HistoryView:
+    """Samples of one metric between ``start`` and ``end``, averaged (or max, or last)
+    over buckets of ``step`` seconds aligned on multiples of ``step``."""
+    if service.history is None:
+        raise HTTPException(422, "this twin keeps no history")
+    window = Window(metric, node, start, end, step, agg, limit)
+    series, truncated = await run_in_threadpool(read_window, service.history.engine, window)
+    return HistoryView(
+        metric=metric,
+        step=step,
+        agg=agg,
+        truncated=truncated,
+        series=[SeriesView(node=s.node, times=s.times, values=s.values) for s in series],
+    )
+
+
+class CompactView(BaseModel):
+    """What a compaction did."""
+
+    now: float | None = Field(description="Twin time of the newest sample (null: no samples).")
+    dropped_samples: int = Field(description="Samples older than the retention, dropped.")
+    downsampled_samples: int = Field(description="Samples merged into bucket means.")
+    written_buckets: int = Field(description="Bucket means written.")
+    dropped_changes: int = Field(description="Change-log entries older than the retention.")
+
+
+@router.post(
+    "/admin/compact",
+    response_model=CompactView,
+    dependencies=[WriteAccess],
+    responses=WRITE_RESPONSES,
+    summary="Apply retention and downsampling now",
+)
+async def post_compact(service: Service, settings: Settings) -> CompactView:
+    """Drop history older than the retention and downsample old samples (settings)."""
+    if service.history is None:
+        raise HTTPException(422, "this twin keeps no history")
+    result = await run_in_threadpool(
+        compact,
+        service.history.engine,
+        retention_s=settings.retention_s,
+        downsample_after_s=settings.downsample_after_s,
+        step=settings.downsample_step_s,
+    )
+    return CompactView(**vars(result))

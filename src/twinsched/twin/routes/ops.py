@@ -1,0 +1,55 @@
+"""Operations: Prometheus ``/metrics``, liveness ``/healthz``, readiness ``/readyz``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, Field
+from sqlalchemy.exc import SQLAlchemyError
+
+from twinsched.twin.problems import ErrorBody, error_response
+from twinsched.twin.routes.deps import Service
+
+router = APIRouter(tags=["operations"])
+
+
+class Health(BaseModel):
+    """A health answer."""
+
+    status: str = Field(description="'ok' or 'ready'.", examples=["ok"])
+    version: int = Field(description="State version.")
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus exposition",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
+def get_metrics(request: Request) -> Response:
+    """Twin state gauges (computed now) and service health, in the text format."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    return Response(generate_latest(request.app.state.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/healthz", response_model=Health, summary="Liveness")
+def get_healthz(service: Service) -> Health:
+    """The process answers."""
+    return Health(status="ok", version=service.version)
+
+
+@router.get(
+    "/readyz",
+    response_model=Health,
+    summary="Readiness: the history database answers",
+    responses={503: {"model": ErrorBody, "description": "The database is unreachable."}},
+)
+async def get_readyz(service: Service) -> Response | Health:
+    """503 when the history database cannot be reached."""
+    if service.history is not None:
+        try:
+            await run_in_threadpool(service.history.ping)
+        except SQLAlchemyError as exc:
+            return error_response(503, f"history database unreachable: {exc.__class__.__name__}")
+    return Health(status="ready", version=service.version)

@@ -1,0 +1,140 @@
+"""``/state``: read the twin (now or at a past time), replace it, patch it with deltas.
+
+Bodies of PUT and PATCH are parsed here rather than by FastAPI: PUT goes through the twin
+format's own validation (JSON Schema paths such as ``nodepools[0].nodes[3].hardware``), and
+PATCH is parsed straight from bytes (fast) and its raw body goes to the change log.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, Field, ValidationError
+
+from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.twin.deltas import MAX_TIME, PatchResult, StatePatch
+from twinsched.twin.problems import (
+    ERROR_RESPONSES,
+    WRITE_RESPONSES,
+    ErrorBody,
+    error_response,
+    validation_problems,
+)
+from twinsched.twin.routes.deps import Service, WriteAccess
+
+router = APIRouter(tags=["state"])
+
+
+class PutResult(BaseModel):
+    """The state's version after a PUT."""
+
+    version: int = Field(description="State version after the replacement.")
+    time: float = Field(description="State time (the document's timestamp).")
+
+
+def _write(schema: str, response: type[BaseModel]) -> dict[str, Any]:
+    """Options of a write route whose JSON body (model ``schema``) is parsed by hand."""
+    ref = {"$ref": f"#/components/schemas/{schema}"}
+    body = {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
+    return {
+        "dependencies": [WriteAccess],
+        "response_model": response,
+        "responses": WRITE_RESPONSES,
+        "openapi_extra": body,
+    }
+
+
+@router.get(
+    "/state",
+    summary="The twin document, now or at a past time",
+    response_model=None,
+    responses={
+        200: {"model": TwinDocument, "description": "The twin document."},
+        304: {"description": "Not modified: the state still has the version in If-None-Match."},
+        404: {"model": ErrorBody, "description": "No state is as old as `at`."},
+        **ERROR_RESPONSES,
+    },
+)
+async def get_state(
+    request: Request,
+    service: Service,
+    at: Annotated[
+        float | None,
+        Query(ge=0, le=MAX_TIME, allow_inf_nan=False, description="Time: the state then."),
+    ] = None,
+) -> Response:
+    """The current document, or the newest one at or before ``at``.
+
+    The current document is serialized (and gzip-compressed for clients that accept it)
+    once per state version; its ``ETag`` is the version, so pollers can send
+    ``If-None-Match`` and get a 304 until the state changes.
+    """
+    if at is None:
+        etag = f'"v{service.version}"'
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers={"ETag": etag})
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            body = await run_in_threadpool(service.state_json_gzip)
+            headers = {"ETag": etag, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+            return Response(body, media_type="application/json", headers=headers)
+        cached = service.cached_state_json()
+        body = cached if cached is not None else await run_in_threadpool(service.state_json)
+        return Response(body, media_type="application/json", headers={"ETag": etag})
+    past = await run_in_threadpool(service.snapshot_json, at)
+    if past is None:
+        return error_response(404, f"at: no state at or before time {at}", [("at", "too early")])
+    return Response(past, media_type="application/json")
+
+
+@router.put("/state", summary="Replace the whole document", **_write("TwinDocument", PutResult))
+async def put_state(request: Request, service: Service) -> PutResult:
+    """Validate the body against the twin JSON Schema and make it the state."""
+    raw = await request.body()
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DocumentError([("document", f"not JSON: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise DocumentError([("document", f"must be an object, got {type(data).__name__}")])
+    _check_gpu_counts(data)
+    document = await run_in_threadpool(validate_document, data)
+    version = await run_in_threadpool(service.replace, document)
+    return PutResult(version=version, time=document.timestamp)
+
+
+@router.patch("/state", summary="Apply a batch of deltas", **_write("StatePatch", PatchResult))
+async def patch_state(request: Request, service: Service) -> PatchResult:
+    """Apply node metrics, pod phase/binding, new pods and node status, all or nothing.
+
+    Answered only once the batch is committed to the history database.
+    """
+    raw = await request.body()
+    try:
+        patch = StatePatch.model_validate_json(raw)
+    except ValidationError as exc:
+        raise DocumentError(validation_problems(exc)) from None
+    result: PatchResult = await run_in_threadpool(service.apply, patch, raw)
+    return result
+
+
+MAX_GPUS_PER_NODE = 4096
+
+
+def _check_gpu_counts(data: dict[str, Any]) -> None:
+    """Refuse absurd GPU counts before the models expand them into per-GPU lists.
+
+    ``Hardware`` fills ``gpu_milli_free`` with one entry per GPU, so a count of 10**12
+    would exhaust memory (and 2**63 overflows) before any validation error is raised.
+    """
+    pools = data.get("nodepools")
+    for i, pool in enumerate(pools if isinstance(pools, list) else []):
+        nodes = pool.get("nodes") if isinstance(pool, dict) else None
+        for j, node in enumerate(nodes if isinstance(nodes, list) else []):
+            hardware = node.get("hardware") if isinstance(node, dict) else None
+            count = hardware.get("gpu_count") if isinstance(hardware, dict) else None
+            if isinstance(count, int) and count > MAX_GPUS_PER_NODE:
+                path = f"nodepools[{i}].nodes[{j}].hardware.gpu_count"
+                raise DocumentError([(path, f"must be <= {MAX_GPUS_PER_NODE}")])

@@ -7,8 +7,9 @@ Targets (issue 3): import of openb ``default`` (1,523 nodes, 8,152 pods) into SQ
 1,000,000 synthetic pods into PostgreSQL >= 200,000 rows/s; loading a 1,000,000-pod scenario
 into simulator arrays < 5 s. Each figure is the median (and best) of ``--repeat`` runs, on a
 fresh SQLite file and a fresh PostgreSQL schema that is dropped at the end. Import and save
-times are whole transactions: parse (import only), checksum, every table, commit.
-Not part of the test suite.
+times are whole transactions: parse (import only), checksum, every table, commit (on
+SQLite also the column cache). Each line ends with the load average when it was measured:
+the machine is shared, so compare runs made under similar load. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ def _timed(action: Callable[[int], object], repeat: int) -> list[float]:
 
 
 def _line(what: str, walls: list[float], extra: str = "") -> None:
-    print(f"{what:58s} median {statistics.median(walls):6.2f} s, best {walls[0]:6.2f} s {extra}")
+    print(
+        f"{what:58s} median {statistics.median(walls):6.2f} s, best {walls[0]:6.2f} s {extra} "
+        f"[load {os.getloadavg()[0]:.1f}]",
+        flush=True,
+    )
 
 
 def main() -> None:

@@ -110,7 +110,8 @@ def test_swf_one_node_per_processor_sqlite(sqlite_url: str, data: Path) -> None:
     scenario = load_scenario("lublin", sqlite_url)
     assert info.n_nodes == 256 and len(scenario.pods.job_names) == 10_000
     assert info.n_pods == 221_010  # the sum of allocated processors
-    assert scenario.meta["header"]["MaxNodes"] == "256"
+    header = scenario.meta["header"]
+    assert isinstance(header, dict) and header["MaxNodes"] == "256"
 
 
 def test_supercloud(db: str, data: Path, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -95,10 +96,18 @@ class LinkRow(Base):
 
 
 class JobRow(Base):
-    __tablename__ = "jobs"
+    """One row per job; shaped for bulk COPY like :class:`PodRow` (revision 0003).
 
-    scenario_id: Mapped[int] = _scenario_fk()
-    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    A scenario can have almost as many jobs as pods, and the per-row foreign-key check made
+    writing them cost as much as writing the pods.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_scenario_id", "scenario_id", postgresql_using="brin"),)
+    __mapper_args__ = {"primary_key": ["scenario_id", "idx"]}  # noqa: RUF012
+
+    scenario_id: Mapped[int] = mapped_column(Integer)
+    idx: Mapped[int] = mapped_column(Integer)
     name: Mapped[str] = mapped_column(Text)
 
 
@@ -134,6 +143,22 @@ class PodRow(Base):
     duration_s: Mapped[float] = mapped_column(Float(53))
     data_pool: Mapped[int] = mapped_column(Integer)
     max_latency_ms: Mapped[float] = mapped_column(Float(53))
+
+
+class ColumnCacheRow(Base):
+    """A scenario's content tables once more, one whole column per row (revision 0003).
+
+    ``name`` is ``table.column``; ``data`` is the column as little-endian 64-bit values, or
+    UTF-8 text joined by NUL. Written on SQLite in the same transaction as the rows, where
+    reading a million rows back costs seconds and a few blobs cost milliseconds; a load checks
+    the result against ``scenarios.checksum`` and falls back to the rows. See ``colcache.py``.
+    """
+
+    __tablename__ = "scenario_columns"
+
+    scenario_id: Mapped[int] = _scenario_fk()
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class RunRow(Base):

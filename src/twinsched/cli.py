@@ -150,6 +150,13 @@ def run(
     scenario: ScenarioOpt = None,
     db: DbOpt = None,
     record: RecordOpt = True,
+    twin: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the loop over HTTP through a twin service at this URL (the write "
+            "token comes from $TWINSCHED_TWIN_TOKEN).",
+        ),
+    ] = None,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if mode not in ("fillup", "replay"):
@@ -179,6 +186,7 @@ def run(
                 data=data_dir,
                 validate=validate,
                 db=db,
+                twin=twin,
             )
             for name in names
             for seed in _seeds(seeds)

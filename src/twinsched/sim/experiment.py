@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -28,6 +29,7 @@ class RunSpec:
     data: str | None = None
     validate: bool = False
     db: str | None = None  # with trace "store", variant is the stored scenario's name
+    twin: str | None = None  # a twin service URL: the loop runs over HTTP through it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -44,20 +46,47 @@ def _scenario(trace: str, variant: str, data: str | None, db: str | None = None)
 
 def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
     """Run one spec; the same spec always gives the same result (wall time aside)."""
+    scenario = _scenario(spec.trace, spec.variant, spec.data, spec.db)
+    if spec.twin:
+        with _through_twin(spec.scheduler, spec.twin) as scheduler:
+            return _run(spec, scenario, scheduler, progress)
+    return _run(spec, scenario, spec.scheduler, progress)
+
+
+def _run(
+    spec: RunSpec,
+    scenario: Scenario,
+    scheduler: Any,
+    progress: Callable[[int, int], None] | None,
+) -> RunResult:
     from twinsched.sim.vte import run_fillup, run_replay
 
-    scenario = _scenario(spec.trace, spec.variant, spec.data, spec.db)
     if spec.mode == "fillup":
         result = run_fillup(
-            scenario, spec.scheduler, spec.seed, target_pct=spec.target_pct,
+            scenario, scheduler, spec.seed, target_pct=spec.target_pct,
             validate=spec.validate, progress=progress,
         )  # fmt: skip
     else:
         result = run_replay(
-            scenario, spec.scheduler, spec.seed, sample_every_s=spec.sample_every_s,
+            scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
             validate=spec.validate, progress=progress,
         )  # fmt: skip
     return result
+
+
+@contextmanager
+def _through_twin(name: str, url: str) -> Iterator[Any]:
+    """The scheduler wrapped so it decides on state pulled from the twin at ``url``.
+
+    The write token comes from ``$TWINSCHED_TWIN_TOKEN`` (never from the spec, which is
+    recorded with the results).
+    """
+    from twinsched.scheduling import registry
+    from twinsched.twin.client import TwinClient
+    from twinsched.twin.loop import TwinScheduler
+
+    with TwinClient(url, os.environ.get("TWINSCHED_TWIN_TOKEN")) as client:
+        yield TwinScheduler(registry.create(name), client)
 
 
 def _execute_quiet(spec: RunSpec) -> RunResult:

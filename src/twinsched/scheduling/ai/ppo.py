@@ -52,6 +52,7 @@ class Critic(nn.Module):
         w = valid.unsqueeze(-1).float()
         mean = (rows * w).sum(1) / w.sum(1).clamp(min=1.0)
         top = rows.masked_fill(~valid.unsqueeze(-1), -1e4).max(1).values
+        top = torch.where(valid.any(1, keepdim=True), top, torch.zeros_like(top))
         value: torch.Tensor = self.net(torch.cat([mean, top], dim=-1)).squeeze(-1)
         return value
 
@@ -68,7 +69,7 @@ class _Rollout:
 
 
 def _pad(rows: list[npt.NDArray[np.float16]]) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(r.shape[0] for r in rows)
+    width = max(1, *(r.shape[0] for r in rows))  # a state may have no eligible node
     out = np.zeros((len(rows), width, N_FEATURES), dtype=np.float32)
     valid = np.zeros((len(rows), width), dtype=bool)
     for i, r in enumerate(rows):

@@ -39,9 +39,14 @@ def node_state_rows(state: ClusterState, nodes: I64) -> I64:
 class PolicyScheduler:
     """Places each pod on the eligible node its policy scores highest."""
 
-    def __init__(self, name: str, policy: Policy) -> None:
+    def __init__(self, name: str, policy: Policy, resolution: float | None = None) -> None:
         self.name = name
         self.policy = policy
+        # Scores in one bucket of this width are ties, broken by the per-seed node rank (as
+        # FGD's integer scores are): spreading near-equal choices helps later pods. Chosen on
+        # validation runs at training time and stored with the policy.
+        chosen = policy.meta.get("resolution", 0.0) if resolution is None else resolution
+        self.resolution = float(chosen)  # type: ignore[arg-type]
         self._ctx: RunContext | None = None
         self._typical: TypicalPods | None = None
         self._scales: Scales | None = None
@@ -79,6 +84,8 @@ class PolicyScheduler:
         if not eligible.any():
             return Unschedulable("NoEligibleNode")
         score, gpu = self.scores(state, pod, eligible)
+        if self.resolution > 0:
+            score = np.floor(score / self.resolution)
         masked = np.where(eligible, score, -np.inf)
         top = np.flatnonzero(masked == masked.max())
         best = int(top[np.argmin(self._ctx.node_rank[top])]) if top.size > 1 else int(top[0])

@@ -55,6 +55,7 @@ class TrainSpec:
     ppo_segment: int | None = 512
     ppo_max_offset: float = 0.9
     ppo_eval_every: int = 5
+    tie_resolutions: tuple[float, ...] = (1.0, 2.0, 5.0)  # tried on validation at the end
 
 
 @dataclass
@@ -67,13 +68,17 @@ class TrainResult:
 
 
 def allocation(
-    policy: Policy, scenarios: list[Scenario], seeds: tuple[int, ...], target_pct: float = 100.0
+    policy: Policy,
+    scenarios: list[Scenario],
+    seeds: tuple[int, ...],
+    target_pct: float = 100.0,
+    resolution: float = 0.0,
 ) -> float:
     """Mean GPU allocation ratio (%) at the end of fill-up runs of the policy."""
     values = []
     for scenario in scenarios:
         for seed in seeds:
-            sched = PolicyScheduler("student", policy)
+            sched = PolicyScheduler("student", policy, resolution)
             run = run_fillup(scenario, sched, seed, target_pct=target_pct)
             values.append(float(run.summary["gpu_alloc_ratio_pct"]))
     return float(np.mean(values)) if values else float("nan")
@@ -186,10 +191,11 @@ def train(
         run.reinforce(policy)
     data = Decisions.concat(run.parts)
     score, best = run.best
+    resolution, score = run.tie_resolution(best, score)
     result = TrainResult(
-        policy=replace(best, meta={"spec": asdict(spec)}),
+        policy=replace(best, meta={"spec": asdict(spec), "resolution": resolution}),
         curves=run.curves,
-        metrics={"val_alloc_pct": score, "decisions": float(data.n)},
+        metrics={"val_alloc_pct": score, "decisions": float(data.n), "resolution": resolution},
         data_checksum=data.checksum(),
         seconds=time.perf_counter() - started,
     )
@@ -231,6 +237,20 @@ class _Run:
                 (self.out / "checkpoints").mkdir(parents=True, exist_ok=True)
                 policy.save(self.out / "checkpoints" / f"{tag}.npz")
         return score
+
+    def tie_resolution(self, policy: Policy, exact: float) -> tuple[float, float]:
+        """The score bucket width (0: exact) with the best validation allocation."""
+        best = (0.0, exact)
+        for width in self.spec.tie_resolutions:
+            if width > 0:
+                score = allocation(
+                    policy, self.val_sets or self.train_sets, self.spec.val_seeds,
+                    self.spec.target_pct, width,
+                )  # fmt: skip
+                self.say(f"ties within {width:g}: validation allocation {score:.3f} %")
+                if score > best[1]:
+                    best = (width, score)
+        return best
 
     def clone(self) -> Policy:
         """Collect teacher decisions (they also fix the feature scaling), clone, DAgger."""

@@ -192,7 +192,12 @@ def test_kubernetes_actuator_patches_replicas_and_node_selector() -> None:
         (
             "detector",
             "edge",
-            {"spec": {"replicas": 1, "template": {"spec": {"nodeSelector": {"tier": "edge"}}}}},
+            {
+                "spec": {
+                    "replicas": 1,
+                    "template": {"spec": {"nodeSelector": {"$patch": "replace", "tier": "edge"}}},
+                }
+            },
         ),
     ]
 

@@ -1,7 +1,10 @@
 """An actuator for a Kubernetes Deployment: replicas and node selector, via the official client.
 
-The client is imported only when no API object is passed in (``pip install kubernetes``);
-tests pass a fake with the same ``patch_namespaced_deployment`` method.
+The client is imported only when no API object is passed in
+(``pip install 'twinsched[kubernetes]'``). The patch is a strategic merge patch (the
+official client sends a dict body as ``application/strategic-merge-patch+json``); the node
+selector carries ``"$patch": "replace"`` so that the pods' selector becomes exactly the
+action's, not a merge of the old and new labels.
 """
 
 from __future__ import annotations
@@ -11,14 +14,17 @@ from typing import Any
 
 from twinsched.learning.agents.agent import Action
 
-INSTALL_HINT = "the Kubernetes actuator needs the official client: pip install kubernetes"
+INSTALL_HINT = (
+    "the Kubernetes actuator needs the official client: pip install 'twinsched[kubernetes]'"
+)
 
 
 def deployment_patch(action: Action) -> dict[str, Any]:
-    """The strategic-merge patch that sets replicas (and the pods' node selector)."""
+    """The strategic-merge patch that sets replicas and, when the action has one, replaces
+    the pods' node selector (``{}`` clears it; None leaves it as it is)."""
     patch: dict[str, Any] = {"spec": {"replicas": action.replicas}}
     if action.node_selector is not None:
-        selector = dict(action.node_selector)
+        selector = {"$patch": "replace", **action.node_selector}
         patch["spec"]["template"] = {"spec": {"nodeSelector": selector}}
     return patch
 
@@ -43,6 +49,6 @@ class KubernetesActuator:
                 from kubernetes import client, config  # type: ignore[import-not-found, unused-ignore]
             except ImportError as exc:  # pragma: no cover - depends on the environment
                 raise ImportError(INSTALL_HINT) from exc
-            config.load_kube_config()
+            config.load_kube_config()  # type: ignore[no-untyped-call, unused-ignore]
             self.api = client.AppsV1Api()
         return self.api

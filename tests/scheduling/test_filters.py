@@ -81,6 +81,8 @@ def test_inlined_eligibility_equals_every_named_filter(sc, data) -> None:
         for _, fn in filters.FILTERS:
             expected &= fn(st_, views[i], nodes)
         assert mask.tolist() == expected.tolist()
+        fits = [filters.fits_node(st_, views[i], n) for n in range(sc.nodes.n)]
+        assert fits == filters.fits_now(st_, views[i], nodes).tolist()
         if mask.any():
             from twinsched.scheduling.gpus import default_gpus
 

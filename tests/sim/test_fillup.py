@@ -37,3 +37,27 @@ def test_workload_without_gpu_pods_is_not_topped_up() -> None:
     sc = scenario([(64000, 65536, 2, "T4")], [(1000, 0, 0, 0)] * 3)
     order = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed=0)
     assert sorted(order.tolist()) == [0, 1, 2]
+
+
+def _thinned_one_by_one(pods, total_gpu_milli: int, seed: int, target_pct: float) -> np.ndarray:
+    """The protocol's thinning written plainly (O(n^2)): the reference for the fast one."""
+    rng = np.random.default_rng(seed)
+    order = np.argsort(np.array(pods.names), kind="stable")
+    order = order[rng.permutation(order.size)]
+    target = total_gpu_milli * target_pct / 100.0
+    total = int(pods.gpu_request[order].sum())
+    keep = np.ones(order.size, dtype=bool)
+    while total > target:
+        alive = np.flatnonzero(keep)
+        drop = int(alive[rng.integers(alive.size)])
+        keep[drop] = False
+        total -= int(pods.gpu_request[order[drop]])
+    return order[keep]
+
+
+def test_fast_thinning_draws_the_same_pods_as_the_plain_loop() -> None:
+    sc = ali.load("multigpu50")
+    for seed, pct in [(0, 130.0), (1, 60.0), (2, 5.0), (3, 0.0)]:
+        fast = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed, target_pct=pct)
+        plain = _thinned_one_by_one(sc.pods, sc.nodes.total_gpu_milli, seed, pct)
+        assert fast.tolist() == plain.tolist(), (seed, pct)

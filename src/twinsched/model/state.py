@@ -23,6 +23,9 @@ from twinsched.model.events import (
 )
 
 SHARE_TAG = 0  # column of ``gpu_tags`` counting share pods; column k counts k-GPU pods
+# Phases as plain ints for the hot path (numpy converts an IntEnum member slowly).
+_PENDING, _RUNNING = int(Phase.PENDING), int(Phase.RUNNING)
+_UNSCHEDULABLE = int(Phase.UNSCHEDULABLE)
 
 
 class ClusterState:
@@ -49,6 +52,7 @@ class ClusterState:
         self.gpu_whole_free: I64 = (self.gpu_left == MILLI_PER_GPU).sum(axis=1)
         self.gpu_max_left: I64 = self.gpu_left.max(axis=1)
         self.up: BoolA = np.ones(nodes.n, dtype=bool)
+        self.nodes_down = 0  # how many of ``up`` are False (filters skip the check at 0)
         self.version: I64 = np.zeros(nodes.n, dtype=np.int64)
         self.phase: I64 = np.full(pods.n, Phase.NOT_ARRIVED, dtype=np.int64)
         self.pod_node: I64 = np.full(pods.n, -1, dtype=np.int64)
@@ -56,13 +60,21 @@ class ClusterState:
         self.reasons: dict[int, str] = {}
         self.allocated_gpu_milli = 0
         self.changes: list[int] = []  # node of every change, in order (read by caches)
+        # The same log as arrays for ``changed_since``: each entry's node, and the position
+        # of the previous entry for that node (-1: none), so "first change of its node
+        # after ``seen``" is one comparison per entry.
+        self._log_node: I64 = np.zeros(1024, dtype=np.int64)
+        self._log_prev: I64 = np.zeros(1024, dtype=np.int64)
+        self._last_entry: I64 = np.full(nodes.n, -1, dtype=np.int64)
         self._stale: tuple[int, int, I64] = (-1, -1, np.zeros(0, dtype=np.int64))
 
     def changed_since(self, seen: int) -> I64:
         """Distinct nodes changed after the first ``seen`` entries of the change log.
 
-        Remembers its last answer: the filter cache and a scheduler's cache usually ask for
-        the same range one after the other.
+        In order of their first change after ``seen`` (a score's floating-point batch
+        arithmetic may depend on row order, so the order is part of the contract), or all
+        nodes in index order when the range is very long. Remembers its last answer: the
+        filter cache and a scheduler's cache usually ask for the same range in turn.
         """
         end = len(self.changes)
         if self._stale[0] == seen and self._stale[1] == end:
@@ -72,12 +84,20 @@ class ClusterState:
         elif end - seen > 4 * self.nodes.n:
             nodes = np.arange(self.nodes.n, dtype=np.int64)
         else:
-            nodes = np.fromiter(dict.fromkeys(self.changes[seen:]), np.int64)
+            first = self._log_prev[seen:end] < seen  # its node's first entry in the range
+            nodes = self._log_node[seen:end][first]
         self._stale = (seen, end, nodes)
         return nodes
 
     def _touch(self, node: int) -> None:
         self.version[node] += 1
+        at = len(self.changes)
+        if at == self._log_node.size:
+            self._log_node = np.concatenate([self._log_node, np.zeros_like(self._log_node)])
+            self._log_prev = np.concatenate([self._log_prev, np.zeros_like(self._log_prev)])
+        self._log_node[at] = node
+        self._log_prev[at] = self._last_entry[node]
+        self._last_entry[node] = at
         self.changes.append(node)
 
     def _gpu_row_changed(self, node: int) -> None:
@@ -92,37 +112,39 @@ class ClusterState:
         match event:
             case Bind(pod, node, gpus):
                 self._bind(pod, node, gpus)
+            case Arrive(pod):
+                self._expect(pod, Phase.NOT_ARRIVED)
+                self.phase[pod] = _PENDING
+            case Reject(pod, reason):
+                self._expect(pod, Phase.PENDING)
+                self.phase[pod] = _UNSCHEDULABLE
+                self.reasons[pod] = reason
             case Release(pod):
                 self._release(pod, Phase.SUCCEEDED)
             case Unbind(pod):
                 self._release(pod, Phase.PENDING)
-            case Arrive(pod):
-                self._expect(pod, Phase.NOT_ARRIVED)
-                self.phase[pod] = Phase.PENDING
-            case Reject(pod, reason):
-                self._expect(pod, Phase.PENDING)
-                self.phase[pod] = Phase.UNSCHEDULABLE
-                self.reasons[pod] = reason
             case NodeDown(node):
+                self.nodes_down += bool(self.up[node])
                 self.up[node] = False
                 self._touch(node)
             case NodeUp(node):
+                self.nodes_down -= not self.up[node]
                 self.up[node] = True
                 self._touch(node)
         if self.validate:
             self.check_invariants()
 
     def _expect(self, pod: int, phase: Phase) -> None:
-        if int(self.phase[pod]) != phase.value:
+        if int(self.phase[pod]) != phase:
             now = Phase(self.phase[pod]).name
             raise TwinschedError(f"pod {self.pods.names[pod]} is {now}, expected {phase.name}")
 
     def _bind(self, pod: int, node: int, gpus: tuple[int, ...]) -> None:
         self._expect(pod, Phase.PENDING)
         p = self.pods
-        milli = int(p.gpu_milli[pod])
-        if len(gpus) != int(p.gpu_count[pod]):
-            raise TwinschedError(f"pod {p.names[pod]} needs {p.gpu_count[pod]} GPUs, got {gpus}")
+        milli, count = int(p.gpu_milli[pod]), int(p.gpu_count[pod])
+        if len(gpus) != count:
+            raise TwinschedError(f"pod {p.names[pod]} needs {count} GPUs, got {gpus}")
         self.cpu_free[node] -= p.cpu_milli[pod]
         self.mem_free[node] -= p.memory_mib[pod]
         mask = 0
@@ -130,12 +152,12 @@ class ClusterState:
             self.gpu_left[node, gpu] -= milli
             mask |= 1 << gpu
         if gpus:
-            self.gpu_tags[node, self.tag_of(pod)] += 1
+            self.gpu_tags[node, SHARE_TAG if milli < MILLI_PER_GPU else count] += 1  # tag_of
             self._gpu_row_changed(node)
         self.allocated_gpu_milli += milli * len(gpus)
         self.pod_gpus[pod] = mask
         self.pod_node[pod] = node
-        self.phase[pod] = Phase.RUNNING
+        self.phase[pod] = _RUNNING
         self._touch(node)
 
     def _release(self, pod: int, then: Phase) -> None:
@@ -186,6 +208,8 @@ class ClusterState:
             and np.array_equal(self.gpu_max_left, self.gpu_left.max(axis=1))
         ):
             problems.append("per-node GPU aggregates out of step with gpu_left")
+        if self.nodes_down != int((~self.up).sum()):
+            problems.append("count of nodes down out of step with up")
         if not np.array_equal(used_cpu, nodes.cpu_milli - self.cpu_free):
             problems.append("CPU not conserved")
         if not np.array_equal(used_mem, nodes.memory_mib - self.mem_free):

@@ -15,7 +15,8 @@ import numpy as np
 
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.framework import PodView
+from twinsched.scheduling import filters
+from twinsched.scheduling.framework import PodView, Unschedulable
 
 Compute = Callable[[ClusterState, PodView, I64], tuple[np.ndarray, ...]]
 
@@ -66,3 +67,83 @@ class NodeMemo:
                 column[stale] = values
             entry.seen = len(log)
         return entry.columns
+
+
+@dataclass
+class _Eligible:
+    static: BoolA | None  # the rules on what never changes, over all nodes (None: all pass)
+    mask: BoolA  # every rule, over all nodes
+    seen: int
+
+
+class EligibleMemo:
+    """The eligible-node mask per pod class, kept in step with the state.
+
+    The rules on static node attributes (GPU model, labels, latency) are evaluated once per
+    class; a refresh re-checks only resources and faults, and only on changed nodes.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Eligible] = {}
+
+    def get(self, state: ClusterState, pod: PodView) -> BoolA:
+        """The class's mask (shared: callers must not write to it)."""
+        entry = self._entries.get(pod.cls)
+        end = len(state.changes)
+        if entry is None:
+            everything = np.arange(state.nodes.n, dtype=np.int64)
+            static = filters.static_rules(state, pod, everything)
+            mask = filters.fits_now(state, pod, everything) & static
+            self._entries[pod.cls] = _Eligible(None if static.all() else static, mask, end)
+            return mask
+        if entry.seen < end:
+            stale, always = state.changed_since(entry.seen), entry.static
+            if stale.size == 1:
+                node = int(stale[0])
+                fits = filters.fits_node(state, pod, node)
+                entry.mask[node] = fits and (always is None or bool(always[node]))
+            else:
+                fits_now = filters.fits_now(state, pod, stale)
+                if always is not None:
+                    fits_now &= always[stale]
+                entry.mask[stale] = fits_now
+            entry.seen = end
+        return entry.mask
+
+
+@dataclass
+class _Reasons:
+    rules: list[tuple[str, filters.FilterFn]]  # the filters that apply to the class, in order
+    first: I64  # per node: index of the first rule that rejects it (len(rules): none)
+    per_rule: I64  # how many nodes have each value of ``first``
+    answer: Unschedulable
+    seen: int
+
+
+class ReasonMemo:
+    """Why a pod class fits nowhere, kept per node and refreshed only where nodes changed."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Reasons] = {}
+
+    def get(self, state: ClusterState, pod: PodView) -> Unschedulable:
+        """The same value as :func:`filters.explain`, at the cost of the changed nodes."""
+        entry = self._entries.get(pod.cls)
+        end = len(state.changes)
+        if entry is None:
+            rules = filters.applicable(pod)
+            everything = np.arange(state.nodes.n, dtype=np.int64)
+            first = filters.first_rejection(state, pod, rules, everything)
+            per_rule = np.bincount(first, minlength=len(rules) + 1)
+            answer = filters.unschedulable(state, rules, per_rule)
+            entry = self._entries[pod.cls] = _Reasons(rules, first, per_rule, answer, end)
+        elif entry.seen < end:
+            stale = state.changed_since(entry.seen)
+            size = len(entry.rules) + 1
+            now = filters.first_rejection(state, pod, entry.rules, stale)
+            entry.per_rule -= np.bincount(entry.first[stale], minlength=size)
+            entry.per_rule += np.bincount(now, minlength=size)
+            entry.first[stale] = now
+            entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)
+            entry.seen = end
+        return entry.answer

@@ -9,8 +9,7 @@ import numpy as np
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
 from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
-from twinsched.scheduling import filters
-from twinsched.scheduling.cache import NodeMemo
+from twinsched.scheduling.cache import EligibleMemo, ReasonMemo
 from twinsched.scheduling.framework import (
     NO_DECISION,
     BatchScheduler,
@@ -40,9 +39,12 @@ def placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Place
         return f"node {p.node} is not eligible"
     if len(set(p.gpus)) != pod.gpu_count:
         return f"needs {pod.gpu_count} distinct GPUs, got {p.gpus}"
-    left = state.gpu_left[p.node]
+    if not p.gpus:
+        return ""
+    left = state.gpu_left[p.node].tolist()
+    count = int(state.nodes.gpu_count[p.node])
     for g in p.gpus:
-        if not (0 <= g < state.nodes.gpu_count[p.node]) or left[g] < pod.gpu_milli:
+        if not (0 <= g < count) or left[g] < pod.gpu_milli:
             return f"GPU {g} of node {p.node} cannot take {pod.gpu_milli} milli"
     if pod.gpu_count > 1 and any(left[g] < MILLI_PER_GPU for g in p.gpus):
         return "a multi-GPU pod needs whole free GPUs"
@@ -71,13 +73,13 @@ class SchedulerController:
         self._fallback_name = fallback
         self._fallback: Scheduler | None = None
         self.views = pod_views(state.pods)
-        self._filters = NodeMemo(filters.eligible)
-        self._explained: dict[int, tuple[int, Unschedulable]] = {}
+        self._filters = EligibleMemo()
+        self._reasons = ReasonMemo()
         scheduler.reset(state, ctx)
 
     def eligible(self, pod: PodView) -> BoolA:
-        (mask,) = self._filters.get(self.state, pod)
-        return mask
+        """The nodes that pass every filter (cached per pod class; do not write to it)."""
+        return self._filters.get(self.state, pod)
 
     def decide(self, index: int, *, explain: bool = True) -> Decision:
         """A valid placement, or why the pod cannot be placed now.
@@ -128,10 +130,5 @@ class SchedulerController:
         return decision
 
     def explain(self, pod: PodView) -> Unschedulable:
-        """Reasons per pod class, recomputed only after the state changed."""
-        seen = len(self.state.changes)
-        cached = self._explained.get(pod.cls)
-        if cached is None or cached[0] != seen:
-            cached = (seen, filters.explain(self.state, pod))
-            self._explained[pod.cls] = cached
-        return cached[1]
+        """Why no node can take the pod now (kept per pod class, refreshed where nodes changed)."""
+        return self._reasons.get(self.state, pod)

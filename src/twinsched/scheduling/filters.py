@@ -101,27 +101,80 @@ def eligible(state: ClusterState, pod: PodView, nodes: I64) -> tuple[BoolA]:
 
     The same rules as :data:`FILTERS`, inlined for the hot path; a test checks they agree.
     """
-    free = state.free[nodes]
-    mask = (free[:, 0] >= pod.cpu_milli) & (free[:, 1] >= pod.memory_mib) & state.up[nodes]
+    mask = fits_now(state, pod, nodes)
+    mask &= static_rules(state, pod, nodes)
+    return (mask,)
+
+
+def fits_now(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    """The rules on what binds and faults change: node up, CPU, memory and GPUs free."""
+    mask: BoolA = state.cpu_free[nodes] >= pod.cpu_milli
+    mask &= state.mem_free[nodes] >= pod.memory_mib
+    if state.nodes_down:
+        mask &= state.up[nodes]
     if pod.gpu_count:
-        mask &= gpu_model_allowed(state, pod, nodes) & gpus_fit(state, pod, nodes)
+        mask &= gpus_fit(state, pod, nodes)
+    return mask
+
+
+def fits_node(state: ClusterState, pod: PodView, node: int) -> bool:
+    """:func:`fits_now` for one node, with scalars (a refresh often covers a single node)."""
+    if state.cpu_free[node] < pod.cpu_milli or state.mem_free[node] < pod.memory_mib:
+        return False
+    if state.nodes_down and not state.up[node]:
+        return False
+    if pod.gpu_count == 0:
+        return True
+    if pod.gpu_milli < MILLI_PER_GPU:
+        return bool(state.gpu_max_left[node] >= pod.gpu_milli)
+    return bool(state.gpu_whole_free[node] >= pod.gpu_count)
+
+
+def static_rules(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    """The rules on what never changes during a run: GPU model, labels and latency.
+
+    Computed once per pod class by the filter cache (:class:`cache.EligibleMemo`).
+    """
+    mask = np.ones(nodes.size, dtype=bool)
+    if pod.gpu_count:
+        mask &= gpu_model_allowed(state, pod, nodes)
     if pod.required_labels or pod.rejected_labels:
         mask &= labels_match(state, pod, nodes) & no_rejected_labels(state, pod, nodes)
     if pod.data_pool >= 0 and pod.max_latency_ms != float("inf"):
         mask &= latency_within(state, pod, nodes)
-    return (mask,)
+    return mask
 
 
 def explain(state: ClusterState, pod: PodView) -> Unschedulable:
     """Why no node fits: the first filter that rejects each node, counted per reason."""
-    nodes = np.arange(state.nodes.n, dtype=np.int64)
-    alive = np.ones(nodes.size, dtype=bool)
-    counts: dict[str, int] = {}
-    for reason, fn in applicable(pod):
-        rejected = alive & ~fn(state, pod, nodes)
-        if rejected.any():
-            counts[reason] = int(rejected.sum())
-        alive &= ~rejected
+    rules = applicable(pod)
+    everything = np.arange(state.nodes.n, dtype=np.int64)
+    first = first_rejection(state, pod, rules, everything)
+    return unschedulable(state, rules, np.bincount(first, minlength=len(rules) + 1))
+
+
+def first_rejection(
+    state: ClusterState, pod: PodView, rules: list[tuple[str, FilterFn]], nodes: I64
+) -> I64:
+    """Per node, the index in ``rules`` of the first rule that rejects it (``len(rules)``: none).
+
+    Depends only on (node state, pod class), so :class:`cache.ReasonMemo` can keep it.
+    """
+    first = np.full(nodes.size, len(rules), dtype=np.int64)
+    for i in range(len(rules) - 1, -1, -1):  # the earliest rule written last wins
+        first[~rules[i][1](state, pod, nodes)] = i
+    return first
+
+
+def unschedulable(
+    state: ClusterState, rules: list[tuple[str, FilterFn]], per_rule: I64
+) -> Unschedulable:
+    """The reason value from how many nodes each rule rejects first (see :func:`first_rejection`).
+
+    ``per_rule[i]`` counts the nodes whose first rejecting rule is ``rules[i]``; an extra
+    last entry, the nodes no rule rejects, is ignored.
+    """
+    counts = {rules[i][0]: c for i, c in enumerate(per_rule[: len(rules)].tolist()) if c}
     if not counts:
         return Unschedulable("NoNodeChosen", "eligible nodes exist but the scheduler chose none")
     main = max(counts, key=lambda r: counts[r])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsched.model.cluster import I64, Pods
+from twinsched.model.cluster import I64, BoolA, Pods
 
 TARGET_PCT = 130.0
 
@@ -34,11 +34,47 @@ def fillup_order(
             total += int(request[pick])
         order = np.concatenate([order, np.array(extra, dtype=np.int64)])
     elif total > target:
-        keep = np.ones(order.size, dtype=bool)
+        alive = _Alive(order.size)
+        requests = request[order].tolist()
         while total > target:
-            alive = np.flatnonzero(keep)
-            drop = int(alive[rng.integers(alive.size)])
-            keep[drop] = False
-            total -= int(request[order[drop]])
-        order = order[keep]
+            drop = alive.remove(int(rng.integers(alive.count)))  # uniform over the kept pods
+            total -= requests[drop]
+        order = order[alive.kept()]
     return order.astype(np.int64)
+
+
+class _Alive:
+    """Positions 0..n-1, removed one at a time by rank among those left, in O(log n).
+
+    A Fenwick tree of 0/1 counts: ``remove(k)`` finds the k-th position still kept by
+    descending the tree, so thinning ``m`` of ``n`` pods costs O(m log n), not O(m n).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.count = n
+        self._n = n
+        self._top = 1 << n.bit_length()
+        # 1-based; entry i counts the kept positions in (i - lowbit(i), i]: all kept at first.
+        index = np.arange(n + 1, dtype=np.int64)
+        self._tree: list[int] = (index & -index).tolist()
+        self._kept = np.ones(n, dtype=bool)
+
+    def remove(self, rank: int) -> int:
+        """Remove the kept position of 0-based ``rank`` (in position order); return it."""
+        tree, pos, left, step = self._tree, 0, rank, self._top
+        while step:
+            nxt = pos + step
+            if nxt <= self._n and tree[nxt] <= left:
+                pos, left = nxt, left - tree[nxt]
+            step >>= 1
+        i = pos + 1  # 1-based index of the position removed
+        while i <= self._n:
+            tree[i] -= 1
+            i += i & -i
+        self._kept[pos] = False
+        self.count -= 1
+        return pos
+
+    def kept(self) -> BoolA:
+        """Mask of the positions not removed."""
+        return self._kept

@@ -1,0 +1,78 @@
+"""The per-class caches give exactly what recomputing every node from scratch gives."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.builders import context, scenario, state_with
+from tests.strategies import scenarios
+from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Release
+from twinsched.model.state import ClusterState
+from twinsched.scheduling import filters, registry
+from twinsched.scheduling.cache import EligibleMemo, ReasonMemo
+from twinsched.scheduling.framework import Placement, pod_views
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
+
+
+def test_changed_since_lists_each_node_once_in_order_of_first_change() -> None:
+    sc = scenario([(64000, 65536, 2, "T4")] * 4, [(100, 10, 0, 0)] * 30)
+    state = ClusterState(sc.nodes, sc.pods)
+    rng = np.random.default_rng(0)
+    for pod in range(30):
+        state.apply(Arrive(pod))
+        state.apply(Bind(pod, int(rng.integers(4)), ()))
+        if pod % 3 == 0:
+            state.apply(Release(pod))
+    for seen in range(len(state.changes)):
+        expected = list(dict.fromkeys(state.changes[seen:]))
+        if len(state.changes) - seen > 4 * 4:  # a long range: every node, in index order
+            expected = [0, 1, 2, 3]
+        assert state.changed_since(seen).tolist() == expected, seen
+    assert state.changed_since(len(state.changes)).tolist() == []
+
+
+@given(sc=scenarios(), data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_memos_agree_with_recomputing_every_node(sc, data) -> None:
+    """Masks, reasons and ranking keys, through binds, releases and node faults."""
+    state = state_with(sc)
+    views = pod_views(sc.pods)
+    everything = np.arange(sc.nodes.n, dtype=np.int64)
+    masks, reasons = EligibleMemo(), ReasonMemo()
+    names = ["bestfit", "leastallocated", "dotprod", "gpupacking"]  # row by row, so exact
+    scheduler = registry.create(data.draw(st.sampled_from(names)))
+    assert isinstance(scheduler, PluginScheduler)
+    scheduler.reset(state, context(sc))
+    for i, pod in enumerate(views):
+        mask = masks.get(state, pod)
+        assert mask.tolist() == filters.eligible(state, pod, everything)[0].tolist()
+        assert reasons.get(state, pod) == filters.explain(state, pod)
+        key, _ = scheduler.node_keys(state, pod, mask)
+        scheduler._fast = False
+        fresh, _ = scheduler.node_keys(state, pod, mask)
+        scheduler._fast = True
+        assert key[mask].tolist() == fresh[mask].tolist()
+        decision = scheduler.place(state, pod, mask)
+        state.apply(Arrive(i))
+        if isinstance(decision, Placement):
+            state.apply(Bind(i, decision.node, decision.gpus))
+            if data.draw(st.booleans()):
+                state.apply(Release(i))
+        node = data.draw(st.integers(0, sc.nodes.n - 1))
+        state.apply(NodeUp(node) if data.draw(st.booleans()) else NodeDown(node))
+
+
+def test_a_narrower_mask_than_the_filters_is_honoured() -> None:
+    sc = scenario([(64000, 65536, 0, "")] * 3, [(32000, 100, 0, 0), (1000, 100, 0, 0)])
+    state = state_with(sc, [(0, 1, ())])  # node 1 is the fullest: BestFit's choice
+    scheduler = registry.create("bestfit")
+    scheduler.reset(state, context(sc))
+    pod = pod_views(sc.pods)[1]
+    everything = np.arange(3, dtype=np.int64)
+    (mask,) = filters.eligible(state, pod, everything)
+    first = scheduler.place(state, pod, mask)
+    second = scheduler.place(state, pod, np.array([True, False, True]))
+    assert isinstance(first, Placement) and first.node == 1
+    assert isinstance(second, Placement) and second.node in (0, 2)

@@ -4,7 +4,9 @@
 
 A slice of the Alibaba 2023 cluster is filled to ~90% of its GPUs with FGD (the contended
 regime where windows matter); then the next pods are solved window by window with each ILP
-target. Prints one line per (target, nodes, window). Not part of the test suite.
+target. Prints one line per (target, nodes, window). With ``--optimum SECONDS`` it also
+prints, per node count, the offline optimum of the slice's fill-up at 100% arrived (bound,
+best placement, CP-SAT work and wall time). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.framework import Placement, RunContext
+from twinsched.scheduling.ilp.bound import offline_bound
 from twinsched.scheduling.ilp.scheduler import IlpScheduler
 from twinsched.sim.fillup import fillup_order
 from twinsched.traces import alibaba_gpu_2023
@@ -76,8 +79,17 @@ def main() -> None:
     parser.add_argument("--nodes", default="150,300,600,1213")
     parser.add_argument("--targets", default="ilp-frag,ilp-alloc")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--optimum", type=float, default=0.0, help="offline work limit (s)")
     args = parser.parse_args()
     base = alibaba_gpu_2023.load("default")
+    if args.optimum > 0:
+        for count in (int(n) for n in args.nodes.split(",")):
+            b = offline_bound(node_slice(base, count), 0, time_limit_s=args.optimum)
+            print(
+                f"optimum    {count:5d} nodes  {b.pods:5d} pods: bound {b.bound_pct:6.2f}%, "
+                f"best {b.best_pct:6.2f}%, gap {b.gap_pct:.2f} pt, {b.status}, "
+                f"work {b.stats['work_s']:.1f} s, wall {b.seconds:.1f} s"
+            )
     for target in args.targets.split(","):
         for count in (int(n) for n in args.nodes.split(",")):
             sc = node_slice(base, count)

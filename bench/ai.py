@@ -10,8 +10,12 @@ does not depend on the weights). Not part of the test suite.
 
 from __future__ import annotations
 
-import argparse
 import os
+
+# One core: BLAS threads would only wait on each other (set before NumPy is imported).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
 import statistics
 import time
 from pathlib import Path

@@ -132,54 +132,44 @@ def node_features(
     n = state.nodes
     cpu_cap, mem_cap = n.cpu_milli[nodes], n.memory_mib[nodes]
     gpu_cap = n.gpu_count[nodes] * MILLI_PER_GPU
+    cpu_div, gpu_div = np.maximum(cpu_cap, 1), np.maximum(gpu_cap, 1)
     cpu, mem, idle = state.cpu_free[nodes], state.mem_free[nodes], state.gpu_idle[nodes]
+    whole = state.gpu_whole_free[nodes]
     gpu_scale = MILLI_PER_GPU * scales.gpus
     outcome = placement_outcome(state, pod, nodes, typical)
-    left = np.sort(state.gpu_left[nodes], axis=1)[:, ::-1][:, :MAX_GPUS]
+    gpu_left = state.gpu_left[nodes]
+    left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
+    share = outcome.share_gpu
     share_left = np.where(
-        outcome.share_gpu >= 0,
-        state.gpu_left[nodes, np.maximum(outcome.share_gpu, 0)] - pod.gpu_milli,
-        0,
+        share >= 0, gpu_left[np.arange(nodes.size), np.maximum(share, 0)] - pod.gpu_milli, 0
     )
-    whole_after = state.gpu_whole_free[nodes] - (0 if pod.is_share else pod.gpu_count)
-    columns = [
-        cpu / scales.cpu,
-        mem / scales.mem,
-        idle / gpu_scale,
-        cpu_cap / scales.cpu,
-        mem_cap / scales.mem,
-        gpu_cap / gpu_scale,
-        cpu / np.maximum(cpu_cap, 1),
-        mem / np.maximum(mem_cap, 1),
-        idle / np.maximum(gpu_cap, 1),
-        state.gpu_whole_free[nodes] / scales.gpus,
-        state.up[nodes],
-        _model_ok(state, pod, nodes),
-        _label_hits(n.labels[nodes], pod.preferred_labels),
-        _label_hits(n.labels[nodes], pod.retracted_labels),
+    labels = n.labels[nodes]
+    node_columns = (
+        cpu / scales.cpu, mem / scales.mem, idle / gpu_scale,
+        cpu_cap / scales.cpu, mem_cap / scales.mem, gpu_cap / gpu_scale,
+        cpu / cpu_div, mem / np.maximum(mem_cap, 1), idle / gpu_div,
+        whole / scales.gpus, state.up[nodes], _model_ok(state, pod, nodes),
+        _label_hits(labels, pod.preferred_labels), _label_hits(labels, pod.retracted_labels),
         _latency(state, pod, nodes),
-    ]
-    width = len(columns)
-    out[:, :width] = np.stack(columns, axis=1)
+    )  # fmt: skip
+    for j, column in enumerate(node_columns):
+        out[:, j] = column
+    width = len(node_columns)
     out[:, width : width + MAX_GPUS] = 0.0
     out[:, width : width + left.shape[1]] = left / MILLI_PER_GPU
     o = len(NODE_NAMES)
-    out[:, o : o + len(OUTCOME_NAMES)] = np.stack(
-        [
-            outcome.before / MILLI_PER_GPU,
-            outcome.after / MILLI_PER_GPU,
-            (outcome.after - outcome.before) / MILLI_PER_GPU,
-            (cpu - pod.cpu_milli) / np.maximum(cpu_cap, 1),
-            (idle - pod.gpu_request) / np.maximum(gpu_cap, 1),
-            share_left / MILLI_PER_GPU,
-            whole_after / scales.gpus,
-            (cpu - pod.cpu_milli) / scales.cpu,
-            fgd_score(outcome.before, outcome.after) / MAX_SCORE,
-        ],
-        axis=1,
-    )
+    cpu_after = cpu - pod.cpu_milli
+    outcome_columns = (
+        outcome.before / MILLI_PER_GPU, outcome.after / MILLI_PER_GPU,
+        (outcome.after - outcome.before) / MILLI_PER_GPU, cpu_after / cpu_div,
+        (idle - pod.gpu_request) / gpu_div, share_left / MILLI_PER_GPU,
+        (whole - (0 if pod.is_share else pod.gpu_count)) / scales.gpus,
+        cpu_after / scales.cpu, fgd_score(outcome.before, outcome.after) / MAX_SCORE,
+    )  # fmt: skip
+    for j, column in enumerate(outcome_columns):
+        out[:, o + j] = column
     out[:, o + len(OUTCOME_NAMES) :] = pod_row(pod, scales)[None, :]
-    return out, outcome.share_gpu
+    return out, share
 
 
 def _model_ok(state: ClusterState, pod: PodView, nodes: I64) -> F32:

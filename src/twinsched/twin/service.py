@@ -148,6 +148,11 @@ class TwinService:
         version, body = self._cache
         return body if version == self._version else None
 
+    def cached_state_json_gzip(self) -> bytes | None:
+        """The gzip-compressed document if it is up to date, else None (no lock taken)."""
+        version, body = self._gzip_cache
+        return body if version == self._version else None
+
     def read(self, view: Callable[[TwinDocument], Any]) -> Any:
         """``view(document)`` under the lock; ``view`` must copy what it keeps."""
         with self._lock:

@@ -77,7 +77,8 @@ async def get_state(
         if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers={"ETag": etag})
         if "gzip" in request.headers.get("accept-encoding", ""):
-            body = await run_in_threadpool(service.state_json_gzip)
+            cached_gzip = service.cached_state_json_gzip()  # no thread hop when up to date
+            body = cached_gzip or await run_in_threadpool(service.state_json_gzip)
             headers = {"ETag": etag, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
             return Response(body, media_type="application/json", headers=headers)
         cached = service.cached_state_json()

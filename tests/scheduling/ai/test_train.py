@@ -69,3 +69,22 @@ def test_ppo_fine_tuning_from_an_fgd_prior(tmp_path: Path) -> None:
     assert result.metrics["val_alloc_pct"] >= result.curves[0]["val_alloc_pct"]  # best kept
     again = train(spec, _load, tmp_path / "again")
     assert again.policy.checksum() == result.policy.checksum()
+
+
+def test_teacher_ties_are_all_positives() -> None:
+    """A plugin teacher's equal-score nodes are all "best"; other teachers name one node."""
+    from twinsched.scheduling.ai.dataset import collect
+    from twinsched.scheduling.ai.policy import random_policy
+
+    scenario = _load("1")
+    fgd = collect(scenario, "fgd", 0, candidates=16)
+    assert fgd.best[:, 0].all() and not (fgd.best & ~fgd.valid).any()
+    assert (fgd.best.sum(axis=1) > 1).any()  # FGD's integer scores tie
+    policy = collect(scenario, PolicyScheduler("p", random_policy()), 0, candidates=16)
+    assert (policy.best.sum(axis=1) == 1).all()
+    spec = TrainSpec(
+        trace="synthetic-continuum", train_variants=("1",), epochs=2, candidates=16,
+        teacher_ties=True, tie_resolutions=(),
+    )  # fmt: skip
+    curves = train(spec, _load).curves
+    assert curves[-1]["val_agreement"] > 0.5  # one of FGD's equal-best nodes, most of the time

@@ -28,10 +28,13 @@ I32 = npt.NDArray[np.int32]
 @dataclass
 class Decisions:
     """``rows[d, c]``: features of candidate ``c`` of decision ``d``; candidate 0 is the
-    teacher's node; ``valid[d, c]`` marks real candidates (the rest is padding)."""
+    teacher's node; ``valid[d, c]`` marks real candidates (the rest is padding);
+    ``best[d, c]``: the teacher rates candidate ``c`` as high as its choice (ties it broke
+    at random, for teachers that expose their scores)."""
 
     rows: npt.NDArray[np.float16]
     valid: BoolA
+    best: BoolA
 
     @property
     def n(self) -> int:
@@ -42,13 +45,16 @@ class Decisions:
         width = max((p.rows.shape[1] for p in parts), default=1)
         rows = [np.pad(p.rows, ((0, 0), (0, width - p.rows.shape[1]), (0, 0))) for p in parts]
         valid = [np.pad(p.valid, ((0, 0), (0, width - p.valid.shape[1]))) for p in parts]
+        best = [np.pad(p.best, ((0, 0), (0, width - p.best.shape[1]))) for p in parts]
         if not parts:
-            return Decisions(np.zeros((0, 1, N_FEATURES), np.float16), np.zeros((0, 1), bool))
-        return Decisions(np.concatenate(rows), np.concatenate(valid))
+            empty = np.zeros((0, 1), bool)
+            return Decisions(np.zeros((0, 1, N_FEATURES), np.float16), empty, empty)
+        return Decisions(np.concatenate(rows), np.concatenate(valid), np.concatenate(best))
 
     def checksum(self) -> str:
         digest = hashlib.sha256(self.rows.tobytes())
         digest.update(self.valid.tobytes())
+        digest.update(self.best.tobytes())
         return digest.hexdigest()
 
 
@@ -60,6 +66,7 @@ class _Recorder:
         self.teacher, self.actor, self.k = teacher, actor, candidates
         self.rows: list[F32] = []
         self.valid: list[BoolA] = []
+        self.best: list[BoolA] = []
         self._rng = np.random.default_rng(0)
         self._ctx: RunContext | None = None
 
@@ -93,6 +100,13 @@ class _Recorder:
         padded[: nodes.size] = rows
         self.rows.append(padded)
         self.valid.append(np.arange(self.k) < nodes.size)
+        best = np.zeros(self.k, dtype=bool)
+        best[0] = True
+        keys = getattr(self.teacher, "node_keys", None)
+        if callable(keys):  # a plugin scheduler: score = key // (N + 1), the rest is the rank
+            score = keys(state, pod, eligible)[0][nodes] // (state.nodes.n + 1)
+            best[: nodes.size] = score == score[0]
+        self.best.append(best)
 
 
 def collect(
@@ -111,5 +125,7 @@ def collect(
     if not recorder.rows:
         return Decisions.concat([])
     return Decisions(
-        np.stack(recorder.rows).astype(np.float16), np.stack(recorder.valid).astype(bool)
+        np.stack(recorder.rows).astype(np.float16),
+        np.stack(recorder.valid).astype(bool),
+        np.stack(recorder.best).astype(bool),
     )

@@ -56,6 +56,7 @@ class TrainSpec:
     ppo_max_offset: float = 0.9
     ppo_eval_every: int = 5
     tie_resolutions: tuple[float, ...] = (1.0, 2.0, 5.0)  # tried on validation at the end
+    teacher_ties: bool = False  # every node the teacher scored as high as its choice is right
 
 
 @dataclass
@@ -90,25 +91,44 @@ def _batches(n: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def _listwise_loss(
-    scorer: NodeScorer, rows: torch.Tensor, valid: torch.Tensor
+    scorer: NodeScorer, rows: torch.Tensor, valid: torch.Tensor, best: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cross-entropy of "candidate 0 first" over each decision's real candidates."""
+    """Cross-entropy of "one of the teacher's best first" over each decision's candidates.
+
+    The teacher's best set holds its choice and the candidates it scored as high (ties it
+    broke at random), so the policy learns the teacher's scores, not its coin flips.
+    """
     scores = scorer(rows).masked_fill(~valid, -1e9)
-    target = torch.zeros(scores.shape[0], dtype=torch.long, device=scores.device)
-    loss = torch.nn.functional.cross_entropy(scores, target)
-    agree = (scores.argmax(dim=1) == 0).float().mean()
+    good = scores.masked_fill(~best, -1e9)
+    loss = (torch.logsumexp(scores, dim=1) - torch.logsumexp(good, dim=1)).mean()
+    top = scores.argmax(dim=1, keepdim=True)
+    agree = best.gather(1, top).float().mean()
     return loss, agree
 
 
-def _evaluate_loss(scorer: NodeScorer, data: Decisions, dev: str) -> tuple[float, float]:
+def _positives(data: Decisions, spec: TrainSpec) -> np.ndarray:
+    """Which candidates count as right: the teacher's choice, or with ``teacher_ties`` every
+    candidate the teacher scored as high."""
+    if spec.teacher_ties:
+        return data.best
+    first = np.zeros_like(data.valid)
+    first[:, 0] = True
+    return first
+
+
+def _evaluate_loss(
+    scorer: NodeScorer, data: Decisions, dev: str, spec: TrainSpec
+) -> tuple[float, float]:
     if data.n == 0:
         return float("nan"), float("nan")
+    positives = _positives(data, spec)
     losses, agrees, counts = [], [], []
     with torch.no_grad():
         for start in range(0, data.n, 2048):
             rows = torch.tensor(data.rows[start : start + 2048], dtype=torch.float32, device=dev)
             valid = torch.tensor(data.valid[start : start + 2048], device=dev)
-            loss, agree = _listwise_loss(scorer, rows, valid)
+            good = torch.tensor(positives[start : start + 2048], device=dev)
+            loss, agree = _listwise_loss(scorer, rows, valid, good)
             losses.append(float(loss))
             agrees.append(float(agree))
             counts.append(rows.shape[0])
@@ -137,14 +157,15 @@ def fit(
         for idx in _batches(data.n, spec.batch, rng):
             rows = torch.tensor(data.rows[idx], dtype=torch.float32, device=dev)
             valid = torch.tensor(data.valid[idx], device=dev)
-            loss, _ = _listwise_loss(scorer, rows, valid)
+            good = torch.tensor(_positives(data, spec)[idx], device=dev)
+            loss, _ = _listwise_loss(scorer, rows, valid, good)
             optimiser.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
             optimiser.step()
             total += float(loss.detach()) * idx.size
             seen += idx.size
         scorer.eval()
-        val_loss, val_agree = _evaluate_loss(scorer, val if val.n else data, dev)
+        val_loss, val_agree = _evaluate_loss(scorer, val if val.n else data, dev, spec)
         if on_epoch is not None:
             on_epoch({"epoch": epoch, "train_loss": total / max(seen, 1),
                       "val_loss": val_loss, "val_agreement": val_agree})  # fmt: skip

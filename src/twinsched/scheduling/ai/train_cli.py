@@ -27,6 +27,13 @@ def _ints(text: str) -> tuple[int, ...]:
         raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from exc
 
 
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in _names(text))
+    except ValueError as exc:
+        raise typer.BadParameter(f"expected comma-separated numbers, got {text!r}") from exc
+
+
 def _prior(text: str) -> tuple[tuple[str, float], ...]:
     out = []
     for item in _names(text):
@@ -60,6 +67,12 @@ def train_command(
     ] = "",
     ppo_updates: Annotated[int, typer.Option(help="PPO updates after cloning (0: none).")] = 0,
     ppo_steps: Annotated[int, typer.Option(help="Environment steps per PPO update.")] = 512,
+    teacher_ties: Annotated[
+        bool, typer.Option(help="Nodes the teacher scored as high as its choice count as right.")
+    ] = False,
+    tie_widths: Annotated[
+        str, typer.Option(help="Score tie widths tried on validation (0 = exact always is).")
+    ] = "1,2,5",
     out: Annotated[Path, typer.Option(help="Curves, checkpoints, policy.")] = Path("out/train"),
     register: Annotated[
         str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")
@@ -77,6 +90,7 @@ def train_command(
         teacher=teacher, seeds=_ints(seeds), dagger_rounds=dagger_rounds, epochs=epochs,
         patience=patience, candidates=candidates, seed=seed, data=str(data) if data else None,
         prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
+        teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
     )  # fmt: skip
 
     @functools.cache

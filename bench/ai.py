@@ -17,16 +17,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 
-from twinsched.model.events import Arrive, Bind, Reject
+from decisions import decide_all  # bench/ is the script's folder
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.policy import Policy, random_policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.scheduling.controller import SchedulerController
-from twinsched.scheduling.framework import Placement, RunContext, Scheduler
+from twinsched.scheduling.framework import RunContext, Scheduler
 from twinsched.sim.fillup import fillup_order
 from twinsched.traces.alibaba_gpu_2023 import load
 
@@ -37,17 +36,8 @@ def measure(make: object, variant: str, seed: int) -> tuple[float, int, int]:
     state = ClusterState(sc.nodes, pods, sc.links)
     sched: Scheduler = make()  # type: ignore[operator]
     control = SchedulerController(state, sched, RunContext.create(sc, seed))
-    placed = 0
-    started = time.perf_counter()
-    for i in range(pods.n):
-        state.apply(Arrive(i))
-        d = control.decide(i)
-        if isinstance(d, Placement):
-            state.apply(Bind(i, d.node, d.gpus))
-            placed += 1
-        else:
-            state.apply(Reject(i, d.reason))
-    return time.perf_counter() - started, pods.n, sc.nodes.n
+    seconds, _ = decide_all(state, control)
+    return seconds, pods.n, sc.nodes.n
 
 
 def main() -> None:

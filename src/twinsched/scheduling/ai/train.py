@@ -55,7 +55,7 @@ class TrainSpec:
     ppo_segment: int | None = 512
     ppo_max_offset: float = 0.9
     ppo_eval_every: int = 5
-    tie_resolutions: tuple[float, ...] = (1.0, 2.0, 5.0)  # tried on validation at the end
+    tie_resolutions: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0, 40.0)  # on validation
     teacher_ties: bool = False  # every node the teacher scored as high as its choice is right
 
 

@@ -72,7 +72,7 @@ def train_command(
     ] = False,
     tie_widths: Annotated[
         str, typer.Option(help="Score tie widths tried on validation (0 = exact always is).")
-    ] = "1,2,5",
+    ] = "1,2,5,10,20,40",
     out: Annotated[Path, typer.Option(help="Curves, checkpoints, policy.")] = Path("out/train"),
     register: Annotated[
         str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")

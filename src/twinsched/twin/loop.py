@@ -51,12 +51,16 @@ class TwinScheduler:
         self._local: ClusterState | None = None
         self._replica: ClusterState | None = None
         self._names: tuple[str, ...] = ()
+        self._pod_index: dict[str, int] = {}  # pod and node names -> run indices (per run)
+        self._node_index: dict[str, int] = {}
         self._time = 0.0
 
     # -- the run's start ----------------------------------------------------------------------
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._local = state
         self._names = unique_pod_names(state.pods.names)
+        self._pod_index = {name: i for i, name in enumerate(self._names)}
+        self._node_index = {name: n for n, name in enumerate(state.nodes.names)}
         pods = replace(state.pods, names=self._names)
         scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
                             ctx.scenario.labels)  # fmt: skip
@@ -144,20 +148,18 @@ class TwinScheduler:
     def _sync_replica(self, pods: list[dict[str, Any]]) -> None:
         replica = self._replica
         assert replica is not None
-        index = {name: i for i, name in enumerate(self._names)}
-        node_index = {name: n for n, name in enumerate(replica.nodes.names)}
         for doc in pods:
-            i = index.get(str(doc.get("id")))
+            i = self._pod_index.get(str(doc.get("id")))
             if i is None:
                 raise TwinLoopError(f"the twin holds pod {doc.get('id')!r}, unknown to the run")
-            _move(replica, i, doc, node_index)
-        self._sync_nodes(node_index)
+            _move(replica, i, doc, self._node_index)
+        self._sync_nodes()
 
-    def _sync_nodes(self, node_index: dict[str, int]) -> None:
+    def _sync_nodes(self) -> None:
         replica = self._replica
         assert replica is not None
         for doc in self.client.nodes(status="NotReady"):
-            n = node_index[str(doc["id"])]
+            n = self._node_index[str(doc["id"])]
             if replica.up[n]:
                 replica.apply(NodeDown(n))
         down = np.flatnonzero(~replica.up).tolist()

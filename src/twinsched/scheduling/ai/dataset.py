@@ -22,8 +22,6 @@ from twinsched.scheduling.ai.features import F32, N_FEATURES, Scales, node_featu
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Scheduler
 from twinsched.sim.vte import run_fillup
 
-I32 = npt.NDArray[np.int32]
-
 
 @dataclass
 class Decisions:
@@ -68,10 +66,8 @@ class _Recorder:
         self.valid: list[BoolA] = []
         self.best: list[BoolA] = []
         self._rng = np.random.default_rng(0)
-        self._ctx: RunContext | None = None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
-        self._ctx = ctx
         self._rng = np.random.default_rng([ctx.seed, 7])
         self._typical = typical_pods(ctx.workload)
         self._scales = Scales.of(state)

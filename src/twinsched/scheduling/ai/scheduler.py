@@ -51,14 +51,12 @@ class PolicyScheduler:
         self._typical: TypicalPods | None = None
         self._scales: Scales | None = None
         self._memo = NodeMemo(self._score)
-        self.decisions = 0
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._typical = typical_pods(ctx.workload)
         self._scales = Scales.of(state)
         self._memo = NodeMemo(self._score)
-        self.decisions = 0
 
     def _score(self, state: ClusterState, pod: PodView, nodes: I64) -> tuple[np.ndarray, I64]:
         assert self._typical is not None and self._scales is not None, "reset() first"
@@ -89,7 +87,6 @@ class PolicyScheduler:
         masked = np.where(eligible, score, -np.inf)
         top = np.flatnonzero(masked == masked.max())
         best = int(top[np.argmin(self._ctx.node_rank[top])]) if top.size > 1 else int(top[0])
-        self.decisions += 1
         share = int(gpu[best])
         gpus = (share,) if pod.is_share and share >= 0 else default_gpus(state, pod, best)
         return Placement(best, gpus)

@@ -151,13 +151,14 @@ def fit(
     optimiser = torch.optim.Adam(scorer.parameters(), lr=spec.lr)
     rng = np.random.default_rng(spec.seed)
     best, best_loss, stale = policy, float("inf"), 0
+    positives = _positives(data, spec)  # once, not per batch
     for epoch in range(spec.epochs):
         scorer.train()
         total, seen = 0.0, 0
         for idx in _batches(data.n, spec.batch, rng):
             rows = torch.tensor(data.rows[idx], dtype=torch.float32, device=dev)
             valid = torch.tensor(data.valid[idx], device=dev)
-            good = torch.tensor(_positives(data, spec)[idx], device=dev)
+            good = torch.tensor(positives[idx], device=dev)
             loss, _ = _listwise_loss(scorer, rows, valid, good)
             optimiser.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]

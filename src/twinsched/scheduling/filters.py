@@ -33,10 +33,14 @@ def gpu_model_allowed(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
     """GPU pods need a node with GPUs of an allowed model (mask 0 allows any)."""
     if pod.gpu_count == 0:
         return np.ones(nodes.size, dtype=bool)
-    model = state.nodes.gpu_model[nodes]
-    if pod.model_mask == 0:
+    return model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask)
+
+
+def model_in_mask(model: I64, mask: int) -> BoolA:
+    """Nodes with GPUs (``model >= 0``) of a model in ``mask`` (mask 0 allows any)."""
+    if mask == 0:
         return model >= 0
-    allowed = (np.uint64(pod.model_mask) >> np.maximum(model, 0).astype(np.uint64)) & np.uint64(1)
+    allowed = (np.uint64(mask) >> np.maximum(model, 0).astype(np.uint64)) & np.uint64(1)
     ok: BoolA = (model >= 0) & (allowed == 1)
     return ok
 

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from twinsched.metrics.fragmentation import TypicalPods, fragmentation
 from twinsched.model.cluster import I64, MILLI_PER_GPU
 from twinsched.model.state import ClusterState
+from twinsched.scheduling.filters import model_in_mask
 from twinsched.scheduling.framework import MAX_SCORE, PodView
 from twinsched.scheduling.heuristics.fgd import fgd_score, share_candidates, whole_gpus_taken
 
@@ -173,11 +174,8 @@ def node_features(
 
 
 def _model_ok(state: ClusterState, pod: PodView, nodes: I64) -> F32:
-    model = state.nodes.gpu_model[nodes]
-    if pod.model_mask == 0:
-        return (model >= 0).astype(np.float32)
-    bits = (np.uint64(pod.model_mask) >> np.maximum(model, 0).astype(np.uint64)) & np.uint64(1)
-    ok: F32 = ((model >= 0) & (bits == 1)).astype(np.float32)
+    """1 where the node has GPUs of a model the pod allows (CPU pods too: unlike the filter)."""
+    ok: F32 = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask).astype(np.float32)
     return ok
 
 

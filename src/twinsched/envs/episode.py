@@ -29,6 +29,7 @@ from twinsched.scheduling.ai.features import (
     Scales,
     node_features,
 )
+from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
 from twinsched.scheduling.gpus import default_gpus
@@ -75,36 +76,24 @@ def same_nodes(variants: list[Variant]) -> int:
     return first.n
 
 
-@dataclass
-class _Rows:
-    rows: F32
-    share_gpu: I64
-    seen: int  # length of state.changes folded in
-
-
 class FeatureRows:
     """Feature rows of every node per pod class, refreshed only where nodes changed.
 
-    Exact because a row depends only on its node's state and the pod's class.
+    Exact because a row depends only on its node's state and the pod's class (a
+    :class:`NodeMemo`, as the AI scheduler keeps its scores).
     """
 
     def __init__(self, state: ClusterState, typical: TypicalPods) -> None:
         self.state, self.typical, self.scales = state, typical, Scales.of(state)
-        self._all = np.arange(state.nodes.n, dtype=np.int64)
-        self._entries: dict[int, _Rows] = {}
+        self._memo = NodeMemo(self._rows)
+
+    def _rows(self, state: ClusterState, pod: PodView, nodes: I64) -> tuple[F32, I64]:
+        return node_features(state, pod, nodes, self.typical, self.scales)
 
     def get(self, pod: PodView) -> tuple[F32, I64]:
         """Rows ``(n_nodes, N_FEATURES)`` and the GPU a share pod would take on each node."""
-        state, log = self.state, len(self.state.changes)
-        entry = self._entries.get(pod.cls)
-        if entry is None:
-            rows, share = node_features(state, pod, self._all, self.typical, self.scales)
-            entry = self._entries[pod.cls] = _Rows(rows, share, log)
-        elif entry.seen < log:
-            stale = state.changed_since(entry.seen)
-            rows, share = node_features(state, pod, stale, self.typical, self.scales)
-            entry.rows[stale], entry.share_gpu[stale], entry.seen = rows, share, log
-        return entry.rows, entry.share_gpu
+        rows, share = self._memo.get(self.state, pod)
+        return rows, share
 
 
 class Episode:

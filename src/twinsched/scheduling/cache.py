@@ -28,7 +28,8 @@ class _Entry:
 
 
 class NodeMemo:
-    """Arrays per pod class, each of length ``n_nodes``, kept in step with the state."""
+    """Arrays per pod class, each with one entry (a value or a row) per node, kept in step
+    with the state."""
 
     def __init__(self, compute: Compute) -> None:
         self._compute = compute
@@ -53,7 +54,7 @@ class NodeMemo:
             if only is not None:
                 nodes = nodes[only]
             fresh = self._compute(state, pod, nodes)
-            columns = tuple(np.zeros(state.nodes.n, dtype=f.dtype) for f in fresh)
+            columns = tuple(np.zeros((state.nodes.n, *f.shape[1:]), dtype=f.dtype) for f in fresh)
             for column, values in zip(columns, fresh, strict=True):
                 column[nodes] = values
             self._entries[pod.cls] = _Entry(columns, len(log))

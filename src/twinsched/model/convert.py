@@ -193,8 +193,13 @@ def _pod(scenario: Scenario, i: int, state: ClusterState | None) -> dict[str, An
         if node >= 0 and out["phase"] not in UNBOUND_PHASES:
             out["node"] = nodes.names[node]
             mask = int(state.pod_gpus[i])
-            out["gpus"] = [g for g in range(mask.bit_length()) if mask >> g & 1]
+            out["gpus"] = gpu_indices(mask)
     return out
+
+
+def gpu_indices(mask: int) -> list[int]:
+    """The GPU indices set in a pod's GPU bitmask (``ClusterState.pod_gpus``)."""
+    return [g for g in range(mask.bit_length()) if mask >> g & 1]
 
 
 def _models_of(models: tuple[str, ...], mask: int, pod: str) -> list[str]:

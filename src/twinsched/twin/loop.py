@@ -19,7 +19,7 @@ import numpy as np
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Scenario
-from twinsched.model.convert import PHASE_NAMES, scenario_to_document
+from twinsched.model.convert import PHASE_NAMES, gpu_indices, scenario_to_document
 from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Phase, Reject, Release, Unbind
 from twinsched.model.io import TwinDocument
 from twinsched.model.state import ClusterState
@@ -137,7 +137,7 @@ class TwinScheduler:
             "pod": self._names[i],
             "phase": phase,
             "node": state.nodes.names[node] if bound else None,
-            "gpus": [g for g in range(mask.bit_length()) if mask >> g & 1] if bound else [],
+            "gpus": gpu_indices(mask) if bound else [],
         }
 
     # -- pull: the twin's view into the controller's replica ----------------------------------

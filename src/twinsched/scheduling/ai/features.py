@@ -39,6 +39,7 @@ OUTCOME_NAMES = (
 )  # fmt: skip
 POD_NAMES = ("pod_cpu", "pod_mem", "pod_gpu_count", "pod_gpu_milli", "pod_share", "pod_gpu")
 FEATURE_NAMES = NODE_NAMES + OUTCOME_NAMES + POD_NAMES
+POD_KINDS = ("cpu", "share", "one_gpu", "multi_gpu")  # columns of a per-kind prior
 N_FEATURES = len(FEATURE_NAMES)
 FRAG_ADDED = FEATURE_NAMES.index("frag_added")
 
@@ -99,8 +100,8 @@ def placement_outcome(
     before, after_rows = both[:k], both[k:]
     after = before.copy()
     if pod.is_share and rows.size:
-        # Per node the candidate that fragments least; ties go to the lowest GPU index.
-        order = np.lexsort((gpus, after_rows, rows))
+        # Per node the GPU FGD would take: the best FGD score, then the lowest GPU index.
+        order = np.lexsort((gpus, -fgd_score(before[rows], after_rows), rows))
         rows_sorted = rows[order]
         first = order[np.r_[True, rows_sorted[1:] != rows_sorted[:-1]]]
         after[rows[first]] = after_rows[first]
@@ -108,6 +109,15 @@ def placement_outcome(
     elif not pod.is_share:
         after = after_rows
     return Outcome(before, after, chosen)
+
+
+def pod_kind(pod: PodView) -> int:
+    """The pod's index in :data:`POD_KINDS`: CPU only, GPU share, one whole GPU, several."""
+    if pod.is_share:
+        return 1
+    if pod.gpu_count == 0:
+        return 0
+    return 2 if pod.gpu_count == 1 else 3
 
 
 def pod_row(pod: PodView, scales: Scales) -> F32:

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
-from twinsched.scheduling.ai.features import F32, FEATURE_NAMES
+from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
 
 F64 = npt.NDArray[np.float64]
 WEIGHTS_FILE = "policy.npz"
@@ -31,7 +31,9 @@ class Policy:
 
     ``prior`` adds a fixed linear score of the raw features, so a policy can start from a
     heuristic (``prior`` on ``fgd_score`` with a zero last layer *is* FGD) and learn a
-    residual on top of it.
+    residual on top of it. A prior of shape ``(features, len(POD_KINDS))`` has one column
+    per pod kind (see :func:`~twinsched.scheduling.ai.features.pod_kind`); evolution
+    strategies tune such priors (:mod:`twinsched.scheduling.ai.es`).
     """
 
     weights: tuple[F32, ...]
@@ -51,9 +53,22 @@ class Policy:
             )
         if self.weights[-1].shape[1] != 1:
             raise TwinschedError("the last layer of a policy must have one output")
+        if self.prior is not None and self.prior.shape not in (
+            (len(self.features),),
+            (len(self.features), len(POD_KINDS)),
+        ):
+            raise TwinschedError(
+                f"a prior has one weight per feature, or one column per pod kind "
+                f"({len(self.features)} x {len(POD_KINDS)}); got shape {self.prior.shape}"
+            )
 
-    def scores(self, rows: F32) -> F32:
-        """One score per row (higher is better)."""
+    @property
+    def per_kind(self) -> bool:
+        """Whether the prior has one column per pod kind."""
+        return self.prior is not None and self.prior.ndim == 2
+
+    def scores(self, rows: F32, kind: int = 0) -> F32:
+        """One score per row (higher is better); ``kind`` picks a per-kind prior's column."""
         x = (rows - self.mean) / self.std
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
@@ -62,7 +77,7 @@ class Policy:
                 np.maximum(x, 0.0, out=x)
         out: F32 = x[:, 0]
         if self.prior is not None:
-            out = out + rows @ self.prior
+            out = out + rows @ (self.prior[:, kind] if self.prior.ndim == 2 else self.prior)
         return out
 
     def checksum(self) -> str:

@@ -14,9 +14,10 @@ import numpy as np
 from twinsched.metrics.fragmentation import TypicalPods, typical_pods
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ai.features import Scales, node_features
+from twinsched.scheduling.ai.features import Scales, node_features, pod_kind
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.registry import ModelCard, register_loader
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Unschedulable
 from twinsched.scheduling.gpus import default_gpus
@@ -39,14 +40,15 @@ def node_state_rows(state: ClusterState, nodes: I64) -> I64:
 class PolicyScheduler:
     """Places each pod on the eligible node its policy scores highest."""
 
-    def __init__(self, name: str, policy: Policy, resolution: float | None = None) -> None:
+    def __init__(self, name: str, policy: Policy, ties: object = None) -> None:
         self.name = name
         self.policy = policy
-        # Scores in one bucket of this width are ties, broken by the per-seed node rank (as
-        # FGD's integer scores are): spreading near-equal choices helps later pods. Chosen on
-        # validation runs at training time and stored with the policy.
-        chosen = policy.meta.get("resolution", 0.0) if resolution is None else resolution
-        self.resolution = float(chosen)  # type: ignore[arg-type]
+        # Scores in one bucket of the tie width are ties, broken by the per-seed node rank (as
+        # FGD's integer scores are): spreading near-equal choices helps later pods. A width,
+        # one per pod kind, or a rule that also reads the workload mix (see ``ties``);
+        # chosen at training time and stored with the policy as its "resolution".
+        self.ties = TieRule.of(policy.meta.get("resolution", 0.0) if ties is None else ties)
+        self.widths = self.ties.widths(np.zeros(len(CONTEXT_NAMES)))
         self._ctx: RunContext | None = None
         self._typical: TypicalPods | None = None
         self._scales: Scales | None = None
@@ -55,6 +57,7 @@ class PolicyScheduler:
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._typical = typical_pods(ctx.workload)
+        self.widths = self.ties.widths(workload_context(ctx.workload))
         self._scales = Scales.of(state)
         self._memo = NodeMemo(self._score)
 
@@ -64,13 +67,13 @@ class PolicyScheduler:
             return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
         if nodes.size <= DEDUP_FROM:
             rows, share_gpu = node_features(state, pod, nodes, self._typical, self._scales)
-            return self.policy.scores(rows), share_gpu
+            return self.policy.scores(rows, pod_kind(pod)), share_gpu
         # Many nodes are in identical states: featurise and score each distinct state once.
         _, inverse = distinct_rows(node_state_rows(state, nodes))
         first = np.full(int(inverse.max()) + 1, -1, dtype=np.int64)
         first[inverse[::-1]] = nodes[::-1]  # the first node of each distinct state
         rows, share_gpu = node_features(state, pod, first, self._typical, self._scales)
-        return self.policy.scores(rows)[inverse], share_gpu[inverse]
+        return self.policy.scores(rows, pod_kind(pod))[inverse], share_gpu[inverse]
 
     def scores(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[np.ndarray, I64]:
         """Per node: the policy's score (valid where ``eligible``) and a share pod's GPU."""
@@ -82,8 +85,10 @@ class PolicyScheduler:
         if not eligible.any():
             return Unschedulable("NoEligibleNode")
         score, gpu = self.scores(state, pod, eligible)
-        if self.resolution > 0:
-            score = np.floor(score / self.resolution)
+        width = self.widths[pod_kind(pod)]
+        if width > 0:
+            # (a tolerance so that float32 rounding never drops a score to the bucket below)
+            score = np.floor(score / width + 1e-4)
         masked = np.where(eligible, score, -np.inf)
         top = np.flatnonzero(masked == masked.max())
         best = int(top[np.argmin(self._ctx.node_rank[top])]) if top.size > 1 else int(top[0])

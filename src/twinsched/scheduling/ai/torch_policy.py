@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsched.errors import TwinschedError
 from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, N_FEATURES
 from twinsched.scheduling.ai.policy import Policy
 
@@ -29,6 +30,11 @@ class NodeScorer(nn.Module):
 
     def __init__(self, policy: Policy) -> None:
         super().__init__()
+        if policy.per_kind:
+            raise TwinschedError(
+                "this policy's prior has one column per pod kind (tuned by evolution "
+                "strategies); gradient training (cloning, PPO) takes a one-column prior"
+            )
         self.register_buffer("mean", torch.tensor(policy.mean))
         self.register_buffer("std", torch.tensor(policy.std))
         prior = policy.prior if policy.prior is not None else np.zeros(N_FEATURES, np.float32)

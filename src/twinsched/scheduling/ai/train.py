@@ -20,8 +20,11 @@ import torch
 
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.dataset import Decisions, collect
+from twinsched.scheduling.ai.es import ES_FEATURES
+from twinsched.scheduling.ai.features import POD_KINDS
 from twinsched.scheduling.ai.policy import Policy, random_policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
+from twinsched.scheduling.ai.ties import TieRule, workload_context
 from twinsched.scheduling.ai.torch_policy import NodeScorer, device, feature_scaling
 from twinsched.sim.vte import run_fillup
 
@@ -57,6 +60,16 @@ class TrainSpec:
     ppo_eval_every: int = 5
     tie_resolutions: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0, 40.0)  # on validation
     teacher_ties: bool = False  # every node the teacher scored as high as its choice is right
+    es_generations: int = 0  # evolution strategies after cloning/PPO (0: none), see es.py
+    es_population: int = 12
+    es_episodes: int = 8
+    es_sigma: float = 0.3
+    es_sigma_width: float = 0.5
+    es_lr: float = 0.5
+    es_features: tuple[str, ...] = ES_FEATURES
+    es_seeds: tuple[int, ...] = tuple(range(1000, 1020))  # fill-up orders ES trains on
+    es_patience: int = 8  # generations without a better validation allocation
+    workers: int = 0  # processes for ES fill-up runs (0: one per core)
 
 
 @dataclass
@@ -201,23 +214,33 @@ def train(
     log: Log | None = None,
     progress: Progress | None = None,
 ) -> TrainResult:
-    """Behaviour cloning from ``spec.teacher`` (+ DAgger), then PPO; returns the best policy.
+    """Cloning from ``spec.teacher`` (+ DAgger), then PPO, then evolution strategies.
 
     The best policy is the one with the highest validation allocation among the starting
-    point, each cloning round and each PPO evaluation.
+    point, each cloning round, each PPO evaluation and each ES generation. Its tie width is
+    searched on validation runs, unless ES chose one per pod kind.
     """
     started = time.perf_counter()
     run = _Run(spec, load, out, log or (lambda _m: None), progress)
     policy = run.clone()
     if spec.ppo_updates > 0:
         run.reinforce(policy)
+    if spec.es_generations > 0:
+        run.evolve(run.best.policy)
     data = Decisions.concat(run.parts)
-    score, best = run.best
-    resolution, score = run.tie_resolution(best, score)
+    best = run.best
+    metrics = {"decisions": float(data.n)}
+    if best.ties is None:
+        width, score = run.tie_resolution(best.policy, best.score)
+        resolution: object = width
+        metrics["resolution"] = width
+    else:
+        resolution, score = best.ties.to_meta(), best.score
+        metrics.update(run.widths_on_validation(best.ties))
     result = TrainResult(
-        policy=replace(best, meta={"spec": asdict(spec), "resolution": resolution}),
+        policy=replace(best.policy, meta={"spec": asdict(spec), "resolution": resolution}),
         curves=run.curves,
-        metrics={"val_alloc_pct": score, "decisions": float(data.n), "resolution": resolution},
+        metrics={"val_alloc_pct": score, **metrics},
         data_checksum=data.checksum(),
         seconds=time.perf_counter() - started,
     )
@@ -226,6 +249,13 @@ def train(
         write_curves(run.curves, out)
         result.policy.save(out / "policy.npz")
     return result
+
+
+@dataclass(frozen=True)
+class _Best:
+    score: float
+    policy: Policy
+    ties: TieRule | None = None  # when ES chose them (else: searched on validation)
 
 
 class _Run:
@@ -245,7 +275,7 @@ class _Run:
         self.curves: list[dict[str, float]] = []
         self.parts: list[Decisions] = []
         self.val_parts: list[Decisions] = []
-        self.best: tuple[float, Policy] = (-float("inf"), random_policy(spec.hidden, spec.seed))
+        self.best = _Best(-float("inf"), random_policy(spec.hidden, spec.seed))
 
     def validate(self, policy: Policy, tag: str) -> float:
         """Validation allocation; keeps (and checkpoints) the best policy."""
@@ -253,12 +283,29 @@ class _Run:
         score = allocation(
             policy, self.val_sets or self.train_sets, spec.val_seeds, spec.target_pct
         )
-        if score > self.best[0]:
-            self.best = (score, policy)
-            if self.out is not None:
-                (self.out / "checkpoints").mkdir(parents=True, exist_ok=True)
-                policy.save(self.out / "checkpoints" / f"{tag}.npz")
+        self.keep(_Best(score, policy), tag)
         return score
+
+    def keep(self, candidate: _Best, tag: str) -> bool:
+        """Keep (and checkpoint) ``candidate`` if it beats the best so far."""
+        if candidate.score <= self.best.score:
+            return False
+        self.best = candidate
+        if self.out is not None:
+            (self.out / "checkpoints").mkdir(parents=True, exist_ok=True)
+            ties = candidate.ties.to_meta() if candidate.ties else 0.0
+            meta = {**candidate.policy.meta, "resolution": ties}
+            replace(candidate.policy, meta=meta).save(self.out / "checkpoints" / f"{tag}.npz")
+        return True
+
+    def widths_on_validation(self, ties: TieRule) -> dict[str, float]:
+        """The rule's tie width per pod kind on each validation scenario's workload."""
+        out = {}
+        for name, scenario in zip(self.spec.val_variants, self.val_sets, strict=True):
+            widths = ties.widths(workload_context(scenario.pods))
+            for kind, width in zip(POD_KINDS, widths, strict=True):
+                out[f"tie_width_{name}/{kind}"] = float(width)
+        return out
 
     def tie_resolution(self, policy: Policy, exact: float) -> tuple[float, float]:
         """The score bucket width (0: exact) with the best validation allocation."""
@@ -322,7 +369,7 @@ class _Run:
             score = self.validate(policy, f"round{round_}")
             self.curves[-1]["val_alloc_pct"] = score
             self.say(f"round {round_}: {data.n} decisions, validation allocation {score:.3f} %")
-        return self.best[1]
+        return self.best.policy
 
     def reinforce(self, policy: Policy) -> None:
         """PPO from ``policy``, validating every ``ppo_eval_every`` updates; early stopping."""
@@ -343,9 +390,9 @@ class _Run:
             entry = {"step": len(self.curves), **{f"ppo_{k}": v for k, v in row.items()}}
             update = int(row["update"]) + 1
             if update % spec.ppo_eval_every == 0 or update == spec.ppo_updates:
-                before = self.best[0]
+                before = self.best.score
                 entry["val_alloc_pct"] = self.validate(current, f"ppo{update}")
-                stale = 0 if self.best[0] > before else stale + 1
+                stale = 0 if self.best.score > before else stale + 1
                 self.say(
                     f"PPO update {update}: validation allocation {entry['val_alloc_pct']:.3f} %"
                 )
@@ -355,3 +402,40 @@ class _Run:
             return stale < spec.patience
 
         fine_tune(policy, ppo, on_update)
+
+    def evolve(self, policy: Policy) -> None:
+        """Evolution strategies from ``policy`` on fill-up outcomes (see :mod:`es`)."""
+        from twinsched.scheduling.ai.es import EsSpec, Generation, Runs, search
+
+        spec = self.spec
+        es = EsSpec(
+            generations=spec.es_generations, population=spec.es_population,
+            sigma=spec.es_sigma, sigma_width=spec.es_sigma_width, lr=spec.es_lr,
+            episodes=spec.es_episodes, features=spec.es_features, workers=spec.workers,
+            seed=spec.seed,
+        )  # fmt: skip
+        runs = Runs(
+            spec.trace, spec.train_variants, spec.es_seeds, spec.val_variants,
+            spec.val_seeds, spec.target_pct, spec.data,
+        )  # fmt: skip
+        stale = 0
+
+        def on_generation(g: Generation) -> bool:
+            nonlocal stale
+            better = self.keep(_Best(g.validation, g.policy, g.ties), f"es{g.index}")
+            stale = 0 if better or g.index == 0 else stale + 1
+            self.curves.append(
+                {"step": len(self.curves), "es_generation": g.index, "es_mean": g.mean,
+                 "es_best": g.best, "val_alloc_pct": g.validation}
+            )  # fmt: skip
+            widths = self.widths_on_validation(g.ties)
+            self.say(
+                f"ES generation {g.index}: candidates {g.mean:.3f} % (best {g.best:.3f}), "
+                f"validation {g.validation:.3f} %; tie widths "
+                + ", ".join(f"{k[10:]} {w:.2f}" for k, w in widths.items())
+            )
+            if self.progress:
+                self.progress("evolution strategies", g.index, spec.es_generations)
+            return stale < spec.es_patience
+
+        search(policy, es, runs, on_generation)

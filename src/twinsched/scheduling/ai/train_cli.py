@@ -1,4 +1,4 @@
-"""``twinsched train``: behaviour cloning (+ DAgger) from a teacher, then register the model."""
+"""``twinsched train``: cloning (+ DAgger) from a teacher, PPO, evolution strategies; register."""
 
 from __future__ import annotations
 
@@ -70,6 +70,18 @@ def train_command(
     teacher_ties: Annotated[
         bool, typer.Option(help="Nodes the teacher scored as high as its choice count as right.")
     ] = False,
+    es_generations: Annotated[
+        int, typer.Option(help="Evolution-strategies generations on fill-up outcomes (0: none).")
+    ] = 0,
+    es_population: Annotated[int, typer.Option(help="ES candidates per generation (even).")] = 12,
+    es_episodes: Annotated[int, typer.Option(help="Fill-up runs per ES candidate.")] = 8,
+    es_sigma: Annotated[float, typer.Option(help="ES residual step (FGD points per std).")] = 0.3,
+    es_lr: Annotated[float, typer.Option(help="ES Adam step, in units of sigma.")] = 0.5,
+    es_features: Annotated[
+        str, typer.Option(help="Features of the ES residual (default: es.ES_FEATURES).")
+    ] = "",
+    val_seeds: Annotated[str, typer.Option(help="Fill-up orders of the validation runs.")] = "100",
+    workers: Annotated[int, typer.Option(help="Processes for ES runs (0: one per core).")] = 0,
     tie_widths: Annotated[
         str, typer.Option(help="Score tie widths tried on validation (0 = exact always is).")
     ] = "1,2,5,10,20,40",
@@ -80,7 +92,8 @@ def train_command(
     models_dir: Annotated[Path | None, typer.Option(help="Model registry folder.")] = None,
     data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
 ) -> None:
-    """Train a placement policy by imitating a teacher scheduler; optionally register it."""
+    """Train a placement policy (imitation, PPO, evolution strategies); optionally register it."""
+    from twinsched.scheduling.ai.es import ES_FEATURES
     from twinsched.scheduling.ai.train import TrainSpec, train
     from twinsched.traces import registry as traces
 
@@ -91,6 +104,9 @@ def train_command(
         patience=patience, candidates=candidates, seed=seed, data=str(data) if data else None,
         prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
         teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
+        es_generations=es_generations, es_population=es_population, es_episodes=es_episodes,
+        es_sigma=es_sigma, es_lr=es_lr, val_seeds=_ints(val_seeds), workers=workers,
+        es_features=_names(es_features) or ES_FEATURES,
     )  # fmt: skip
 
     @functools.cache

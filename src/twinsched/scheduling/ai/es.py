@@ -1,0 +1,279 @@
+"""Evolution strategies on real fill-up outcomes: reinforcement learning without gradients.
+
+Two things are searched, both per pod kind (:data:`~twinsched.scheduling.ai.features.POD_KINDS`):
+
+* the **tie rule** (:mod:`~twinsched.scheduling.ai.ties`): scores within one bucket are ties
+  broken by the per-seed node rank, as FGD's integer scores are. Wider buckets make
+  placements follow one consistent node order more often (soft packing). Searched as
+  ``log2`` of the width and its slopes on the workload mix;
+* a **linear residual** on a few features, added to the policy's prior. A residual weight of
+  1 moves a node's score by one FGD point per standard deviation of its feature.
+
+Each generation (OpenAI-ES, Salimans et al. 2017) draws antithetic pairs ``theta +- sigma
+eps``, runs every candidate on the *same* fill-up runs (common random numbers: variant and
+fill-up order), ranks the candidates by their mean GPU allocation at the target, and moves
+``theta`` along the rank-weighted noise with Adam. The centre is then validated on held-apart
+variants. Runs go to a pool of local processes; each run is a pure function of (policy,
+tie rule, variant, seed), so results do not depend on the number of workers.
+
+No PyTorch here: candidates are NumPy policies scored by :class:`PolicyScheduler`.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import Scenario
+from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
+from twinsched.scheduling.ai.policy import Policy
+from twinsched.scheduling.ai.scheduler import PolicyScheduler
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule
+
+F64 = npt.NDArray[np.float64]
+
+# Features whose per-kind weights are searched by default: what the placement leaves behind
+# (fragmentation, CPU and GPU left, whole GPUs, the share left on the GPU) and the node's size.
+ES_FEATURES = (
+    "fgd_score", "frag_added", "cpu_after_frac", "gpu_after_frac", "whole_gpus_after",
+    "share_left_after", "cpu_free_frac", "gpu_free_frac", "gpu_total", "mem_free_frac",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EsSpec:
+    """One evolution-strategies search (stored with the model via the training spec)."""
+
+    generations: int = 20
+    population: int = 12  # candidates per generation, in antithetic pairs
+    sigma: float = 0.3  # residual perturbation, FGD points per feature standard deviation
+    sigma_width: float = 0.5  # tie-width perturbation, in log2 of the width
+    lr: float = 0.5  # Adam step, in units of sigma
+    episodes: int = 8  # fill-up runs per candidate per generation (same for all candidates)
+    features: tuple[str, ...] = ES_FEATURES
+    resolution: float = 1.0  # base tie width of the rule (1: FGD's integer scores)
+    workers: int = 0  # local processes; 0: one per core
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.population < 2 or self.population % 2:
+            raise TwinschedError(f"ES population must be even and >= 2, got {self.population}")
+        if min(self.sigma, self.sigma_width, self.lr, self.resolution) <= 0:
+            raise TwinschedError("ES needs sigma, sigma_width, lr and resolution > 0")
+        if self.episodes < 1:
+            raise TwinschedError("ES needs at least one fill-up run per candidate")
+        unknown = sorted(set(self.features) - set(FEATURE_NAMES))
+        if unknown:
+            raise TwinschedError(f"ES features {unknown}; known: {FEATURE_NAMES}")
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Where fill-up runs come from: the trace, its variants and the fill-up target."""
+
+    trace: str
+    train_variants: tuple[str, ...]
+    train_seeds: tuple[int, ...]  # fill-up orders drawn from (variant, seed) pairs
+    val_variants: tuple[str, ...]
+    val_seeds: tuple[int, ...]
+    target_pct: float = 100.0
+    data: str | None = None
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What one generation measured (allocation % at the target)."""
+
+    index: int
+    mean: float  # over all candidates and runs
+    best: float  # the best candidate's mean
+    validation: float  # the centre's, on the validation runs
+    policy: Policy  # the centre that was validated
+    ties: TieRule  # and its tie rule
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A point of the search: the policy with its residual, and its tie rule."""
+
+    policy: Policy
+    ties: TieRule
+
+
+# -- pure parts ---------------------------------------------------------------------------
+def base_prior(policy: Policy) -> F32:
+    """The policy's prior as one column per pod kind (zeros when it has none)."""
+    kinds = len(POD_KINDS)
+    if policy.prior is None:
+        return np.zeros((len(FEATURE_NAMES), kinds), dtype=np.float32)
+    if policy.prior.ndim == 2:
+        return policy.prior.copy()
+    return np.repeat(policy.prior[:, None], kinds, axis=1)
+
+
+WIDTH_ROWS = 1 + len(CONTEXT_NAMES)  # rows of theta that hold the tie rule
+
+
+def candidate(
+    policy: Policy, base: F32, theta: F64, columns: Sequence[int], spec: EsSpec
+) -> Candidate:
+    """The point ``theta`` (kinds in columns): the first :data:`WIDTH_ROWS` rows are the tie
+    rule's log2 weights (relative to ``spec.resolution``), the others the residual on
+    ``columns`` (standard-deviation scaled).
+    """
+    prior = base.astype(np.float64)
+    prior[list(columns)] += theta[WIDTH_ROWS:] / policy.std[list(columns), None]
+    ties = TieRule(spec.resolution, theta[:WIDTH_ROWS].T.copy())
+    return Candidate(replace(policy, prior=prior.astype(np.float32)), ties)
+
+
+def centred_ranks(values: F64) -> F64:
+    """Ranks scaled to [-0.5, 0.5] (ties share their mean rank): robust fitness shaping."""
+    n = values.size
+    if n < 2:
+        return np.zeros(n)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(n)
+    ranks[order] = np.arange(n, dtype=float)
+    for value in np.unique(values):  # equal fitness, equal weight
+        same = values == value
+        ranks[same] = ranks[same].mean()
+    return ranks / (n - 1) - 0.5
+
+
+def es_gradient(fitness: F64, noise: F64, sigma: float) -> F64:
+    """The search gradient from antithetic pairs: fitness is ``[+eps..., -eps...]``."""
+    pairs = noise.shape[0]
+    weights = centred_ranks(fitness)
+    signed = weights[:pairs] - weights[pairs:]
+    gradient: F64 = np.tensordot(signed, noise, axes=1) / (2 * pairs * sigma)
+    return gradient
+
+
+@dataclass
+class Adam:
+    """Adam on a parameter array (ascent)."""
+
+    lr: float
+    beta1: float = 0.9
+    beta2: float = 0.999
+    steps: int = 0
+    m: F64 | None = None
+    v: F64 | None = None
+
+    def step(self, theta: F64, gradient: F64) -> F64:
+        self.steps += 1
+        self.m = (1 - self.beta1) * gradient + self.beta1 * (self.m if self.m is not None else 0.0)
+        self.v = (1 - self.beta2) * gradient**2 + self.beta2 * (
+            self.v if self.v is not None else 0.0
+        )
+        m_hat = self.m / (1 - self.beta1**self.steps)
+        v_hat = self.v / (1 - self.beta2**self.steps)
+        return theta + self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+
+
+# -- runs -----------------------------------------------------------------------------------
+Job = tuple[Policy, TieRule, str, str, str | None, int, float]
+
+
+@functools.cache
+def _scenario(trace: str, variant: str, data: str | None) -> Scenario:
+    from twinsched.traces import registry as traces
+
+    return traces.load(trace, variant, data)
+
+
+def run_job(job: Job) -> float:
+    """GPU allocation (%) at the target of one fill-up run of a policy."""
+    from twinsched.sim.vte import run_fillup
+
+    policy, ties, trace, variant, data, seed, target_pct = job
+    scheduler = PolicyScheduler("candidate", policy, ties)
+    run = run_fillup(_scenario(trace, variant, data), scheduler, seed, target_pct=target_pct)
+    return float(run.summary["gpu_alloc_ratio_pct"])
+
+
+def _one_thread() -> None:
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
+
+
+@contextmanager
+def job_runner(workers: int) -> Iterator[Callable[[list[Job]], list[float]]]:
+    """A function running jobs in order: in this process (``workers == 1``) or a pool."""
+    count = workers or os.cpu_count() or 1
+    if count <= 1:
+        yield lambda jobs: [run_job(job) for job in jobs]
+        return
+    context = multiprocessing.get_context("spawn")  # no inherited PyTorch threads
+    with ProcessPoolExecutor(count, mp_context=context, initializer=_one_thread) as pool:
+        yield lambda jobs: list(pool.map(run_job, jobs, chunksize=1))
+
+
+# -- the search ------------------------------------------------------------------------------
+def search(
+    policy: Policy,
+    spec: EsSpec,
+    runs: Runs,
+    on_generation: Callable[[Generation], bool] | None = None,
+) -> Candidate:
+    """ES from ``policy``; returns the last centre. ``on_generation`` returning False stops.
+
+    Generation 0 validates the starting point alone (no step), so callers see where the
+    search starts from.
+    """
+    rng = np.random.default_rng(spec.seed)
+    columns = [FEATURE_NAMES.index(f) for f in spec.features]
+    base = base_prior(policy)
+    sigma = np.full((WIDTH_ROWS + len(columns), len(POD_KINDS)), spec.sigma)
+    sigma[:WIDTH_ROWS] = spec.sigma_width
+    z = np.zeros_like(sigma)  # the centre, in units of sigma
+    adam = Adam(spec.lr)
+    pairs = spec.population // 2
+    pool = [(v, s) for v in runs.train_variants for s in runs.train_seeds]
+    if not pool:
+        raise TwinschedError("ES needs training variants and seeds")
+    held = runs.val_variants or runs.train_variants
+    validation = [(v, s) for v in held for s in runs.val_seeds]
+
+    def point(at: F64) -> Candidate:
+        return candidate(policy, base, sigma * at, columns, spec)
+
+    def jobs(c: Candidate, episodes: Sequence[tuple[str, int]]) -> list[Job]:
+        return [
+            (c.policy, c.ties, runs.trace, v, runs.data, s, runs.target_pct) for v, s in episodes
+        ]
+
+    with job_runner(spec.workers) as run_all:
+        centre = point(z)
+        start = float(np.mean(run_all(jobs(centre, validation))))
+        first = Generation(0, start, start, start, centre.policy, centre.ties)
+        if on_generation and not on_generation(first):
+            return centre
+        for generation in range(1, spec.generations + 1):
+            picks = rng.choice(len(pool), size=min(spec.episodes, len(pool)), replace=False)
+            episodes = [pool[i] for i in picks]
+            noise = rng.standard_normal((pairs, *z.shape))
+            points = [point(z + sign * eps) for sign in (1.0, -1.0) for eps in noise]
+            batch = [job for c in points for job in jobs(c, episodes)]
+            results = np.array(run_all(batch)).reshape(len(points), len(episodes))
+            fitness = results.mean(axis=1)
+            z = adam.step(z, es_gradient(fitness, noise, 1.0))
+            centre = point(z)
+            score = float(np.mean(run_all(jobs(centre, validation))))
+            row = Generation(
+                generation, float(results.mean()), float(fitness.max()), score,
+                centre.policy, centre.ties,
+            )  # fmt: skip
+            if on_generation and not on_generation(row):
+                break
+    return centre

@@ -1,0 +1,100 @@
+"""Tie widths: which near-equal scores count as ties, per pod kind and workload mix.
+
+A scheduler that breaks ties by the per-seed node order (as FGD does with its integer
+scores) places near-equal choices along one consistent order: wider ties pack more. How
+wide is best differs by pod kind and by workload (CPU-heavy mixes gain from wider ties,
+share-heavy ones lose), so a :class:`TieRule` gives each pod kind a width
+
+    ``base * 2 ** (log2[k, 0] + log2[k, 1:] @ context)``
+
+where ``context`` describes the workload mix (:func:`workload_context`): shares of CPU-only
+pods, GPU-share pods, multi-GPU pods and GPU-model-constrained pods, each divided by
+:data:`CONTEXT_SCALE`. The context is computed once per run from the workload the
+scheduler is given (the pods FGD profiles its typical pods from), never from the future.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import Pods
+from twinsched.scheduling.ai.features import POD_KINDS
+
+F64 = npt.NDArray[np.float64]
+
+CONTEXT_NAMES = ("cpu_pods", "share_pods", "multi_gpu_pods", "model_constrained_pods")
+CONTEXT_SCALE = 0.25  # a context value of 1 is a quarter of the pods
+
+
+def workload_context(pods: Pods) -> F64:
+    """The workload mix as fractions of its pods (divided by :data:`CONTEXT_SCALE`)."""
+    if pods.n == 0:
+        return np.zeros(len(CONTEXT_NAMES))
+    cpu_only = pods.gpu_count == 0
+    share = (pods.gpu_count == 1) & (pods.gpu_milli < 1000)
+    multi = pods.gpu_count >= 2
+    constrained = (pods.model_mask != 0) & ~cpu_only
+    fractions = [float(m.mean()) for m in (cpu_only, share, multi, constrained)]
+    return np.array(fractions) / CONTEXT_SCALE
+
+
+@dataclass(frozen=True)
+class TieRule:
+    """Tie width per pod kind, optionally depending on the workload mix (0: exact scores)."""
+
+    base: float
+    log2: F64  # (len(POD_KINDS), 1 + len(CONTEXT_NAMES))
+
+    def __post_init__(self) -> None:
+        shape = (len(POD_KINDS), 1 + len(CONTEXT_NAMES))
+        if self.base < 0 or self.log2.shape != shape or not np.all(np.isfinite(self.log2)):
+            raise TwinschedError(
+                f"a tie rule needs a base width >= 0 and finite log2 weights of shape {shape}"
+            )
+
+    @classmethod
+    def flat(cls, widths: float | list[float] | tuple[float, ...]) -> TieRule:
+        """One width for every kind, or one per kind, whatever the workload."""
+        values = np.atleast_1d(np.asarray(widths, dtype=np.float64))
+        if values.size == 1:
+            values = np.repeat(values, len(POD_KINDS))
+        if values.shape != (len(POD_KINDS),) or not np.all(values >= 0):
+            raise TwinschedError(
+                f"tie widths: one width >= 0, or one per pod kind {POD_KINDS}; got {widths!r}"
+            )
+        base = float(values.max())
+        log2 = np.zeros((len(POD_KINDS), 1 + len(CONTEXT_NAMES)))
+        if base > 0:
+            with np.errstate(divide="ignore"):
+                log2[:, 0] = np.log2(values / base)
+            if not np.all(np.isfinite(log2)):  # a zero width next to non-zero ones
+                raise TwinschedError(f"tie widths: 0 only for every kind at once; got {widths!r}")
+        return cls(base, log2)
+
+    @classmethod
+    def of(cls, value: object) -> TieRule:
+        """From what a policy's meta stores: a width, a list per kind, or ``to_meta()``."""
+        if isinstance(value, TieRule):
+            return value
+        if isinstance(value, dict):
+            try:
+                return cls(float(value["base"]), np.asarray(value["log2"], dtype=np.float64))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise TwinschedError(f"tie rule: expected base and log2, got {value!r}") from exc
+        if isinstance(value, int | float | list | tuple):
+            return cls.flat(value)
+        raise TwinschedError(f"tie rule: cannot read {value!r}")
+
+    def widths(self, context: F64) -> F64:
+        """The width of each pod kind for a workload with this ``context``."""
+        if self.base == 0:
+            return np.zeros(len(POD_KINDS))
+        widths: F64 = self.base * np.exp2(self.log2[:, 0] + self.log2[:, 1:] @ context)
+        return widths
+
+    def to_meta(self) -> dict[str, object]:
+        return {"base": self.base, "log2": self.log2.round(6).tolist()}

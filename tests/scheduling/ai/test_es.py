@@ -1,0 +1,175 @@
+"""Evolution strategies: the pure parts, exact FGD at the start, a tiny search end to end."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import Scenario
+from twinsched.scheduling.ai.es import (
+    Adam,
+    EsSpec,
+    Runs,
+    base_prior,
+    candidate,
+    centred_ranks,
+    es_gradient,
+    search,
+)
+from twinsched.scheduling.ai.features import FEATURE_NAMES, POD_KINDS
+from twinsched.scheduling.ai.policy import Policy, random_policy
+from twinsched.scheduling.ai.registry import ModelRegistry
+from twinsched.scheduling.ai.scheduler import PolicyScheduler
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
+from twinsched.scheduling.ai.train import TrainSpec, train
+from twinsched.sim.vte import run_fillup
+from twinsched.traces import registry as traces
+
+FGD = {"fgd_score": 100.0}
+
+
+@functools.cache
+def _load(variant: str) -> Scenario:
+    return traces.load("synthetic-continuum", variant)
+
+
+def test_centred_ranks_are_robust_and_share_ties() -> None:
+    ranks = centred_ranks(np.array([3.0, -100.0, 7.0, 3.0]))
+    assert ranks.tolist() == [0.0, -0.5, 0.5, 0.0]
+    assert centred_ranks(np.array([1.0])).tolist() == [0.0]
+
+
+def test_es_gradient_points_uphill_on_a_known_function() -> None:
+    """On f(x) = -|x - target|^2, the search gradient from x = 0 aligns with the target."""
+    rng = np.random.default_rng(0)
+    target = np.array([1.0, -2.0, 0.5])
+    noise = rng.standard_normal((200, 3))
+    points = np.concatenate([0.1 * noise, -0.1 * noise])
+    fitness = -((points - target) ** 2).sum(axis=1)
+    gradient = es_gradient(fitness, noise, 0.1)
+    cosine = gradient @ target / (np.linalg.norm(gradient) * np.linalg.norm(target))
+    assert cosine > 0.9
+
+
+def test_adam_climbs_a_quadratic() -> None:
+    adam, x = Adam(0.1), np.array([3.0, -3.0])
+    for _ in range(200):
+        x = adam.step(x, -2 * x)  # gradient of -|x|^2
+    assert np.abs(x).max() < 0.2
+
+
+def test_zero_residual_is_the_starting_policy_and_fgd_exactly() -> None:
+    """At theta = 0 the per-kind prior equals the one-column prior, and with tie width 1
+    the policy places exactly as FGD (same integer scores, same per-seed tie-break)."""
+    policy = random_policy((8,), prior=FGD)
+    columns = [FEATURE_NAMES.index("fgd_score")]
+    theta = np.zeros((1 + len(CONTEXT_NAMES) + 1, len(POD_KINDS)))
+    start = candidate(policy, base_prior(policy), theta, columns, EsSpec())
+    assert start.ties.widths(np.ones(len(CONTEXT_NAMES))).tolist() == [1.0] * len(POD_KINDS)
+    assert start.policy.prior is not None and start.policy.prior.shape == (
+        len(FEATURE_NAMES),
+        len(POD_KINDS),
+    )
+    assert all(np.array_equal(start.policy.prior[:, k], policy.prior) for k in range(4))  # type: ignore[arg-type]
+    scenario = _load("2")
+    for seed in (0, 1):
+        learned = run_fillup(scenario, PolicyScheduler("p", start.policy, start.ties), seed)
+        fgd = run_fillup(scenario, "fgd", seed)
+        assert learned.curve == fgd.curve and learned.summary == fgd.summary
+
+
+def test_per_kind_priors_and_widths_are_checked() -> None:
+    policy = random_policy((4,), prior=FGD)
+    with pytest.raises(TwinschedError, match="one column per pod kind"):
+        Policy(
+            policy.weights,
+            policy.biases,
+            policy.mean,
+            policy.std,
+            prior=np.zeros((3, 2), np.float32),
+        )
+    with pytest.raises(TwinschedError, match="tie widths"):
+        TieRule.of([1.0, 2.0])
+    with pytest.raises(TwinschedError, match="tie widths"):
+        TieRule.of(-1.0)
+    with pytest.raises(TwinschedError, match="tie rule"):
+        TieRule.of({"base": 1.0})
+    with pytest.raises(TwinschedError, match="log2"):
+        TieRule(1.0, np.zeros((2, 2)))
+    context = np.ones(len(CONTEXT_NAMES))
+    assert TieRule.of(2.0).widths(context).tolist() == [2.0] * len(POD_KINDS)
+    assert TieRule.of([1.0, 2.0, 4.0, 0.5]).widths(context).tolist() == [1.0, 2.0, 4.0, 0.5]
+    assert TieRule.of(0.0).widths(context).tolist() == [0.0] * len(POD_KINDS)
+    with pytest.raises(TwinschedError, match="population"):
+        EsSpec(population=5)
+    with pytest.raises(TwinschedError, match="ES features"):
+        EsSpec(features=("nope",))
+
+
+def test_per_kind_prior_round_trips_and_refuses_gradient_training(tmp_path: Path) -> None:
+    from twinsched.scheduling.ai.torch_policy import NodeScorer
+
+    policy = random_policy((4,), prior=FGD)
+    theta = np.random.default_rng(1).standard_normal((2, len(POD_KINDS)))
+    theta = np.vstack([np.zeros((len(CONTEXT_NAMES) + 1, len(POD_KINDS))), theta[1:]])
+    point = candidate(policy, base_prior(policy), theta, [0], EsSpec())
+    again = Policy.load(point.policy.save(tmp_path / "p.npz"))
+    assert again.checksum() == point.policy.checksum() and again.per_kind
+    rows = np.random.default_rng(2).random((5, len(FEATURE_NAMES)), dtype=np.float32)
+    assert not np.allclose(again.scores(rows, 0), again.scores(rows, 3))
+    with pytest.raises(TwinschedError, match="per pod kind"):
+        NodeScorer(again)
+
+
+def test_search_is_deterministic_and_independent_of_workers() -> None:
+    policy = random_policy((4,), prior=FGD)
+    spec = EsSpec(generations=2, population=4, episodes=2, workers=1, features=("frag_added",))
+    runs = Runs("synthetic-continuum", ("1", "2"), (0, 1), ("3",), (5,), 100.0)
+    seen: list[float] = []
+    one = search(policy, spec, runs, lambda g: seen.append(g.validation) or True)
+    two = search(policy, EsSpec(**{**spec.__dict__, "workers": 2}), runs)
+    assert len(seen) == 3  # generation 0 (the start) and two steps
+    assert one.ties.to_meta() == two.ties.to_meta()
+    assert one.policy.checksum() == two.policy.checksum()
+    assert np.abs(one.ties.log2).max() > 0  # it moved
+
+
+def test_training_with_es_keeps_the_best_and_serves_its_widths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = TrainSpec(
+        trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
+        epochs=0, candidates=8, prior=(("fgd_score", 100.0),), es_generations=2,
+        es_population=4, es_episodes=2, es_seeds=(0, 1), val_seeds=(5, 6), workers=1,
+    )  # fmt: skip
+    result = train(spec, _load, tmp_path)
+    es_rows = [row for row in result.curves if "es_generation" in row]
+    assert [row["es_generation"] for row in es_rows] == [0, 1, 2]
+    assert result.metrics["val_alloc_pct"] == max(row["val_alloc_pct"] for row in result.curves)
+    assert (tmp_path / "curves.png").exists()
+    monkeypatch.setenv("TWINSCHED_MODELS", str(tmp_path / "models"))
+    ModelRegistry(tmp_path / "models").register(
+        "es", "twinsched.policy", result.policy.save, {}, result.data_checksum, result.metrics
+    )
+    from twinsched.scheduling import registry
+
+    served = registry.create("ai:es")
+    assert isinstance(served, PolicyScheduler)
+    assert served.ties.to_meta() == result.policy.meta["resolution"]
+    assert any(key.startswith("tie_width_3/") for key in result.metrics)
+
+
+def test_workload_context_reads_the_mix_and_rules_follow_it() -> None:
+    pods = _load("1").pods
+    context = workload_context(pods)
+    assert context.shape == (len(CONTEXT_NAMES),) and np.all(context >= 0)
+    assert context[0] == pytest.approx((pods.gpu_count == 0).mean() / 0.25)
+    log2 = np.zeros((len(POD_KINDS), 1 + len(CONTEXT_NAMES)))
+    log2[0, 1] = 1.0  # CPU pods: one doubling of the width per quarter of CPU-only pods
+    rule = TieRule(1.0, log2)
+    assert rule.widths(np.array([2.0, 0, 0, 0])).tolist() == [4.0, 1.0, 1.0, 1.0]
+    assert TieRule.of(rule.to_meta()).to_meta() == rule.to_meta()

@@ -11,7 +11,8 @@ Two things are searched, both per pod kind (:data:`~twinsched.scheduling.ai.feat
 
 Each generation (OpenAI-ES, Salimans et al. 2017) draws antithetic pairs ``theta +- sigma
 eps``, runs every candidate on the *same* fill-up runs (common random numbers: variant and
-fill-up order), ranks the candidates by their mean GPU allocation at the target, and moves
+fill-up order), ranks the candidates within each run and averages the ranks (so every
+workload counts the same, see :func:`episode_ranks`), and moves
 ``theta`` along the rank-weighted noise with Adam. The centre is then validated on held-apart
 variants. Runs go to a pool of local processes; each run is a pure function of (policy,
 tie rule, variant, seed), so results do not depend on the number of workers.
@@ -55,11 +56,11 @@ class EsSpec:
 
     generations: int = 20
     population: int = 12  # candidates per generation, in antithetic pairs
-    sigma: float = 0.3  # residual perturbation, FGD points per feature standard deviation
+    sigma: float = 0.05  # residual perturbation, FGD points per feature standard deviation
     sigma_width: float = 0.5  # tie-width perturbation, in log2 of the width
     lr: float = 0.5  # Adam step, in units of sigma
-    episodes: int = 8  # fill-up runs per candidate per generation (same for all candidates)
-    features: tuple[str, ...] = ES_FEATURES
+    episodes: int = 16  # fill-up runs per candidate per generation (same for all candidates)
+    features: tuple[str, ...] = ()  # residual features (e.g. ES_FEATURES); none: ties only
     resolution: float = 1.0  # base tie width of the rule (1: FGD's integer scores)
     workers: int = 0  # local processes; 0: one per core
     seed: int = 0
@@ -87,6 +88,7 @@ class Runs:
     val_seeds: tuple[int, ...]
     target_pct: float = 100.0
     data: str | None = None
+    val_on_train: bool = False  # also validate on each training variant (first val seed)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class Generation:
 
     index: int
     mean: float  # over all candidates and runs
-    best: float  # the best candidate's mean
+    best: float  # the best candidate's mean (ranked by its per-run ranks)
     validation: float  # the centre's, on the validation runs
     policy: Policy  # the centre that was validated
     ties: TieRule  # and its tie rule
@@ -134,6 +136,37 @@ def candidate(
     prior[list(columns)] += theta[WIDTH_ROWS:] / policy.std[list(columns), None]
     ties = TieRule(spec.resolution, theta[:WIDTH_ROWS].T.copy())
     return Candidate(replace(policy, prior=prior.astype(np.float32)), ties)
+
+
+def validation_runs(runs: Runs) -> list[tuple[str, int]]:
+    """(variant, seed) runs that validate a centre: the validation variants at every
+    validation seed, and with ``val_on_train`` each training variant at a fill-up order
+    it never trains on (the first validation seed), so every workload family is watched."""
+    held = runs.val_variants or runs.train_variants
+    out = [(v, s) for v in held for s in runs.val_seeds]
+    if runs.val_on_train and runs.val_seeds:
+        out += [(v, runs.val_seeds[0]) for v in runs.train_variants if v not in held]
+    return out
+
+
+def episode_ranks(results: F64) -> F64:
+    """Fitness per candidate: its centred rank within each run, averaged over the runs.
+
+    Each run (variant, fill-up order) weighs the same whatever its spread, so a variant
+    with large swings cannot outvote the others: the search favours candidates that do
+    better on most workloads, not on average.
+    """
+    ranks: F64 = np.apply_along_axis(centred_ranks, 0, results).mean(axis=1)
+    return ranks
+
+
+def draw_episodes(runs: Runs, count: int, rng: np.random.Generator) -> list[tuple[str, int]]:
+    """``count`` (variant, seed) runs, stratified: every variant once before any twice
+    (in a random order), each with a seed drawn from ``runs.train_seeds``."""
+    variants = runs.train_variants
+    order = rng.permutation(len(variants))
+    seeds = rng.choice(np.asarray(runs.train_seeds), size=count)
+    return [(variants[order[i % len(variants)]], int(seeds[i])) for i in range(count)]
 
 
 def centred_ranks(values: F64) -> F64:
@@ -239,11 +272,9 @@ def search(
     z = np.zeros_like(sigma)  # the centre, in units of sigma
     adam = Adam(spec.lr)
     pairs = spec.population // 2
-    pool = [(v, s) for v in runs.train_variants for s in runs.train_seeds]
-    if not pool:
+    if not runs.train_variants or not runs.train_seeds:
         raise TwinschedError("ES needs training variants and seeds")
-    held = runs.val_variants or runs.train_variants
-    validation = [(v, s) for v in held for s in runs.val_seeds]
+    validation = validation_runs(runs)
 
     def point(at: F64) -> Candidate:
         return candidate(policy, base, sigma * at, columns, spec)
@@ -260,18 +291,18 @@ def search(
         if on_generation and not on_generation(first):
             return centre
         for generation in range(1, spec.generations + 1):
-            picks = rng.choice(len(pool), size=min(spec.episodes, len(pool)), replace=False)
-            episodes = [pool[i] for i in picks]
+            episodes = draw_episodes(runs, spec.episodes, rng)
             noise = rng.standard_normal((pairs, *z.shape))
             points = [point(z + sign * eps) for sign in (1.0, -1.0) for eps in noise]
             batch = [job for c in points for job in jobs(c, episodes)]
             results = np.array(run_all(batch)).reshape(len(points), len(episodes))
-            fitness = results.mean(axis=1)
+            fitness = episode_ranks(results)
             z = adam.step(z, es_gradient(fitness, noise, 1.0))
             centre = point(z)
             score = float(np.mean(run_all(jobs(centre, validation))))
             row = Generation(
-                generation, float(results.mean()), float(fitness.max()), score,
+                generation, float(results.mean()), float(results.mean(axis=1)[fitness.argmax()]),
+                score,
                 centre.policy, centre.ties,
             )  # fmt: skip
             if on_generation and not on_generation(row):

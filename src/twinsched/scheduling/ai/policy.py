@@ -8,6 +8,7 @@ only needed to train (:mod:`twinsched.scheduling.ai.torch_policy`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import itertools
@@ -62,6 +63,11 @@ class Policy:
                 f"({len(self.features)} x {len(POD_KINDS)}); got shape {self.prior.shape}"
             )
 
+    @functools.cached_property
+    def mlp_is_zero(self) -> bool:
+        """Whether the MLP outputs 0 for every row (zero last layer): only the prior scores."""
+        return not (self.weights[-1].any() or self.biases[-1].any())
+
     @property
     def per_kind(self) -> bool:
         """Whether the prior has one column per pod kind."""
@@ -69,6 +75,9 @@ class Policy:
 
     def scores(self, rows: F32, kind: int = 0) -> F32:
         """One score per row (higher is better); ``kind`` picks a per-kind prior's column."""
+        if self.prior is not None and self.mlp_is_zero:  # a pure prior (e.g. FGD + ES)
+            score: F32 = rows @ (self.prior[:, kind] if self.prior.ndim == 2 else self.prior)
+            return score
         x = (rows - self.mean) / self.std
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):

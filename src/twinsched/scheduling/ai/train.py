@@ -20,7 +20,6 @@ import torch
 
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.dataset import Decisions, collect
-from twinsched.scheduling.ai.es import ES_FEATURES
 from twinsched.scheduling.ai.features import POD_KINDS
 from twinsched.scheduling.ai.policy import Policy, random_policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
@@ -62,12 +61,13 @@ class TrainSpec:
     teacher_ties: bool = False  # every node the teacher scored as high as its choice is right
     es_generations: int = 0  # evolution strategies after cloning/PPO (0: none), see es.py
     es_population: int = 12
-    es_episodes: int = 8
-    es_sigma: float = 0.3
+    es_episodes: int = 16
+    es_sigma: float = 0.05
     es_sigma_width: float = 0.5
     es_lr: float = 0.5
-    es_features: tuple[str, ...] = ES_FEATURES
+    es_features: tuple[str, ...] = ()  # a linear residual's (es.ES_FEATURES); none: ties
     es_seeds: tuple[int, ...] = tuple(range(1000, 1020))  # fill-up orders ES trains on
+    es_val_on_train: bool = False  # ES also validates on training variants (new orders)
     es_patience: int = 8  # generations without a better validation allocation
     workers: int = 0  # processes for ES fill-up runs (0: one per core)
 
@@ -416,7 +416,7 @@ class _Run:
         )  # fmt: skip
         runs = Runs(
             spec.trace, spec.train_variants, spec.es_seeds, spec.val_variants,
-            spec.val_seeds, spec.target_pct, spec.data,
+            spec.val_seeds, spec.target_pct, spec.data, spec.es_val_on_train,
         )  # fmt: skip
         stale = 0
 

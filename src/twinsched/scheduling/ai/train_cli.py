@@ -74,12 +74,23 @@ def train_command(
         int, typer.Option(help="Evolution-strategies generations on fill-up outcomes (0: none).")
     ] = 0,
     es_population: Annotated[int, typer.Option(help="ES candidates per generation (even).")] = 12,
-    es_episodes: Annotated[int, typer.Option(help="Fill-up runs per ES candidate.")] = 8,
-    es_sigma: Annotated[float, typer.Option(help="ES residual step (FGD points per std).")] = 0.3,
+    es_episodes: Annotated[int, typer.Option(help="Fill-up runs per ES candidate.")] = 16,
+    es_sigma: Annotated[float, typer.Option(help="ES residual step (FGD points per std).")] = 0.05,
     es_lr: Annotated[float, typer.Option(help="ES Adam step, in units of sigma.")] = 0.5,
     es_features: Annotated[
-        str, typer.Option(help="Features of the ES residual (default: es.ES_FEATURES).")
+        str,
+        typer.Option(
+            help="Features of a linear residual searched by ES ('standard': es.ES_FEATURES); "
+            "none: only the tie rule is searched."
+        ),
     ] = "",
+    es_val_on_train: Annotated[
+        bool,
+        typer.Option(help="ES also validates on each training variant, at an unseen order."),
+    ] = False,
+    es_patience: Annotated[
+        int, typer.Option(help="Stop ES after this many generations without a better one.")
+    ] = 8,
     val_seeds: Annotated[str, typer.Option(help="Fill-up orders of the validation runs.")] = "100",
     workers: Annotated[int, typer.Option(help="Processes for ES runs (0: one per core).")] = 0,
     tie_widths: Annotated[
@@ -105,8 +116,9 @@ def train_command(
         prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
         teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
         es_generations=es_generations, es_population=es_population, es_episodes=es_episodes,
-        es_sigma=es_sigma, es_lr=es_lr, val_seeds=_ints(val_seeds), workers=workers,
-        es_features=_names(es_features) or ES_FEATURES,
+        es_sigma=es_sigma, es_lr=es_lr, es_val_on_train=es_val_on_train,
+        es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
+        es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
     )  # fmt: skip
 
     @functools.cache

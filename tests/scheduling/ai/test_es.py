@@ -17,8 +17,11 @@ from twinsched.scheduling.ai.es import (
     base_prior,
     candidate,
     centred_ranks,
+    draw_episodes,
+    episode_ranks,
     es_gradient,
     search,
+    validation_runs,
 )
 from twinsched.scheduling.ai.features import FEATURE_NAMES, POD_KINDS
 from twinsched.scheduling.ai.policy import Policy, random_policy
@@ -173,3 +176,19 @@ def test_workload_context_reads_the_mix_and_rules_follow_it() -> None:
     rule = TieRule(1.0, log2)
     assert rule.widths(np.array([2.0, 0, 0, 0])).tolist() == [4.0, 1.0, 1.0, 1.0]
     assert TieRule.of(rule.to_meta()).to_meta() == rule.to_meta()
+
+
+def test_every_run_weighs_the_same_in_the_fitness() -> None:
+    """A candidate ahead on most runs beats one ahead by a lot on a single noisy run."""
+    results = np.array([[95.0, 90.0, 93.0], [95.1, 90.1, 88.0]])  # candidates x runs
+    assert results.mean(axis=1).argmax() == 0
+    assert episode_ranks(results).argmax() == 1
+
+
+def test_episodes_cover_every_variant_and_validation_watches_training_ones() -> None:
+    runs = Runs("t", ("a", "b", "c"), (7, 8), ("v",), (100, 101), val_on_train=True)
+    drawn = draw_episodes(runs, 6, np.random.default_rng(0))
+    assert sorted(v for v, _ in drawn[:3]) == ["a", "b", "c"] and {s for _, s in drawn} <= {7, 8}
+    assert validation_runs(runs) == [("v", 100), ("v", 101), ("a", 100), ("b", 100), ("c", 100)]
+    plain = Runs("t", ("a",), (7,), ("v",), (100,))
+    assert validation_runs(plain) == [("v", 100)]

@@ -35,8 +35,9 @@ class RunSpec:
         return asdict(self)
 
 
-@lru_cache(maxsize=8)
-def _scenario(trace: str, variant: str, data: str | None, db: str | None = None) -> Scenario:
+@lru_cache(maxsize=32)  # ES workers cycle through every training variant (openb: 16-18)
+def cached_scenario(trace: str, variant: str, data: str | None, db: str | None = None) -> Scenario:
+    """A trace variant (or stored scenario), loaded once per process."""
     if trace == "store":
         from twinsched.store import load_scenario
 
@@ -46,7 +47,7 @@ def _scenario(trace: str, variant: str, data: str | None, db: str | None = None)
 
 def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
     """Run one spec; the same spec always gives the same result (wall time aside)."""
-    scenario = _scenario(spec.trace, spec.variant, spec.data, spec.db)
+    scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
     if spec.twin:
         with _through_twin(spec.scheduler, spec.twin) as scheduler:
             return _run(spec, scenario, scheduler, progress)

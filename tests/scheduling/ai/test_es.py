@@ -192,3 +192,14 @@ def test_episodes_cover_every_variant_and_validation_watches_training_ones() -> 
     assert validation_runs(runs) == [("v", 100), ("v", 101), ("a", 100), ("b", 100), ("c", 100)]
     plain = Runs("t", ("a",), (7,), ("v",), (100,))
     assert validation_runs(plain) == [("v", 100)]
+
+
+def test_pod_kind_and_pod_kinds_agree() -> None:
+    """The per-decision and the whole-table classification are one definition."""
+    from twinsched.scheduling.ai.features import pod_kind, pod_kinds
+    from twinsched.scheduling.framework import pod_views
+
+    pods = _load("1").pods
+    kinds = pod_kinds(pods)
+    assert kinds.tolist() == [pod_kind(view) for view in pod_views(pods)]
+    assert set(kinds.tolist()) >= {0, 1, 2}  # the scenario has CPU, share and one-GPU pods

@@ -22,7 +22,6 @@ No PyTorch here: candidates are NumPy policies scored by :class:`PolicyScheduler
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +33,6 @@ import numpy as np
 import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
@@ -218,20 +216,14 @@ class Adam:
 Job = tuple[Policy, TieRule, str, str, str | None, int, float]
 
 
-@functools.cache
-def _scenario(trace: str, variant: str, data: str | None) -> Scenario:
-    from twinsched.traces import registry as traces
-
-    return traces.load(trace, variant, data)
-
-
 def run_job(job: Job) -> float:
     """GPU allocation (%) at the target of one fill-up run of a policy."""
+    from twinsched.sim.experiment import cached_scenario
     from twinsched.sim.vte import run_fillup
 
     policy, ties, trace, variant, data, seed, target_pct = job
     scheduler = PolicyScheduler("candidate", policy, ties)
-    run = run_fillup(_scenario(trace, variant, data), scheduler, seed, target_pct=target_pct)
+    run = run_fillup(cached_scenario(trace, variant, data), scheduler, seed, target_pct=target_pct)
     return float(run.summary["gpu_alloc_ratio_pct"])
 
 
@@ -264,6 +256,8 @@ def search(
     Generation 0 validates the starting point alone (no step), so callers see where the
     search starts from.
     """
+    if not runs.train_variants or not runs.train_seeds:
+        raise TwinschedError("ES needs training variants and seeds")
     rng = np.random.default_rng(spec.seed)
     columns = [FEATURE_NAMES.index(f) for f in spec.features]
     base = base_prior(policy)
@@ -272,8 +266,6 @@ def search(
     z = np.zeros_like(sigma)  # the centre, in units of sigma
     adam = Adam(spec.lr)
     pairs = spec.population // 2
-    if not runs.train_variants or not runs.train_seeds:
-        raise TwinschedError("ES needs training variants and seeds")
     validation = validation_runs(runs)
 
     def point(at: F64) -> Candidate:
@@ -300,11 +292,9 @@ def search(
             z = adam.step(z, es_gradient(fitness, noise, 1.0))
             centre = point(z)
             score = float(np.mean(run_all(jobs(centre, validation))))
-            row = Generation(
-                generation, float(results.mean()), float(results.mean(axis=1)[fitness.argmax()]),
-                score,
-                centre.policy, centre.ties,
-            )  # fmt: skip
+            best = float(results.mean(axis=1)[fitness.argmax()])
+            mean = float(results.mean())
+            row = Generation(generation, mean, best, score, centre.policy, centre.ties)
             if on_generation and not on_generation(row):
                 break
     return centre

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from twinsched.metrics.fragmentation import TypicalPods, fragmentation
-from twinsched.model.cluster import I64, MILLI_PER_GPU
+from twinsched.model.cluster import I64, MILLI_PER_GPU, Pods
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.filters import model_in_mask
 from twinsched.scheduling.framework import MAX_SCORE, PodView
@@ -112,12 +112,23 @@ def placement_outcome(
 
 
 def pod_kind(pod: PodView) -> int:
-    """The pod's index in :data:`POD_KINDS`: CPU only, GPU share, one whole GPU, several."""
+    """The pod's index in :data:`POD_KINDS`: CPU only, GPU share, one whole GPU, several.
+
+    The per-decision twin of :func:`pod_kinds` (plain integers: no array overhead).
+    """
     if pod.is_share:
         return 1
     if pod.gpu_count == 0:
         return 0
     return 2 if pod.gpu_count == 1 else 3
+
+
+def pod_kinds(pods: Pods) -> I64:
+    """Every pod's index in :data:`POD_KINDS` (as :func:`pod_kind`, for a whole table)."""
+    share = (pods.gpu_count == 1) & (pods.gpu_milli < MILLI_PER_GPU)
+    whole = np.where(pods.gpu_count == 1, 2, 3)
+    kinds: I64 = np.where(share, 1, np.where(pods.gpu_count == 0, 0, whole))
+    return kinds
 
 
 def pod_row(pod: PodView, scales: Scales) -> F32:

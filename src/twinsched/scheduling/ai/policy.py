@@ -73,10 +73,18 @@ class Policy:
         """Whether the prior has one column per pod kind."""
         return self.prior is not None and self.prior.ndim == 2
 
+    def prior_for(self, kind: int) -> F32 | None:
+        """The prior's weights for pods of ``kind`` (its only column unless per kind)."""
+        if self.prior is None or self.prior.ndim == 1:
+            return self.prior
+        column: F32 = self.prior[:, kind]
+        return column
+
     def scores(self, rows: F32, kind: int = 0) -> F32:
         """One score per row (higher is better); ``kind`` picks a per-kind prior's column."""
-        if self.prior is not None and self.mlp_is_zero:  # a pure prior (e.g. FGD + ES)
-            score: F32 = rows @ (self.prior[:, kind] if self.prior.ndim == 2 else self.prior)
+        prior = self.prior_for(kind)
+        if prior is not None and self.mlp_is_zero:  # a pure prior (e.g. FGD + ES)
+            score: F32 = rows @ prior
             return score
         x = (rows - self.mean) / self.std
         last = len(self.weights) - 1
@@ -85,8 +93,8 @@ class Policy:
             if i < last:
                 np.maximum(x, 0.0, out=x)
         out: F32 = x[:, 0]
-        if self.prior is not None:
-            out = out + rows @ (self.prior[:, kind] if self.prior.ndim == 2 else self.prior)
+        if prior is not None:
+            out = out + rows @ prior
         return out
 
     def checksum(self) -> str:

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Pods
-from twinsched.scheduling.ai.features import POD_KINDS
+from twinsched.scheduling.ai.features import POD_KINDS, pod_kinds
 
 F64 = npt.NDArray[np.float64]
 
@@ -34,12 +34,11 @@ def workload_context(pods: Pods) -> F64:
     """The workload mix as fractions of its pods (divided by :data:`CONTEXT_SCALE`)."""
     if pods.n == 0:
         return np.zeros(len(CONTEXT_NAMES))
-    cpu_only = pods.gpu_count == 0
-    share = (pods.gpu_count == 1) & (pods.gpu_milli < 1000)
-    multi = pods.gpu_count >= 2
-    constrained = (pods.model_mask != 0) & ~cpu_only
-    fractions = [float(m.mean()) for m in (cpu_only, share, multi, constrained)]
-    return np.array(fractions) / CONTEXT_SCALE
+    kinds = pod_kinds(pods)
+    per_kind = np.bincount(kinds, minlength=len(POD_KINDS)) / pods.n
+    cpu, share, multi = (POD_KINDS.index(k) for k in ("cpu", "share", "multi_gpu"))
+    constrained = float(((pods.model_mask != 0) & (kinds != cpu)).mean())
+    return np.array([per_kind[cpu], per_kind[share], per_kind[multi], constrained]) / CONTEXT_SCALE
 
 
 @dataclass(frozen=True)

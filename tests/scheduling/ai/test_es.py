@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -148,8 +149,10 @@ def test_training_with_es_keeps_the_best_and_serves_its_widths(
         trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
         epochs=0, candidates=8, prior=(("fgd_score", 100.0),), es_generations=2,
         es_population=4, es_episodes=2, es_seeds=(0, 1), val_seeds=(5, 6), workers=1,
+        es_sigma_slope=0.5,  # steps large enough for two tiny generations to beat the start
     )  # fmt: skip
     result = train(spec, _load, tmp_path)
+    assert "resolution" not in result.metrics  # ES's rule won: no tie-width search after it
     es_rows = [row for row in result.curves if "es_generation" in row]
     assert [row["es_generation"] for row in es_rows] == [0, 1, 2]
     assert result.metrics["val_alloc_pct"] == max(row["val_alloc_pct"] for row in result.curves)
@@ -203,3 +206,25 @@ def test_pod_kind_and_pod_kinds_agree() -> None:
     kinds = pod_kinds(pods)
     assert kinds.tolist() == [pod_kind(view) for view in pod_views(pods)]
     assert set(kinds.tolist()) >= {0, 1, 2}  # the scenario has CPU, share and one-GPU pods
+
+
+def test_a_prior_on_fgd_alone_is_scored_from_that_column_with_the_same_placements() -> None:
+    """A pure prior on ``fgd_score`` skips whole feature rows; placements are unchanged.
+
+    The reference adds 1 x ``up`` (1 on every eligible node, an integer: the same buckets at
+    tie width 1), which makes it read two columns and so take the full feature-row path.
+    """
+    fgd = FEATURE_NAMES.index("fgd_score")
+    prior = np.zeros((len(FEATURE_NAMES), len(POD_KINDS)), dtype=np.float32)
+    prior[fgd] = [100.0, 50.0, 200.0, 100.0]
+    fast = replace(random_policy((4,), prior=FGD), prior=prior)
+    reference_prior = prior.copy()
+    reference_prior[FEATURE_NAMES.index("up")] = 1.0
+    full = replace(fast, prior=reference_prior)
+    assert fast.prior_only_on == fgd and full.prior_only_on is None
+    assert random_policy((4,)).prior_only_on is None  # an MLP reads every column
+    scenario = _load("2")
+    for seed in (0, 1):
+        a = run_fillup(scenario, PolicyScheduler("a", fast, 1.0), seed, validate=True)
+        b = run_fillup(scenario, PolicyScheduler("b", full, 1.0), seed, validate=True)
+        assert a.curve == b.curve and a.summary == b.summary

@@ -56,6 +56,9 @@ class EsSpec:
     population: int = 12  # candidates per generation, in antithetic pairs
     sigma: float = 0.05  # residual perturbation, FGD points per feature standard deviation
     sigma_width: float = 0.5  # tie-width perturbation, in log2 of the width
+    # ... and of the width's slopes on the workload mix (log2 per context unit): smaller, so
+    # that noise moves the rule's dependence on the mix less than its level (FGD: all 0)
+    sigma_slope: float = 0.125
     lr: float = 0.5  # Adam step, in units of sigma
     episodes: int = 16  # fill-up runs per candidate per generation (same for all candidates)
     features: tuple[str, ...] = ()  # residual features (e.g. ES_FEATURES); none: ties only
@@ -68,6 +71,8 @@ class EsSpec:
             raise TwinschedError(f"ES population must be even and >= 2, got {self.population}")
         if min(self.sigma, self.sigma_width, self.lr, self.resolution) <= 0:
             raise TwinschedError("ES needs sigma, sigma_width, lr and resolution > 0")
+        if self.sigma_slope < 0:
+            raise TwinschedError("ES needs sigma_slope >= 0 (0: widths ignore the workload mix)")
         if self.episodes < 1:
             raise TwinschedError("ES needs at least one fill-up run per candidate")
         unknown = sorted(set(self.features) - set(FEATURE_NAMES))
@@ -262,7 +267,8 @@ def search(
     columns = [FEATURE_NAMES.index(f) for f in spec.features]
     base = base_prior(policy)
     sigma = np.full((WIDTH_ROWS + len(columns), len(POD_KINDS)), spec.sigma)
-    sigma[:WIDTH_ROWS] = spec.sigma_width
+    sigma[0] = spec.sigma_width
+    sigma[1:WIDTH_ROWS] = spec.sigma_slope
     z = np.zeros_like(sigma)  # the centre, in units of sigma
     adam = Adam(spec.lr)
     pairs = spec.population // 2

@@ -42,6 +42,7 @@ FEATURE_NAMES = NODE_NAMES + OUTCOME_NAMES + POD_NAMES
 POD_KINDS = ("cpu", "share", "one_gpu", "multi_gpu")  # columns of a per-kind prior
 N_FEATURES = len(FEATURE_NAMES)
 FRAG_ADDED = FEATURE_NAMES.index("frag_added")
+FGD_SCORE = FEATURE_NAMES.index("fgd_score")
 
 
 @dataclass(frozen=True)
@@ -181,17 +182,23 @@ def node_features(
     out[:, width : width + left.shape[1]] = left / MILLI_PER_GPU
     o = len(NODE_NAMES)
     cpu_after = cpu - pod.cpu_milli
-    outcome_columns = (
+    outcome_columns: tuple[npt.NDArray[np.floating], ...] = (
         outcome.before / MILLI_PER_GPU, outcome.after / MILLI_PER_GPU,
         (outcome.after - outcome.before) / MILLI_PER_GPU, cpu_after / cpu_div,
         (idle - pod.gpu_request) / gpu_div, share_left / MILLI_PER_GPU,
         (whole - (0 if pod.is_share else pod.gpu_count)) / scales.gpus,
-        cpu_after / scales.cpu, fgd_score(outcome.before, outcome.after) / MAX_SCORE,
+        cpu_after / scales.cpu, fgd_column(outcome),
     )  # fmt: skip
     for j, column in enumerate(outcome_columns):
         out[:, o + j] = column
     out[:, o + len(OUTCOME_NAMES) :] = pod_row(pod, scales)[None, :]
     return out, share
+
+
+def fgd_column(outcome: Outcome) -> F32:
+    """The ``fgd_score`` feature: FGD's integer score of the placement, scaled to [0, 1]."""
+    column: F32 = (fgd_score(outcome.before, outcome.after) / MAX_SCORE).astype(np.float32)
+    return column
 
 
 def _model_ok(state: ClusterState, pod: PodView, nodes: I64) -> F32:

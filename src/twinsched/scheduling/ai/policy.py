@@ -68,6 +68,18 @@ class Policy:
         """Whether the MLP outputs 0 for every row (zero last layer): only the prior scores."""
         return not (self.weights[-1].any() or self.biases[-1].any())
 
+    @functools.cached_property
+    def prior_only_on(self) -> int | None:
+        """The one feature column a pure-prior policy reads (None: it reads more, or an MLP).
+
+        Such a policy scores ``prior[column] * row[column]``; the scheduler then computes
+        that one column instead of whole feature rows (e.g. FGD's score, for ES policies).
+        """
+        if self.prior is None or not self.mlp_is_zero:
+            return None
+        used = np.flatnonzero(self.prior.reshape(len(self.features), -1).any(axis=1))
+        return int(used[0]) if used.size == 1 else None
+
     @property
     def per_kind(self) -> bool:
         """Whether the prior has one column per pod kind."""

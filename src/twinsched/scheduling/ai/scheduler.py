@@ -14,7 +14,14 @@ import numpy as np
 from twinsched.metrics.fragmentation import TypicalPods, typical_pods
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ai.features import Scales, node_features, pod_kind
+from twinsched.scheduling.ai.features import (
+    FGD_SCORE,
+    Scales,
+    fgd_column,
+    node_features,
+    placement_outcome,
+    pod_kind,
+)
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.registry import ModelCard, register_loader
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
@@ -62,18 +69,29 @@ class PolicyScheduler:
         self._memo = NodeMemo(self._score)
 
     def _score(self, state: ClusterState, pod: PodView, nodes: I64) -> tuple[np.ndarray, I64]:
-        assert self._typical is not None and self._scales is not None, "reset() first"
         if nodes.size == 0:
             return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
         if nodes.size <= DEDUP_FROM:
-            rows, share_gpu = node_features(state, pod, nodes, self._typical, self._scales)
-            return self.policy.scores(rows, pod_kind(pod)), share_gpu
+            return self._score_distinct(state, pod, nodes)
         # Many nodes are in identical states: featurise and score each distinct state once.
         _, inverse = distinct_rows(node_state_rows(state, nodes))
         first = np.full(int(inverse.max()) + 1, -1, dtype=np.int64)
         first[inverse[::-1]] = nodes[::-1]  # the first node of each distinct state
-        rows, share_gpu = node_features(state, pod, first, self._typical, self._scales)
-        return self.policy.scores(rows, pod_kind(pod))[inverse], share_gpu[inverse]
+        score, share_gpu = self._score_distinct(state, pod, first)
+        return score[inverse], share_gpu[inverse]
+
+    def _score_distinct(
+        self, state: ClusterState, pod: PodView, nodes: I64
+    ) -> tuple[np.ndarray, I64]:
+        assert self._typical is not None and self._scales is not None, "reset() first"
+        kind = pod_kind(pod)
+        prior = self.policy.prior_for(kind)
+        if self.policy.prior_only_on == FGD_SCORE and prior is not None:
+            # A pure prior on FGD's score (ES policies): that one column, not whole rows.
+            outcome = placement_outcome(state, pod, nodes, self._typical)
+            return fgd_column(outcome) * prior[FGD_SCORE], outcome.share_gpu
+        rows, share_gpu = node_features(state, pod, nodes, self._typical, self._scales)
+        return self.policy.scores(rows, kind), share_gpu
 
     def scores(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[np.ndarray, I64]:
         """Per node: the policy's score (valid where ``eligible``) and a share pod's GPU."""

@@ -64,6 +64,7 @@ class TrainSpec:
     es_episodes: int = 16
     es_sigma: float = 0.05
     es_sigma_width: float = 0.5
+    es_sigma_slope: float = 0.125
     es_lr: float = 0.5
     es_features: tuple[str, ...] = ()  # a linear residual's (es.ES_FEATURES); none: ties
     es_seeds: tuple[int, ...] = tuple(range(1000, 1020))  # fill-up orders ES trains on
@@ -411,6 +412,7 @@ class _Run:
         es = EsSpec(
             generations=spec.es_generations, population=spec.es_population,
             sigma=spec.es_sigma, sigma_width=spec.es_sigma_width, lr=spec.es_lr,
+            sigma_slope=spec.es_sigma_slope,
             episodes=spec.es_episodes, features=spec.es_features, workers=spec.workers,
             seed=spec.seed,
         )  # fmt: skip

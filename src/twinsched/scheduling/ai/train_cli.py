@@ -76,6 +76,13 @@ def train_command(
     es_population: Annotated[int, typer.Option(help="ES candidates per generation (even).")] = 12,
     es_episodes: Annotated[int, typer.Option(help="Fill-up runs per ES candidate.")] = 16,
     es_sigma: Annotated[float, typer.Option(help="ES residual step (FGD points per std).")] = 0.05,
+    es_sigma_width: Annotated[
+        float, typer.Option(help="ES tie-width step, in log2 of the width.")
+    ] = 0.5,
+    es_sigma_slope: Annotated[
+        float,
+        typer.Option(help="ES step of the widths' slopes on the workload mix (0: no slopes)."),
+    ] = 0.125,
     es_lr: Annotated[float, typer.Option(help="ES Adam step, in units of sigma.")] = 0.5,
     es_features: Annotated[
         str,
@@ -116,7 +123,8 @@ def train_command(
         prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
         teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
         es_generations=es_generations, es_population=es_population, es_episodes=es_episodes,
-        es_sigma=es_sigma, es_lr=es_lr, es_val_on_train=es_val_on_train,
+        es_sigma=es_sigma, es_sigma_width=es_sigma_width, es_sigma_slope=es_sigma_slope,
+        es_lr=es_lr, es_val_on_train=es_val_on_train,
         es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
         es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
     )  # fmt: skip

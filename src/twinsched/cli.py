@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from twinsched.cli_console import make_console
 from twinsched.errors import TwinschedError
 from twinsched.sim.experiment import Mode, RunSpec, execute_many
 from twinsched.sim.results import RunResult
@@ -20,14 +20,8 @@ app = typer.Typer(
 )
 
 
-def _console(stderr: bool = False) -> Console:
-    """Wide output when not on a terminal (logs, pipes), so tables never wrap mid-word."""
-    probe = Console(stderr=stderr)
-    return probe if probe.is_terminal else Console(stderr=stderr, width=160)
-
-
-console = _console()
-err = _console(stderr=True)
+console = make_console()
+err = make_console(stderr=True)
 
 
 def _add_subsystems() -> None:
@@ -291,7 +285,7 @@ def list_schedulers() -> None:
     from twinsched.scheduling import registry
 
     table = Table("name", "what it does")
-    from twinsched.scheduling.ai.registry import list_models
+    from twinsched.scheduling.ai.serving import list_models
 
     for name, about in (registry.describe() | list_models()).items():
         table.add_row(name, about)

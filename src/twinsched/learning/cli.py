@@ -10,16 +10,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from twinsched.cli_console import make_console
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(help="Learning plane: forecasting and predictive autoscaling.")
 
 
-def _console() -> Console:
-    probe = Console()
-    return probe if probe.is_terminal else Console(width=200)
+_WIDTH = 200  # columns off a terminal
 
 
 def _split(text: str) -> list[str]:
@@ -56,7 +54,7 @@ def autoscale(
     from twinsched.learning.autoscale.service import ServiceConfig
     from twinsched.learning.series import load_series
 
-    console = _console()
+    console = make_console(width=_WIDTH)
     try:
         series = load_series(trace, data)
         service = ServiceConfig(capacity=capacity, slo_p95_ms=slo_ms, tolerance=tolerance)
@@ -120,7 +118,7 @@ def forecast_backtest(
     from twinsched.learning.backtest import BacktestSpec, rolling_origin
     from twinsched.learning.series import load_series, resample
 
-    console = _console()
+    console = make_console(width=_WIDTH)
     rows: list[dict[str, Any]] = []
     try:
         minutes = parse_minutes(horizon)

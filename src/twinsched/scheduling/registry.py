@@ -63,7 +63,7 @@ def create(name: str) -> Scheduler:
     """A fresh scheduler; ``a+b`` or ``a*2+b`` sums the score plugins of plugin schedulers."""
     _load()
     if name.startswith("ai:"):
-        from twinsched.scheduling.ai.registry import create_ai_scheduler
+        from twinsched.scheduling.ai.serving import create_ai_scheduler
 
         return create_ai_scheduler(name)
     if name.startswith("aggregate:"):

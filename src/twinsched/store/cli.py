@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from twinsched.cli_console import make_console
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -35,18 +35,13 @@ Db = Annotated[
 ]
 
 
-def _console(stderr: bool = False) -> Console:
-    probe = Console(stderr=stderr)
-    return probe if probe.is_terminal else Console(stderr=stderr, width=160)
-
-
 @contextmanager
 def _errors() -> Iterator[None]:
     """Expected failures print one red line and exit with status 2 (like ``twinsched run``)."""
     try:
         yield
     except (TwinschedError, ImportError) as exc:
-        _console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        make_console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from exc
 
 
@@ -82,7 +77,7 @@ def import_command(
             kind, path, name, db=db, replace=replace, options=_options(option or [])
         )
     for info in infos:
-        _console().print(
+        make_console().print(
             f"stored [bold]{info.name}[/] v{info.version}: {info.n_nodes} nodes, "
             f"{info.n_pods} pods ({kind})"
         )
@@ -96,7 +91,7 @@ def importers_command() -> None:
     table = Table("importer", "what", "options")
     for name, imp in importers().items():
         table.add_row(name, imp.help, ", ".join(imp.options))
-    _console().print(table)
+    make_console().print(table)
 
 
 @app.command("list")
@@ -112,7 +107,7 @@ def list_command(db: Db = None) -> None:
             i.name, str(i.version), i.source, str(i.n_nodes), str(i.n_pods),
             i.created.strftime("%Y-%m-%d %H:%M"), i.checksum[:12],
         )  # fmt: skip
-    _console().print(table)
+    make_console().print(table)
 
 
 @app.command("show")
@@ -143,7 +138,7 @@ def show_command(name: str, db: Db = None) -> None:
     table = Table("field", "value", show_header=False)
     for key, value in rows:
         table.add_row(key, str(value))
-    _console().print(table)
+    make_console().print(table)
 
 
 @app.command("export")
@@ -161,7 +156,7 @@ def export_command(
     target = out or Path(f"{name.replace('/', '_')}{'.json' if fmt == 'twin-json' else ''}")
     with _errors():
         written = export_scenario(name, target, fmt, db=db)
-    _console().print(f"wrote {written}")
+    make_console().print(f"wrote {written}")
 
 
 @app.command("delete")
@@ -171,7 +166,7 @@ def delete_command(name: str, db: Db = None) -> None:
 
     with _errors():
         delete_scenario(name, db)
-    _console().print(f"deleted {name}")
+    make_console().print(f"deleted {name}")
 
 
 # -- runs ---------------------------------------------------------------------------------------
@@ -197,7 +192,7 @@ def runs_list(
             res.mode if res else "-", r.status,
             f"{r.wall_seconds:.2f}" if r.wall_seconds is not None else "-",
         )  # fmt: skip
-    _console().print(table)
+    make_console().print(table)
 
 
 @runs_app.command("show")
@@ -220,7 +215,7 @@ def runs_show(run_id: int, db: Db = None) -> None:
             table.add_row(key, _fmt(value))
         table.add_row("curve points", str(len(run.result.curve)))
     table.add_row("decisions", str(len(run.decisions)))
-    _console().print(table)
+    make_console().print(table)
 
 
 @runs_app.command("compare")
@@ -246,7 +241,7 @@ def runs_compare(
             continue
         table.add_row(str(r.id), res.scheduler, str(res.seed), res.mode,
                       *(_fmt(get(res)) for get in _METRICS.values()))  # fmt: skip
-    console = _console()
+    console = make_console()
     console.print(table)
     print_comparison(console, comparison_rows(results), f"runs {', '.join(map(str, run_ids))}")
     if out is not None:

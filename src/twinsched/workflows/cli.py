@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from twinsched.cli_console import make_console
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
@@ -28,9 +28,7 @@ app = typer.Typer(
 DEFAULT_SCHEDULERS = "spt,lpt,lnsnl,lns,heft,cpop,portfolio"
 
 
-def _console(stderr: bool = False) -> Console:
-    probe = Console(stderr=stderr)
-    return probe if probe.is_terminal else Console(stderr=stderr, width=240)
+_WIDTH = 240  # columns off a terminal: workflow tables are wide
 
 
 SchedulersOpt = Annotated[str, typer.Option(help="comma-separated workflow scheduler names")]
@@ -68,7 +66,7 @@ def run(
     from twinsched.workflows.experiment import run_instance
     from twinsched.workflows.wfcommons import find_instance, instance_paths, load_instance
 
-    console, err = _console(), _console(stderr=True)
+    console, err = make_console(width=_WIDTH), make_console(stderr=True, width=_WIDTH)
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     try:
         if executor not in ("sim", "ray"):
@@ -118,7 +116,7 @@ def list_schedulers() -> None:
     table = Table("name", "what it does")
     for name, about in registry.describe().items():
         table.add_row(name, about)
-    _console().print(table)
+    make_console(width=_WIDTH).print(table)
 
 
 def _platform(name: str) -> Platform:

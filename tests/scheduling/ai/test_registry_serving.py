@@ -19,6 +19,8 @@ from twinsched.scheduling.ai.registry import (
     ModelError,
     ModelIntegrityError,
     ModelRegistry,
+)
+from twinsched.scheduling.ai.serving import (
     PredictorScheduler,
     create_ai_scheduler,
     list_models,

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from twinsched.cli_console import make_console
 from twinsched.scheduling.ai.registry import (
     ModelCard,
     ModelRegistry,
@@ -19,7 +20,7 @@ from twinsched.scheduling.ai.registry import (
     format_value,
     parse_ref,
 )
-from twinsched.store.cli import _console, _errors
+from twinsched.store.cli import _errors
 
 app = typer.Typer(
     help="Registered models: list, show, delete, verify (files under --models-dir).",
@@ -52,7 +53,7 @@ def list_command(
             c.name, str(c.version), c.kind, c.created, format_metrics(c.metrics) or "-",
             c.data_checksum[:12], c.artifact_sha256[:12],
         )  # fmt: skip
-    _console().print(table if cards else f"no models in {registry.root}")
+    make_console().print(table if cards else f"no models in {registry.root}")
 
 
 @app.command("show")
@@ -63,7 +64,7 @@ def show_command(ref: Ref, models_dir: ModelsDir = None) -> None:
     table = Table("field", "value", show_header=False)
     for key, value in _card_rows(card):
         table.add_row(key, value)
-    _console().print(table)
+    make_console().print(table)
 
 
 @app.command("delete")
@@ -82,7 +83,7 @@ def delete_command(
         typer.confirm(f"delete {what} ({count} version(s))?", abort=True)
     with _errors():
         gone = registry.delete(name, number)
-    _console().print(f"deleted {', '.join(c.ref for c in gone)}")
+    make_console().print(f"deleted {', '.join(c.ref for c in gone)}")
 
 
 @app.command("verify")
@@ -103,7 +104,7 @@ def verify_command(
     table = Table("model", "status")
     for card, problems in results:
         table.add_row(card.ref, "ok" if not problems else "[red]" + "; ".join(problems))
-    _console().print(table if results else f"no models in {registry.root}")
+    make_console().print(table if results else f"no models in {registry.root}")
     if any(problems for _, problems in results):
         raise typer.Exit(1)
 

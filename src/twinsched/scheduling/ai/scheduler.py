@@ -23,7 +23,8 @@ from twinsched.scheduling.ai.features import (
     pod_kind,
 )
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.registry import ModelCard, register_loader
+from twinsched.scheduling.ai.registry import ModelCard
+from twinsched.scheduling.ai.serving import register_loader
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Unschedulable

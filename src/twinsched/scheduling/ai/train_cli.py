@@ -11,9 +11,9 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from twinsched.cli_console import make_console
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
-from twinsched.store.cli import _console
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -115,7 +115,7 @@ def train_command(
     from twinsched.scheduling.ai.train import TrainSpec, train
     from twinsched.traces import registry as traces
 
-    console, err = _console(), _console(stderr=True)
+    console, err = make_console(), make_console(stderr=True)
     spec = TrainSpec(
         trace=trace, train_variants=_names(train_variants), val_variants=_names(val_variants),
         teacher=teacher, seeds=_ints(seeds), dagger_rounds=dagger_rounds, epochs=epochs,

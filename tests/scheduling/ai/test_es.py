@@ -80,10 +80,12 @@ def test_zero_residual_is_the_starting_policy_and_fgd_exactly() -> None:
     )
     assert all(np.array_equal(start.policy.prior[:, k], policy.prior) for k in range(4))  # type: ignore[arg-type]
     scenario = _load("2")
+    below_one = TieRule.flat([0.5, 0.9, 0.3, 1.0])  # integer scores: any width <= 1 is exact
     for seed in (0, 1):
-        learned = run_fillup(scenario, PolicyScheduler("p", start.policy, start.ties), seed)
         fgd = run_fillup(scenario, "fgd", seed)
-        assert learned.curve == fgd.curve and learned.summary == fgd.summary
+        for ties in (start.ties, below_one):
+            learned = run_fillup(scenario, PolicyScheduler("p", start.policy, ties), seed)
+            assert learned.curve == fgd.curve and learned.summary == fgd.summary
 
 
 def test_per_kind_priors_and_widths_are_checked() -> None:

@@ -65,6 +65,7 @@ class TrainSpec:
     es_sigma: float = 0.05
     es_sigma_width: float = 0.5
     es_sigma_slope: float = 0.125
+    es_base_width: float = 1.0  # the rule's width at its start (<= 1: FGD's exact scores)
     es_lr: float = 0.5
     es_features: tuple[str, ...] = ()  # a linear residual's (es.ES_FEATURES); none: ties
     es_seeds: tuple[int, ...] = tuple(range(1000, 1020))  # fill-up orders ES trains on
@@ -412,7 +413,7 @@ class _Run:
         es = EsSpec(
             generations=spec.es_generations, population=spec.es_population,
             sigma=spec.es_sigma, sigma_width=spec.es_sigma_width, lr=spec.es_lr,
-            sigma_slope=spec.es_sigma_slope,
+            sigma_slope=spec.es_sigma_slope, resolution=spec.es_base_width,
             episodes=spec.es_episodes, features=spec.es_features, workers=spec.workers,
             seed=spec.seed,
         )  # fmt: skip

@@ -83,6 +83,14 @@ def train_command(
         float,
         typer.Option(help="ES step of the widths' slopes on the workload mix (0: no slopes)."),
     ] = 0.125,
+    es_base_width: Annotated[
+        float,
+        typer.Option(
+            help="Tie width the rule starts from. On FGD's integer scores (--prior "
+            "fgd_score=100) any width <= 1 is FGD exactly: from below 1, a pod kind leaves "
+            "FGD only where wider ties keep winning."
+        ),
+    ] = 1.0,
     es_lr: Annotated[float, typer.Option(help="ES Adam step, in units of sigma.")] = 0.5,
     es_features: Annotated[
         str,
@@ -124,7 +132,7 @@ def train_command(
         teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
         es_generations=es_generations, es_population=es_population, es_episodes=es_episodes,
         es_sigma=es_sigma, es_sigma_width=es_sigma_width, es_sigma_slope=es_sigma_slope,
-        es_lr=es_lr, es_val_on_train=es_val_on_train,
+        es_base_width=es_base_width, es_lr=es_lr, es_val_on_train=es_val_on_train,
         es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
         es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
     )  # fmt: skip

@@ -230,3 +230,20 @@ def test_a_prior_on_fgd_alone_is_scored_from_that_column_with_the_same_placement
         a = run_fillup(scenario, PolicyScheduler("a", fast, 1.0), seed, validate=True)
         b = run_fillup(scenario, PolicyScheduler("b", full, 1.0), seed, validate=True)
         assert a.curve == b.curve and a.summary == b.summary
+
+
+def test_es_measures_its_start_on_its_own_validation_runs(tmp_path: Path) -> None:
+    """With validation on the training variants too, ES validates on more runs than the
+    start was: generation 0 re-measures the start there, and it is the figure to beat."""
+    spec = TrainSpec(
+        trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
+        epochs=0, candidates=8, prior=(("fgd_score", 100.0),), es_generations=1,
+        es_population=2, es_episodes=1, es_seeds=(0,), val_seeds=(5,), workers=1,
+        es_val_on_train=True, es_lr=1e-9,  # the centre stays at the start
+    )  # fmt: skip
+    result = train(spec, _load, tmp_path)
+    start, generation0 = result.curves[0], result.curves[1]
+    assert generation0["es_generation"] == 0
+    assert start["val_alloc_pct"] != generation0["val_alloc_pct"]  # different runs
+    assert result.metrics["val_alloc_pct"] == generation0["val_alloc_pct"]
+    assert "resolution" not in result.metrics  # the rule ES started from, no width search

@@ -425,6 +425,10 @@ class _Run:
 
         def on_generation(g: Generation) -> bool:
             nonlocal stale
+            if g.index == 0:
+                # ES validates on its own runs (with es_val_on_train, more than the start
+                # was): generation 0 re-measures the start there, and is the one to beat.
+                self.best = replace(self.best, score=-float("inf"))
             better = self.keep(_Best(g.validation, g.policy, g.ties), f"es{g.index}")
             stale = 0 if better or g.index == 0 else stale + 1
             self.curves.append(

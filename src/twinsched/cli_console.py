@@ -1,8 +1,14 @@
-"""The Rich console that the ``twinsched`` commands print through."""
+"""The Rich console that the ``twinsched`` commands print through, and their error exit."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
 from rich.console import Console
+
+from twinsched.errors import TwinschedError
 
 
 def make_console(stderr: bool = False, width: int = 160) -> Console:
@@ -10,3 +16,13 @@ def make_console(stderr: bool = False, width: int = 160) -> Console:
     ``width`` columns (logs, pipes), so tables never wrap mid-word."""
     probe = Console(stderr=stderr)
     return probe if probe.is_terminal else Console(stderr=stderr, width=width)
+
+
+@contextmanager
+def expected_errors() -> Iterator[None]:
+    """Expected failures print one red line and exit with status 2 (like ``twinsched run``)."""
+    try:
+        yield
+    except (TwinschedError, ImportError) as exc:
+        make_console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from exc

@@ -6,16 +6,14 @@ Mount them in the main command with ``app.add_typer(store_cli.app, name="scenari
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from twinsched.cli_console import make_console
-from twinsched.errors import TwinschedError
+from twinsched.cli_console import expected_errors, make_console
 
 app = typer.Typer(
     help="Scenario store: import traces, list, show, export, delete (SQLite or PostgreSQL).",
@@ -33,16 +31,6 @@ Db = Annotated[
         help="Database URL or SQLite path (default: $TWINSCHED_DB, else the user data folder).",
     ),
 ]
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """Expected failures print one red line and exit with status 2 (like ``twinsched run``)."""
-    try:
-        yield
-    except (TwinschedError, ImportError) as exc:
-        make_console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from exc
 
 
 def _options(values: list[str]) -> dict[str, str]:
@@ -72,7 +60,7 @@ def import_command(
     """Import a trace or document as one transaction (all or nothing)."""
     from twinsched.store import import_scenario
 
-    with _errors():
+    with expected_errors():
         infos = import_scenario(
             kind, path, name, db=db, replace=replace, options=_options(option or [])
         )
@@ -99,7 +87,7 @@ def list_command(db: Db = None) -> None:
     """Stored scenarios."""
     from twinsched.store import list_scenarios
 
-    with _errors():
+    with expected_errors():
         infos = list_scenarios(db)
     table = Table("name", "version", "source", "nodes", "pods", "created", "checksum")
     for i in infos:
@@ -115,7 +103,7 @@ def show_command(name: str, db: Db = None) -> None:
     """One scenario: provenance, pools, GPU models, labels and workload summary."""
     from twinsched.store import load_scenario, scenario_info
 
-    with _errors():
+    with expected_errors():
         info = scenario_info(name, db)
         scenario = load_scenario(name, db)
     nodes, pods = scenario.nodes, scenario.pods
@@ -154,7 +142,7 @@ def export_command(
     from twinsched.store import export_scenario
 
     target = out or Path(f"{name.replace('/', '_')}{'.json' if fmt == 'twin-json' else ''}")
-    with _errors():
+    with expected_errors():
         written = export_scenario(name, target, fmt, db=db)
     make_console().print(f"wrote {written}")
 
@@ -164,7 +152,7 @@ def delete_command(name: str, db: Db = None) -> None:
     """Remove a scenario (runs that used it keep its name)."""
     from twinsched.store import delete_scenario
 
-    with _errors():
+    with expected_errors():
         delete_scenario(name, db)
     make_console().print(f"deleted {name}")
 
@@ -178,7 +166,7 @@ def runs_list(
     """The latest stored runs."""
     from twinsched.store import list_runs
 
-    with _errors():
+    with expected_errors():
         runs = list_runs(db, limit=limit)
     table = Table(
         "id", "created", "scenario/trace", "scheduler", "seed", "mode", "status", "wall s"
@@ -202,7 +190,7 @@ def runs_show(run_id: int, db: Db = None) -> None:
 
     from twinsched.store import get_run
 
-    with _errors():
+    with expected_errors():
         run = get_run(run_id, db)
     table = Table("field", "value", show_header=False)
     table.add_row("id", str(run.id))
@@ -231,7 +219,7 @@ def runs_compare(
     from twinsched.report.table import print_comparison
     from twinsched.store import get_run
 
-    with _errors():
+    with expected_errors():
         runs = [get_run(i, db, decisions=False) for i in run_ids]
     results = [r.result for r in runs if r.result is not None]
     table = Table("id", "scheduler", "seed", "mode", *_METRICS)

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from twinsched.cli_console import make_console
+from twinsched.cli_console import expected_errors, make_console
 from twinsched.scheduling.ai.registry import (
     ModelCard,
     ModelRegistry,
@@ -20,7 +20,6 @@ from twinsched.scheduling.ai.registry import (
     format_value,
     parse_ref,
 )
-from twinsched.store.cli import _errors
 
 app = typer.Typer(
     help="Registered models: list, show, delete, verify (files under --models-dir).",
@@ -45,7 +44,7 @@ def list_command(
 ) -> None:
     """Every registered version: kind, creation time, metrics and checksums."""
     registry = ModelRegistry(models_dir)
-    with _errors():
+    with expected_errors():
         cards = registry.list(registry.get(name).name if name else None)
     table = Table("name", "version", "kind", "created", "metrics", "data", "artifact")
     for c in cards:
@@ -59,7 +58,7 @@ def list_command(
 @app.command("show")
 def show_command(ref: Ref, models_dir: ModelsDir = None) -> None:
     """One version's card: provenance, training spec, metrics, files and framework versions."""
-    with _errors():
+    with expected_errors():
         card = ModelRegistry(models_dir).get(*parse_ref(ref))
     table = Table("field", "value", show_header=False)
     for key, value in _card_rows(card):
@@ -75,13 +74,13 @@ def delete_command(
 ) -> None:
     """Remove one version (NAME@VERSION) or a model with all its versions (NAME)."""
     registry = ModelRegistry(models_dir)
-    with _errors():
+    with expected_errors():
         name, number = parse_ref(ref)
         what = registry.get(name, number).ref if number is not None else f"all of {name}"
         count = 1 if number is not None else len(registry.versions(name))
     if not yes:
         typer.confirm(f"delete {what} ({count} version(s))?", abort=True)
-    with _errors():
+    with expected_errors():
         gone = registry.delete(name, number)
     make_console().print(f"deleted {', '.join(c.ref for c in gone)}")
 
@@ -93,7 +92,7 @@ def verify_command(
 ) -> None:
     """Check artifact files against their cards' SHA-256; exit status 1 if any differ."""
     registry = ModelRegistry(models_dir)
-    with _errors():
+    with expected_errors():
         if ref is None:
             cards = registry.list()
         else:

@@ -17,14 +17,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from twinsched.cli import parse_seeds
 from twinsched.sim.experiment import RunSpec, execute_many
 
 HELD_OUT = ("cpu037", "cpu072", "cpu235", "gpushare60", "multigpu40", "gpuspec20")
-
-
-def seeds_of(text: str) -> list[int]:
-    first, _, last = text.partition("-")
-    return list(range(int(first), int(last or first) + 1))
 
 
 def main() -> None:
@@ -32,14 +28,14 @@ def main() -> None:
     parser.add_argument("--model", required=True, help="the scheduler to judge, e.g. ai:NAME")
     parser.add_argument("--baselines", default="fgd,bestfit")
     parser.add_argument("--variants", default=",".join(HELD_OUT))
-    parser.add_argument("--seeds", default="0-9", help="fill-up orders, FIRST-LAST")
+    parser.add_argument("--seeds", default="0-9", help="fill-up orders: 0-9, 0,3,5")
     parser.add_argument("--jobs", type=int, default=2, help="local processes")
     parser.add_argument("--data", help="trace data folder (default: ../shared/data)")
     parser.add_argument("--csv", type=Path, help="write every run's allocation here")
     parser.add_argument("--plot", type=Path, help="a PNG of the paired gain over FGD")
     args = parser.parse_args()
     names = [args.model, *args.baselines.split(",")]
-    variants, seeds = args.variants.split(","), seeds_of(args.seeds)
+    variants, seeds = args.variants.split(","), parse_seeds(args.seeds)
     specs = [
         RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=args.data)
         for variant in variants

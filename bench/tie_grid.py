@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from twinsched.cli import parse_seeds
 from twinsched.scheduling.ai.features import POD_KINDS
 
 TRAIN = (
@@ -64,7 +65,7 @@ def loo_correlation(context: np.ndarray, gains: np.ndarray, ridge: float = 1.0) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default=TRAIN)
-    parser.add_argument("--seeds", default="0-2", help="fill-up orders, FIRST-LAST")
+    parser.add_argument("--seeds", default="0-2", help="fill-up orders: 0-2, 0,3,5")
     parser.add_argument("--widths", default="1.5,2,3,4")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--data", help="trace data folder (default: ../shared/data)")
@@ -72,8 +73,7 @@ def main() -> None:
     parser.add_argument("--loo", action="store_true", help="leave-one-variant-out fits")
     args = parser.parse_args()
     variants = args.variants.split(",")
-    first, _, last = args.seeds.partition("-")
-    seeds = list(range(int(first), int(last or first) + 1))
+    seeds = parse_seeds(args.seeds)
     widths = [float(w) for w in args.widths.split(",")]
     jobs: list[Job] = [(v, 0, 1.0, s, args.data) for v in variants for s in seeds]
     jobs += [

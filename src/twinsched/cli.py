@@ -58,7 +58,8 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _seeds(text: str) -> list[int]:
+def parse_seeds(text: str) -> list[int]:
+    """Seeds from ``--seeds``: comma-separated integers and ranges like ``0-9``."""
     seeds: list[int] = []
     for part in _split(text):
         lo, _, hi = part.partition("-")
@@ -183,7 +184,7 @@ def run(
                 twin=twin,
             )
             for name in names
-            for seed in _seeds(seeds)
+            for seed in parse_seeds(seeds)
         ]
         runs = _run_all(specs, jobs)
     except TwinschedError as exc:
@@ -263,7 +264,7 @@ def optimum(
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from exc
     table = Table("seed", "pods arrived", "upper bound %", "best placement %", "status", "seconds")
-    for seed in _seeds(seeds):
+    for seed in parse_seeds(seeds):
         b = offline_bound(scenario, seed, at_pct=at, time_limit_s=time_limit)
         table.add_row(
             str(seed),

@@ -36,7 +36,7 @@ from twinsched.errors import TwinschedError
 from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
-from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, Ties
 
 F64 = npt.NDArray[np.float64]
 
@@ -218,7 +218,7 @@ class Adam:
 
 
 # -- runs -----------------------------------------------------------------------------------
-Job = tuple[Policy, TieRule, str, str, str | None, int, float]
+Job = tuple[Policy, Ties, str, str, str | None, int, float]
 
 
 def run_job(job: Job) -> float:

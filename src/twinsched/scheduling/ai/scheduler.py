@@ -25,7 +25,7 @@ from twinsched.scheduling.ai.features import (
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.registry import ModelCard
 from twinsched.scheduling.ai.serving import register_loader
-from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, ties_of, workload_context
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Unschedulable
 from twinsched.scheduling.gpus import default_gpus
@@ -55,7 +55,7 @@ class PolicyScheduler:
         # FGD's integer scores are): spreading near-equal choices helps later pods. A width,
         # one per pod kind, or a rule that also reads the workload mix (see ``ties``);
         # chosen at training time and stored with the policy as its "resolution".
-        self.ties = TieRule.of(policy.meta.get("resolution", 0.0) if ties is None else ties)
+        self.ties = ties_of(policy.meta.get("resolution", 0.0) if ties is None else ties)
         self.widths = self.ties.widths(np.zeros(len(CONTEXT_NAMES)))
         self._ctx: RunContext | None = None
         self._typical: TypicalPods | None = None

@@ -16,6 +16,7 @@ scheduler is given (the pods FGD profiles its typical pods from), never from the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -97,3 +98,83 @@ class TieRule:
 
     def to_meta(self) -> dict[str, object]:
         return {"base": self.base, "log2": self.log2.round(6).tolist()}
+
+
+class Ties(Protocol):
+    """What a scheduler needs of a tie rule: a width per pod kind for a workload mix."""
+
+    def widths(self, context: F64) -> F64: ...
+
+    def to_meta(self) -> dict[str, object]: ...
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Pod kind ``kind`` takes tie width ``width`` where the workload's context value
+    ``feature`` is at or above (``above``) or at or below ``threshold``."""
+
+    kind: str
+    feature: str
+    above: bool
+    threshold: float
+    width: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in POD_KINDS or self.feature not in CONTEXT_NAMES:
+            raise TwinschedError(
+                f"tie gate: kind one of {POD_KINDS}, feature one of {CONTEXT_NAMES}; "
+                f"got {self.kind!r}, {self.feature!r}"
+            )
+        if not (np.isfinite(self.threshold) and self.width >= 0):
+            raise TwinschedError(f"tie gate: a finite threshold and a width >= 0, got {self}")
+
+    def opens(self, context: F64) -> bool:
+        value = float(context[CONTEXT_NAMES.index(self.feature)])
+        return value >= self.threshold if self.above else value <= self.threshold
+
+    def describe(self) -> str:
+        side = ">=" if self.above else "<="
+        value = self.threshold * CONTEXT_SCALE
+        return f"{self.kind} pods: width {self.width:g} where {self.feature} {side} {value:.3f}"
+
+
+@dataclass(frozen=True)
+class TieGates:
+    """Width ``base`` for every pod kind (1: FGD's exact integer ties) except where a gate
+    opens: the first open gate of a kind sets its width. A rule that leaves FGD only for
+    the workloads where wider ties were measured to pay (see ``gate_fit``)."""
+
+    gates: tuple[Gate, ...]
+    base: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.base < 0:
+            raise TwinschedError(f"tie gates: base width >= 0, got {self.base}")
+
+    def widths(self, context: F64) -> F64:
+        widths = np.full(len(POD_KINDS), self.base)
+        for gate in reversed(self.gates):  # so that the first open gate of a kind wins
+            if gate.opens(context):
+                widths[POD_KINDS.index(gate.kind)] = gate.width
+        return widths
+
+    def to_meta(self) -> dict[str, object]:
+        gates = [
+            {"kind": g.kind, "feature": g.feature, "above": g.above,
+             "threshold": round(g.threshold, 6), "width": g.width}
+            for g in self.gates
+        ]  # fmt: skip
+        return {"base": self.base, "gates": gates}
+
+
+def ties_of(value: object) -> Ties:
+    """A tie rule from what a policy's meta stores (gates, or see :meth:`TieRule.of`)."""
+    if isinstance(value, TieGates | TieRule):
+        return value
+    if isinstance(value, dict) and "gates" in value:
+        try:
+            gates = tuple(Gate(**g) for g in value["gates"])
+            return TieGates(gates, float(value.get("base", 1.0)))
+        except (TypeError, ValueError) as exc:
+            raise TwinschedError(f"tie gates: cannot read {value!r}") from exc
+    return TieRule.of(value)

@@ -18,12 +18,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.dataset import Decisions, collect
 from twinsched.scheduling.ai.features import POD_KINDS
 from twinsched.scheduling.ai.policy import Policy, random_policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
-from twinsched.scheduling.ai.ties import TieRule, workload_context
+from twinsched.scheduling.ai.ties import Ties, workload_context
 from twinsched.scheduling.ai.torch_policy import NodeScorer, device, feature_scaling
 from twinsched.sim.vte import run_fillup
 
@@ -71,7 +72,17 @@ class TrainSpec:
     es_seeds: tuple[int, ...] = tuple(range(1000, 1020))  # fill-up orders ES trains on
     es_val_on_train: bool = False  # ES also validates on training variants (new orders)
     es_patience: int = 8  # generations without a better validation allocation
-    workers: int = 0  # processes for ES fill-up runs (0: one per core)
+    workers: int = 0  # processes for ES and gate fill-up runs (0: one per core)
+    gate_seeds: tuple[int, ...] = ()  # fill-up orders of the tie-gate grid (none: no gates)
+    gate_widths: tuple[float, ...] = (2.0, 3.0, 4.0, 6.0)  # widths measured per pod kind
+    gate_z: float = 1.0  # gains count at mean - z standard errors over the gate seeds
+    gate_min_variants: int = 2  # a gate opens on at least this many training variants
+
+    def __post_init__(self) -> None:
+        if self.gate_seeds and self.es_generations > 0:
+            raise TwinschedError("choose evolution strategies or tie gates, not both")
+        if self.gate_seeds and (self.gate_z < 0 or self.gate_min_variants < 1):
+            raise TwinschedError("tie gates need gate_z >= 0 and gate_min_variants >= 1")
 
 
 @dataclass
@@ -216,11 +227,12 @@ def train(
     log: Log | None = None,
     progress: Progress | None = None,
 ) -> TrainResult:
-    """Cloning from ``spec.teacher`` (+ DAgger), then PPO, then evolution strategies.
+    """Cloning from ``spec.teacher`` (+ DAgger), then PPO, then evolution strategies or
+    tie gates.
 
     The best policy is the one with the highest validation allocation among the starting
     point, each cloning round, each PPO evaluation and each ES generation. Its tie width is
-    searched on validation runs, unless ES chose one per pod kind.
+    searched on validation runs, unless ES or the gates chose them per pod kind.
     """
     started = time.perf_counter()
     run = _Run(spec, load, out, log or (lambda _m: None), progress)
@@ -229,6 +241,8 @@ def train(
         run.reinforce(policy)
     if spec.es_generations > 0:
         run.evolve(run.best.policy)
+    elif spec.gate_seeds:
+        run.gate(run.best.policy)
     data = Decisions.concat(run.parts)
     best = run.best
     metrics = {"decisions": float(data.n)}
@@ -257,7 +271,7 @@ def train(
 class _Best:
     score: float
     policy: Policy
-    ties: TieRule | None = None  # when ES chose them (else: searched on validation)
+    ties: Ties | None = None  # when ES or gates chose them (else: searched on validation)
 
 
 class _Run:
@@ -300,7 +314,7 @@ class _Run:
             replace(candidate.policy, meta=meta).save(self.out / "checkpoints" / f"{tag}.npz")
         return True
 
-    def widths_on_validation(self, ties: TieRule) -> dict[str, float]:
+    def widths_on_validation(self, ties: Ties) -> dict[str, float]:
         """The rule's tie width per pod kind on each validation scenario's workload."""
         out = {}
         for name, scenario in zip(self.spec.val_variants, self.val_sets, strict=True):
@@ -446,3 +460,49 @@ class _Run:
             return stale < spec.es_patience
 
         search(policy, es, runs, on_generation)
+
+    def gate(self, policy: Policy) -> None:
+        """Tie gates (see :mod:`gates`): measure per-kind tie widths on the training variants,
+        fit where they pay, and keep the gated rule if it beats FGD's ties on validation."""
+        from twinsched.scheduling.ai.es import Runs, job_runner, validation_runs
+        from twinsched.scheduling.ai.gates import fit, measure, write_csv
+        from twinsched.scheduling.ai.ties import TieGates
+
+        spec = self.spec
+
+        def progress(done: int, total: int) -> None:
+            if self.progress:
+                self.progress("tie gates: grid runs", done, total)
+
+        grid = measure(
+            policy, spec.trace, spec.train_variants, spec.gate_widths, spec.gate_seeds,
+            data=spec.data, target_pct=spec.target_pct, workers=spec.workers,
+            progress=progress,
+        )  # fmt: skip
+        if self.out is not None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            write_csv(grid, self.out / "gate_grid.csv")
+        rule = fit(grid, z=spec.gate_z, min_variants=spec.gate_min_variants)
+        for g in rule.gates:
+            self.say(f"tie gate: {g.describe()}")
+        fgd = TieGates(())
+        runs = Runs(
+            spec.trace, spec.train_variants, spec.gate_seeds, spec.val_variants,
+            spec.val_seeds, spec.target_pct, spec.data, spec.es_val_on_train,
+        )  # fmt: skip
+        episodes = validation_runs(runs)
+        with job_runner(spec.workers) as run_all:
+
+            def score(ties: Ties) -> float:
+                jobs = [(policy, ties, spec.trace, v, spec.data, s, spec.target_pct)
+                        for v, s in episodes]  # fmt: skip
+                return float(np.mean(run_all(jobs)))
+
+            start = score(fgd)
+            gated = score(rule) if rule.gates else start
+        self.say(f"tie gates: validation {gated:.3f} % against FGD's ties {start:.3f} %")
+        self.best = replace(self.best, score=-float("inf"))  # re-measured on these runs
+        self.keep(_Best(start, policy, fgd), "fgd_ties")
+        if rule.gates:
+            self.keep(_Best(gated, policy, rule), "gates")
+        self.curves.append({"step": len(self.curves), "val_alloc_pct": self.best.score})

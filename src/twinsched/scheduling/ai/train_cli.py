@@ -106,8 +106,27 @@ def train_command(
     es_patience: Annotated[
         int, typer.Option(help="Stop ES after this many generations without a better one.")
     ] = 8,
+    gate_seeds: Annotated[
+        str,
+        typer.Option(
+            help="Tie gates instead of ES: fill-up orders (e.g. 0-2) of a grid that widens one "
+            "pod kind's ties at a time on every training variant; each kind then leaves FGD's "
+            "exact ties only where the workload mix is like training variants that gained."
+        ),
+    ] = "",
+    gate_widths: Annotated[str, typer.Option(help="Tie widths measured by the gate grid.")] = (
+        "2,3,4,6"
+    ),
+    gate_z: Annotated[
+        float, typer.Option(help="Gate gains count at mean - z standard errors over seeds.")
+    ] = 1.0,
+    gate_min_variants: Annotated[
+        int, typer.Option(help="A gate opens on at least this many training variants.")
+    ] = 2,
     val_seeds: Annotated[str, typer.Option(help="Fill-up orders of the validation runs.")] = "100",
-    workers: Annotated[int, typer.Option(help="Processes for ES runs (0: one per core).")] = 0,
+    workers: Annotated[
+        int, typer.Option(help="Processes for ES and gate runs (0: one per core).")
+    ] = 0,
     tie_widths: Annotated[
         str, typer.Option(help="Score tie widths tried on validation (0 = exact always is).")
     ] = "1,2,5,10,20,40",
@@ -119,6 +138,7 @@ def train_command(
     data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
 ) -> None:
     """Train a placement policy (imitation, PPO, evolution strategies); optionally register it."""
+    from twinsched.cli import parse_seeds
     from twinsched.scheduling.ai.es import ES_FEATURES
     from twinsched.scheduling.ai.train import TrainSpec, train
     from twinsched.traces import registry as traces
@@ -135,6 +155,8 @@ def train_command(
         es_base_width=es_base_width, es_lr=es_lr, es_val_on_train=es_val_on_train,
         es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
         es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
+        gate_seeds=tuple(parse_seeds(gate_seeds)), gate_widths=_floats(gate_widths),
+        gate_z=gate_z, gate_min_variants=gate_min_variants,
     )  # fmt: skip
 
     @functools.cache

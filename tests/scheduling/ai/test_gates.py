@@ -1,0 +1,137 @@
+"""Tie gates: the fit from a grid of gains, the rule, and the grid and training end to end."""
+
+from __future__ import annotations
+
+import csv
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import Scenario
+from twinsched.scheduling.ai.features import POD_KINDS
+from twinsched.scheduling.ai.gates import GateGrid, fit, measure, thresholds
+from twinsched.scheduling.ai.policy import random_policy
+from twinsched.scheduling.ai.registry import ModelRegistry
+from twinsched.scheduling.ai.scheduler import PolicyScheduler
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, Gate, TieGates, TieRule, ties_of
+from twinsched.scheduling.ai.train import TrainSpec, train
+from twinsched.sim.vte import run_fillup
+from twinsched.traces import registry as traces
+
+FGD = {"fgd_score": 100.0}
+CPU, SHARE, ONE, MULTI = range(len(POD_KINDS))
+CONSTRAINED = CONTEXT_NAMES.index("model_constrained_pods")
+
+
+@functools.cache
+def _load(variant: str) -> Scenario:
+    return traces.load("synthetic-continuum", variant)
+
+
+def _grid(gains_by_kind: dict[int, list[float]], spread: float = 0.01) -> GateGrid:
+    """Six variants along the GPU-model-constrained share (0 to 1.25), widths 2 and 4, four
+    seeds whose gains are the given mean +- ``spread`` (width 4: half the gain)."""
+    context = np.zeros((6, len(CONTEXT_NAMES)))
+    context[:, CONSTRAINED] = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25]
+    gains = np.zeros((len(POD_KINDS), 6, 2, 4))
+    noise = np.array([-1.0, 1.0, -1.0, 1.0]) * spread
+    for kind, means in gains_by_kind.items():
+        mean = np.asarray(means)[:, None, None]
+        gains[kind] = mean * np.array([1.0, 0.5])[None, :, None] + noise
+    return GateGrid(tuple("abcdef"), context, (2.0, 4.0), gains)
+
+
+def test_thresholds_cut_between_distinct_values_and_below_all() -> None:
+    assert thresholds(np.array([0.5, 0.0, 0.5, 1.0])).tolist() == [-1.0, 0.25, 0.75]
+
+
+def test_a_gate_opens_where_the_mix_is_like_the_variants_that_gained() -> None:
+    """One-GPU pods gain on the three most constrained mixes and lose elsewhere: one gate,
+    above the midpoint between the last loser and the first winner, at the better width."""
+    grid = _grid({ONE: [-0.2, -0.1, 0.0, 0.5, 0.8, 1.6], CPU: [0.1, -0.1, 0.1, -0.1, 0.1, -0.1]})
+    rule = fit(grid)
+    assert rule.gates == (Gate("one_gpu", "model_constrained_pods", True, 0.625, 2.0),)
+    closed, opened = np.zeros(len(CONTEXT_NAMES)), np.zeros(len(CONTEXT_NAMES))
+    opened[CONSTRAINED] = 0.7
+    assert rule.widths(closed).tolist() == [1.0] * len(POD_KINDS)
+    assert rule.widths(opened).tolist() == [1.0, 1.0, 2.0, 1.0]
+
+
+def test_no_gate_where_nothing_gains_beyond_noise() -> None:
+    """Gains of +0.05 with a seed spread of 0.2 are not gains at one standard error; a lone
+    winning variant is not enough either (two by default): FGD's ties everywhere."""
+    assert fit(_grid({SHARE: [0.05] * 6}, spread=0.2)).gates == ()
+    lone = _grid({MULTI: [0.0, 0.0, 0.0, 0.0, 0.0, 2.0]})
+    assert fit(lone).gates == ()
+    assert fit(lone, min_variants=1).gates[0].kind == "multi_gpu"
+    assert fit(_grid({SHARE: [0.05] * 6}, spread=0.2), z=0.0).gates[0].threshold < 0  # all
+
+
+def test_gates_round_trip_through_meta_and_refuse_bad_input() -> None:
+    rule = TieGates(
+        (Gate("cpu", "cpu_pods", True, 1.0, 3.0), Gate("cpu", "cpu_pods", False, 0.1, 2.0))
+    )
+    again = ties_of(rule.to_meta())
+    assert again == rule
+    context = np.zeros(len(CONTEXT_NAMES))
+    assert again.widths(context)[CPU] == 2.0  # only the second gate is open
+    context[0] = 1.2
+    assert again.widths(context)[CPU] == 3.0
+    assert isinstance(ties_of(2.0), TieRule)
+    with pytest.raises(TwinschedError, match="kind one of"):
+        Gate("gpu", "cpu_pods", True, 1.0, 2.0)
+    with pytest.raises(TwinschedError, match="cannot read"):
+        ties_of({"gates": [{"kind": "cpu"}]})
+    with pytest.raises(TwinschedError, match="not both"):
+        TrainSpec(gate_seeds=(0,), es_generations=1)
+    with pytest.raises(TwinschedError, match="must be > 1"):
+        measure(random_policy((4,), prior=FGD), "synthetic-continuum", ("1",), (1.0,), (0,))
+
+
+def test_closed_gates_place_exactly_as_fgd_and_open_ones_do_not() -> None:
+    scenario = _load("2")
+    policy = random_policy((4,), prior=FGD)
+    shut = TieGates((Gate("share", "cpu_pods", True, 99.0, 4.0),))
+    wide = TieGates((Gate("share", "cpu_pods", True, -1.0, 64.0),))
+    fgd = run_fillup(scenario, "fgd", 3)
+    gated = run_fillup(scenario, PolicyScheduler("g", policy, shut), 3)
+    assert gated.curve == fgd.curve and gated.summary == fgd.summary
+    opened = run_fillup(scenario, PolicyScheduler("g", policy, wide), 3)
+    assert opened.curve != fgd.curve
+
+
+def test_grid_is_paired_with_fgd_and_independent_of_workers() -> None:
+    policy = random_policy((4,), prior=FGD)
+    seen: list[tuple[int, int]] = []
+    one = measure(policy, "synthetic-continuum", ("1", "2"), (2.0, 8.0), (0, 1), workers=1,
+                  progress=lambda done, total: seen.append((done, total)))  # fmt: skip
+    two = measure(policy, "synthetic-continuum", ("1", "2"), (2.0, 8.0), (0, 1), workers=2)
+    assert one.gains.shape == (len(POD_KINDS), 2, 2, 2)
+    assert np.array_equal(one.gains, two.gains)
+    assert seen[-1][0] == seen[-1][1]
+    assert np.abs(one.gains).max() > 0  # widening ties moved something
+
+
+def test_training_with_gates_keeps_the_better_of_gates_and_fgd(tmp_path: Path) -> None:
+    spec = TrainSpec(
+        trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
+        epochs=0, candidates=8, prior=(("fgd_score", 100.0),), gate_seeds=(0, 1),
+        gate_widths=(2.0, 8.0), gate_z=0.0, gate_min_variants=1, val_seeds=(5, 6), workers=1,
+    )  # fmt: skip
+    said: list[str] = []
+    result = train(spec, _load, tmp_path, log=said.append)
+    assert any(line.startswith("tie gates: validation") for line in said)
+    with (tmp_path / "gate_grid.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(POD_KINDS) * 2 * 2
+    stored = ties_of(result.policy.meta["resolution"])
+    assert isinstance(stored, TieGates)  # FGD's ties (no gate) or the fitted gates
+    assert result.metrics["val_alloc_pct"] == result.curves[-1]["val_alloc_pct"]
+    ModelRegistry(tmp_path / "models").register(
+        "gated", "twinsched.policy", result.policy.save, {}, result.data_checksum, result.metrics
+    )
+    served = PolicyScheduler("x", result.policy)
+    assert served.ties == stored

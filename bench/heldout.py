@@ -71,6 +71,7 @@ def main() -> None:
     if gains:
         at_or_above = sum(g >= 0 for g, _ in gains.values())
         print(f"{args.model} at or above FGD on {at_or_above} of {len(gains)} variants")
+    print_tie_widths(args.model, variants, args.data)
     if args.csv:
         with args.csv.open("w", newline="") as f:
             out = csv.writer(f)
@@ -79,6 +80,25 @@ def main() -> None:
                 out.writerows([variant, name, s, v] for s, v in sorted(per_seed.items()))
     if args.plot and gains:
         plot_gains(gains, args.model, args.plot)
+
+
+def print_tie_widths(model: str, variants: list[str], data: str | None) -> None:
+    """For a learned policy: its tie width per pod kind on each variant's workload mix
+    (1 everywhere: it places exactly as FGD there)."""
+    from twinsched.scheduling import registry
+    from twinsched.scheduling.ai.features import POD_KINDS
+    from twinsched.scheduling.ai.scheduler import PolicyScheduler
+    from twinsched.scheduling.ai.ties import workload_context
+    from twinsched.sim.experiment import cached_scenario
+
+    scheduler = registry.create(model)
+    if not isinstance(scheduler, PolicyScheduler):
+        return
+    print(f"\n{model} tie widths per pod kind ({', '.join(POD_KINDS)}):")
+    for variant in variants:
+        pods = cached_scenario("alibaba-gpu-2023", variant, data).pods
+        widths = scheduler.ties.widths(workload_context(pods))
+        print(f"  {variant:12s} " + " ".join(f"{w:6.2f}" for w in widths))
 
 
 def plot_gains(gains: dict[str, tuple[float, float]], model: str, path: Path) -> None:

@@ -46,3 +46,24 @@ def test_fgd_takes_the_gpu_that_adds_least_fragmentation() -> None:
     # GPU 1: 1000 -> 500 keeps a usable half: int(100 sigmoid(0)) = 50  <- chosen
     assert scores.values.tolist() == [50]
     assert scores.share_gpu is not None and scores.share_gpu.tolist() == [1]
+
+
+def test_a_nodes_fragmentation_is_exact_whatever_rows_it_is_computed_with() -> None:
+    """Weights are integer pod counts, so a row's value does not depend on the batch: a
+    CPU pod that changes no GPU scores exactly 50 (a float product's last bit would move
+    with the batch and could make it 49 on some nodes, and FGD's ties with it)."""
+    rng = np.random.default_rng(0)
+    shapes = [(c, 0, g, m) for c in (500, 2000, 4000) for g, m in ((0, 0), (1, 300), (1, 500),
+              (1, 1000), (2, 1000))]  # fmt: skip
+    counts = rng.integers(5, 60, size=len(shapes))
+    pods = [shape for shape, n in zip(shapes, counts, strict=True) for _ in range(n)]
+    t = typical_pods(scenario([(64000, 65536, 4, "T4")], pods).pods, coverage=1.0)
+    left = rng.choice([0, 150, 333, 500, 700, 1000], size=(517, 4))
+    cpu = rng.choice([0, 900, 1500, 3000, 64000], size=517)
+    model = np.zeros(517, dtype=np.int64)
+    batch = fragmentation(cpu, left, model, t)
+    for i in rng.choice(517, size=40, replace=False):
+        alone = fragmentation(cpu[i : i + 1], left[i : i + 1], model[:1], t)
+        assert alone[0] == batch[i]  # bit for bit
+    order = rng.permutation(517)
+    assert np.array_equal(fragmentation(cpu[order], left[order], model, t), batch[order])

@@ -18,17 +18,23 @@ COVERAGE = 0.95
 
 @dataclass(frozen=True)
 class TypicalPods:
-    """The most frequent pod shapes of a workload and their weights (summing to 1)."""
+    """The most frequent pod shapes of a workload and how many pods each has."""
 
     cpu_milli: I64
     gpu_milli: I64
     gpu_count: I64
     model_mask: U64
-    weight: F64
+    count: I64
 
     @property
     def n(self) -> int:
-        return int(self.weight.size)
+        return int(self.count.size)
+
+    @cached_property
+    def weight(self) -> F64:
+        """Each shape's share of the typical pods (summing to 1)."""
+        weight: F64 = self.count / self.count.sum()
+        return weight
 
     @cached_property
     def milli_values(self) -> tuple[I64, I64]:
@@ -64,7 +70,7 @@ def typical_pods(pods: Pods, coverage: float = COVERAGE) -> TypicalPods:
         gpu_milli=shapes[:, 1].copy(),
         gpu_count=shapes[:, 2].copy(),
         model_mask=shapes[:, 3].astype(np.uint64),
-        weight=counts / counts.sum(),
+        count=counts.astype(np.int64),
     )
 
 
@@ -84,6 +90,10 @@ def fragmentation(cpu_free: I64, gpu_left: I64, gpu_model: I64, typical: Typical
         & (cpu_free[:, None] >= typical.cpu_milli[None, :])
         & (n_fit >= typical.gpu_count[None, :])
     )
-    # fragment = idle where t cannot run, else idle - usable; the weights sum to 1
-    frag: F64 = idle - (runs * usable) @ typical.weight
+    # fragment = idle where t cannot run, else idle - usable; weighted by the pod counts in
+    # integers, so a node's value is exact whatever rows it is computed with (a float
+    # product's last bit depends on the batch, and FGD's score of "no change" is 50 only
+    # when before and after are equal to the bit)
+    total = int(typical.count.sum())
+    frag: F64 = (idle * total - (runs * usable) @ typical.count) / total
     return frag

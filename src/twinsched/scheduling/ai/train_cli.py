@@ -101,7 +101,9 @@ def train_command(
     ] = "",
     es_val_on_train: Annotated[
         bool,
-        typer.Option(help="ES also validates on each training variant, at an unseen order."),
+        typer.Option(
+            help="ES and tie gates also validate on each training variant, at an unseen order."
+        ),
     ] = False,
     es_patience: Annotated[
         int, typer.Option(help="Stop ES after this many generations without a better one.")

@@ -21,7 +21,7 @@ import numpy as np
 
 from twinsched.cli import parse_seeds
 from twinsched.scheduling.ai.features import POD_KINDS
-from twinsched.scheduling.ai.gates import fit, measure, write_csv
+from twinsched.scheduling.ai.gates import fit, leave_one_out, load, measure, save, write_csv
 from twinsched.scheduling.ai.policy import random_policy
 
 TRAIN = (
@@ -54,15 +54,24 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=0, help="processes (0: one per core)")
     parser.add_argument("--data", help="trace data folder (default: ../shared/data)")
     parser.add_argument("--csv", type=Path, help="write mean gain and s.e. per cell here")
+    parser.add_argument("--save", type=Path, help="write the whole grid (.npz) here")
+    parser.add_argument("--load", type=Path, help="study a saved grid instead of running one")
     parser.add_argument("--fit", action="store_true", help="print the fitted tie gates")
+    parser.add_argument("--depth", type=int, default=1, help="conditions per gate (--fit)")
+    parser.add_argument("--z", type=float, default=1.0, help="standard errors off (--fit)")
     parser.add_argument("--loo", action="store_true", help="leave-one-variant-out fits")
     args = parser.parse_args()
-    grid = measure(
-        random_policy((4,), prior={"fgd_score": 100.0}), "alibaba-gpu-2023",
-        args.variants.split(","), [float(w) for w in args.widths.split(",")],
-        parse_seeds(args.seeds), data=args.data, workers=args.jobs,
-        progress=lambda done, total: print(f"{done}/{total} runs", file=sys.stderr, flush=True),
-    )  # fmt: skip
+    if args.load:
+        grid = load(args.load)
+    else:
+        grid = measure(
+            random_policy((4,), prior={"fgd_score": 100.0}), "alibaba-gpu-2023",
+            args.variants.split(","), [float(w) for w in args.widths.split(",")],
+            parse_seeds(args.seeds), data=args.data, workers=args.jobs,
+            progress=lambda done, total: print(f"{done}/{total} runs", file=sys.stderr),
+        )  # fmt: skip
+    if args.save:
+        save(grid, args.save)
     if args.csv:
         write_csv(grid, args.csv)
     gain = grid.gains.mean(axis=-1)  # (kind, variant, width)
@@ -72,12 +81,18 @@ def main() -> None:
         for i, variant in enumerate(grid.variants):
             print(f"  {variant:12s} " + " ".join(f"{g:+6.2f}" for g in gain[k, i]))
     if args.fit:
-        rule = fit(grid)
+        rule = fit(grid, z=args.z, depth=args.depth)
         print("\ntie gates fitted from this grid:")
         for gate in rule.gates or ():
             print(f"  {gate.describe()}")
         if not rule.gates:
             print("  none: FGD's exact ties for every kind")
+        loo = leave_one_out(grid, z=args.z, depth=args.depth)
+        print(
+            f"\nleft out, each variant gains {loo.mean():+.3f} on average (total {loo.sum():+.2f});"
+            f" {(loo < 0).sum()} of {loo.size} lose: "
+            + ", ".join(f"{v} {g:+.2f}" for v, g in zip(grid.variants, loo, strict=True) if g)
+        )
     if args.loo:
         print("\nleave-one-variant-out correlation of predicted and measured gain")
         for k, kind in enumerate(POD_KINDS):

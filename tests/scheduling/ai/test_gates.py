@@ -12,11 +12,27 @@ import pytest
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.features import POD_KINDS
-from twinsched.scheduling.ai.gates import GateGrid, fit, measure, thresholds
+from twinsched.scheduling.ai.gates import (
+    GateGrid,
+    conditions,
+    fit,
+    leave_one_out,
+    load,
+    measure,
+    save,
+    thresholds,
+)
 from twinsched.scheduling.ai.policy import random_policy
 from twinsched.scheduling.ai.registry import ModelRegistry
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
-from twinsched.scheduling.ai.ties import CONTEXT_NAMES, Gate, TieGates, TieRule, ties_of
+from twinsched.scheduling.ai.ties import (
+    CONTEXT_NAMES,
+    Condition,
+    Gate,
+    TieGates,
+    TieRule,
+    ties_of,
+)
 from twinsched.scheduling.ai.train import TrainSpec, train
 from twinsched.sim.vte import run_fillup
 from twinsched.traces import registry as traces
@@ -53,7 +69,9 @@ def test_a_gate_opens_where_the_mix_is_like_the_variants_that_gained() -> None:
     above the midpoint between the last loser and the first winner, at the better width."""
     grid = _grid({ONE: [-0.2, -0.1, 0.0, 0.5, 0.8, 1.6], CPU: [0.1, -0.1, 0.1, -0.1, 0.1, -0.1]})
     rule = fit(grid)
-    assert rule.gates == (Gate("one_gpu", "model_constrained_pods", True, 0.625, 2.0),)
+    assert rule.gates == (
+        Gate("one_gpu", 2.0, (Condition("model_constrained_pods", True, 0.625),)),
+    )
     closed, opened = np.zeros(len(CONTEXT_NAMES)), np.zeros(len(CONTEXT_NAMES))
     opened[CONSTRAINED] = 0.7
     assert rule.widths(closed).tolist() == [1.0] * len(POD_KINDS)
@@ -67,22 +85,44 @@ def test_no_gate_where_nothing_gains_beyond_noise() -> None:
     lone = _grid({MULTI: [0.0, 0.0, 0.0, 0.0, 0.0, 2.0]})
     assert fit(lone).gates == ()
     assert fit(lone, min_variants=1).gates[0].kind == "multi_gpu"
-    assert fit(_grid({SHARE: [0.05] * 6}, spread=0.2), z=0.0).gates[0].threshold < 0  # all
+    assert fit(_grid({SHARE: [0.05] * 6}, spread=0.2), z=0.0).gates[0].when[0].threshold < 0
+
+
+def test_two_conditions_box_in_the_variants_that_gained_and_leave_one_out_tells() -> None:
+    """Share pods gain in the middle of the range only: one condition cannot open there
+    without a loser, two can. Leaving one variant out at a time shows what that costs."""
+    middle = {SHARE: [-0.3, 0.3, 0.4, 0.5, 0.3, -0.3]}
+    assert fit(_grid(middle)).gates == ()
+    (gate,) = fit(_grid(middle), depth=2).gates
+    assert [c.describe() for c in gate.when] == [
+        "model_constrained_pods >= 0.031",
+        "model_constrained_pods <= 0.281",
+    ]
+    # Left out, an end variant lies outside the others' range: their gate reaches it (the
+    # cut sits past the last variant seen) and it loses; the middle ones gain.
+    loo = leave_one_out(_grid(middle), depth=2)
+    assert loo == pytest.approx([-0.3, 0.3, 0.4, 0.5, 0.3, -0.3])
+    assert leave_one_out(_grid(middle)) == pytest.approx([-0.3, 0, 0, 0, 0, -0.3])  # depth 1
+    found, masks = conditions(_grid(middle).context)
+    assert len(found) == len({m.tobytes() for m in masks}) == masks.shape[0]
 
 
 def test_gates_round_trip_through_meta_and_refuse_bad_input() -> None:
-    rule = TieGates(
-        (Gate("cpu", "cpu_pods", True, 1.0, 3.0), Gate("cpu", "cpu_pods", False, 0.1, 2.0))
-    )
+    cpu_heavy = Gate("cpu", 3.0, (Condition("cpu_pods", True, 1.0),))
+    cpu_light = Gate("cpu", 2.0, (Condition("cpu_pods", False, 0.1),))
+    rule = TieGates((cpu_heavy, cpu_light))
     again = ties_of(rule.to_meta())
     assert again == rule
     context = np.zeros(len(CONTEXT_NAMES))
     assert again.widths(context)[CPU] == 2.0  # only the second gate is open
     context[0] = 1.2
     assert again.widths(context)[CPU] == 3.0
+    assert cpu_heavy.describe() == "cpu pods: width 3 where cpu_pods >= 0.250"
     assert isinstance(ties_of(2.0), TieRule)
     with pytest.raises(TwinschedError, match="kind one of"):
-        Gate("gpu", "cpu_pods", True, 1.0, 2.0)
+        Gate("gpu", 2.0)
+    with pytest.raises(TwinschedError, match="feature one of"):
+        Condition("gpus", True, 1.0)
     with pytest.raises(TwinschedError, match="cannot read"):
         ties_of({"gates": [{"kind": "cpu"}]})
     with pytest.raises(TwinschedError, match="not both"):
@@ -94,8 +134,8 @@ def test_gates_round_trip_through_meta_and_refuse_bad_input() -> None:
 def test_closed_gates_place_exactly_as_fgd_and_open_ones_do_not() -> None:
     scenario = _load("2")
     policy = random_policy((4,), prior=FGD)
-    shut = TieGates((Gate("share", "cpu_pods", True, 99.0, 4.0),))
-    wide = TieGates((Gate("share", "cpu_pods", True, -1.0, 64.0),))
+    shut = TieGates((Gate("share", 4.0, (Condition("cpu_pods", True, 99.0),)),))
+    wide = TieGates((Gate("share", 64.0),))  # no condition: always open
     fgd = run_fillup(scenario, "fgd", 3)
     gated = run_fillup(scenario, PolicyScheduler("g", policy, shut), 3)
     assert gated.curve == fgd.curve and gated.summary == fgd.summary
@@ -127,6 +167,12 @@ def test_training_with_gates_keeps_the_better_of_gates_and_fgd(tmp_path: Path) -
     with (tmp_path / "gate_grid.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(POD_KINDS) * 2 * 2
+    grid = load(tmp_path / "gate_grid.npz")
+    assert grid.variants == ("1", "2") and grid.gains.shape == (len(POD_KINDS), 2, 2, 2)
+    save(grid, tmp_path / "again.npz")
+    assert np.array_equal(load(tmp_path / "again.npz").gains, grid.gains)
+    with pytest.raises(TwinschedError, match="not a gate grid"):
+        load(tmp_path / "gate_grid.csv")
     stored = ties_of(result.policy.meta["resolution"])
     assert isinstance(stored, TieGates)  # FGD's ties (no gate) or the fitted gates
     assert result.metrics["val_alloc_pct"] == result.curves[-1]["val_alloc_pct"]

@@ -14,6 +14,7 @@ Pure fitting, side effects only in :func:`measure` (fill-up runs in local proces
 from __future__ import annotations
 
 import csv
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,14 @@ from twinsched.errors import TwinschedError
 from twinsched.scheduling.ai.es import Job, job_runner
 from twinsched.scheduling.ai.features import POD_KINDS, pod_kinds
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.ties import CONTEXT_NAMES, Gate, TieGates, TieRule, workload_context
+from twinsched.scheduling.ai.ties import (
+    CONTEXT_NAMES,
+    Condition,
+    Gate,
+    TieGates,
+    TieRule,
+    workload_context,
+)
 
 F64 = npt.NDArray[np.float64]
 Progress = Callable[[int, int], None]
@@ -71,42 +79,87 @@ class GateGrid:
 
 def thresholds(values: F64) -> F64:
     """Cut points of one context feature: midway between neighbouring distinct values, and
-    one below them all (a gate open everywhere)."""
+    one below them all (a condition that always holds)."""
     distinct = np.unique(values)
     cuts: F64 = np.r_[distinct[0] - 1.0, (distinct[1:] + distinct[:-1]) / 2]
     return cuts
 
 
-def fit(grid: GateGrid, *, z: float = 1.0, min_variants: int = 2) -> TieGates:
-    """Per pod kind, the gate (width, context feature, side, threshold) whose open training
-    variants add up to the largest gain at its lower bound (mean - ``z`` s.e.), among the
-    gates open on at least ``min_variants`` variants that *all* gained on average: a gate
-    must not span a variant that lost, as the chaotic ones do (they alternate). A kind
-    gets no gate unless that sum is positive. Ties between gates go to the first in a fixed
-    order (narrower width, feature order, "above" first).
+def conditions(context: F64) -> tuple[list[Condition], npt.NDArray[np.bool_]]:
+    """Every distinct one-feature condition on the variants' contexts, and which variants
+    each holds for (a condition holding for the same variants as an earlier one is left
+    out: feature order, then "above" first, then threshold order)."""
+    found: list[Condition] = []
+    masks: list[npt.NDArray[np.bool_]] = []
+    seen: set[bytes] = set()
+    for f, feature in enumerate(CONTEXT_NAMES):
+        values = context[:, f]
+        for above in (True, False):
+            for cut in thresholds(values) if above else -thresholds(-values):
+                mask = values >= cut if above else values <= cut
+                if mask.tobytes() not in seen:
+                    seen.add(mask.tobytes())
+                    found.append(Condition(feature, above, float(cut)))
+                    masks.append(mask)
+    return found, np.array(masks)
+
+
+def fit(grid: GateGrid, *, z: float = 1.0, min_variants: int = 2, depth: int = 1) -> TieGates:
+    """Per pod kind, the gate (a width and up to ``depth`` conditions on the workload mix,
+    all of which must hold) whose open training variants add up to the largest gain at its
+    lower bound (mean - ``z`` s.e.), among the gates open on at least ``min_variants``
+    variants that *all* gained on average: a gate must not span a variant that lost, as the
+    chaotic ones do (they alternate). A kind gets no gate unless that sum is positive; more
+    conditions win only with a strictly larger sum, and ties go to the first in a fixed
+    order (narrower width, then condition order).
     """
-    if min_variants < 1:
-        raise TwinschedError("a gate must open on at least one training variant")
+    if min_variants < 1 or depth < 1:
+        raise TwinschedError("a gate needs depth >= 1 and must open on >= 1 training variant")
     bound = grid.lower_bound(z)
     mean = grid.gains.mean(axis=-1)
+    found, masks = conditions(grid.context)
+    combos = [
+        combo for d in range(1, depth + 1) for combo in itertools.combinations(range(len(found)), d)
+    ]
+    opened = np.array([masks[list(c)].all(axis=0) for c in combos])  # (gate, variant)
+    counts = opened.sum(axis=1)
     gates = []
     for k, kind in enumerate(POD_KINDS):
         best: tuple[float, Gate] | None = None
         for j, width in enumerate(grid.widths):
-            for f, feature in enumerate(CONTEXT_NAMES):
-                values = grid.context[:, f]
-                for above in (True, False):
-                    cuts = thresholds(values) if above else -thresholds(-values)
-                    for cut in cuts:
-                        opened = values >= cut if above else values <= cut
-                        if opened.sum() < min_variants or mean[k, opened, j].min() <= 0:
-                            continue  # too few, or a training variant inside loses
-                        score = float(bound[k, opened, j].sum())
-                        if score > 0 and (best is None or score > best[0] + 1e-12):
-                            best = (score, Gate(kind, feature, above, float(cut), width))
+            score = opened @ bound[k, :, j]
+            worst = np.where(opened, mean[k, None, :, j], np.inf).min(axis=1)
+            valid = (counts >= min_variants) & (worst > 0) & (score > 0)
+            if not valid.any():
+                continue
+            i = int(np.argmax(np.where(valid, score, -np.inf)))  # first of the best
+            if best is None or score[i] > best[0] + 1e-12:
+                when = tuple(found[c] for c in combos[i])
+                best = (float(score[i]), Gate(kind, width, when))
         if best is not None:
             gates.append(best[1])
     return TieGates(tuple(gates))
+
+
+def leave_one_out(grid: GateGrid, *, z: float = 1.0, min_variants: int = 2, depth: int = 1) -> F64:
+    """Per variant: the gain its gates would have brought had it been left out of the fit
+    (the gates fitted on the others, the gain read off the grid for each kind whose gate
+    opens on it, kinds summed as if they did not interact). An honest estimate of how a
+    fit generalises to new mixes, to choose ``depth``, ``z`` or ``min_variants``."""
+    gain = grid.gains.mean(axis=-1)
+    out = np.zeros(len(grid.variants))
+    for i in range(len(grid.variants)):
+        keep = np.arange(len(grid.variants)) != i
+        rest = GateGrid(
+            tuple(v for v, k in zip(grid.variants, keep, strict=True) if k),
+            grid.context[keep], grid.widths, grid.gains[:, keep],
+        )  # fmt: skip
+        rule = fit(rest, z=z, min_variants=min_variants, depth=depth)
+        widths = rule.widths(grid.context[i])
+        for k, width in enumerate(widths):
+            if width != rule.base:
+                out[i] += gain[k, i, grid.widths.index(width)]
+    return out
 
 
 def grid_jobs(
@@ -187,3 +240,22 @@ def write_csv(grid: GateGrid, path: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(["variant", "kind", "width", "gain_pct", "stderr_pct"])
         writer.writerows(grid.rows())
+
+
+def save(grid: GateGrid, path: Path) -> None:
+    """The whole grid, per seed (to refit or study it without running it again)."""
+    np.savez(
+        path, variants=np.array(grid.variants), context=grid.context,
+        widths=np.array(grid.widths), gains=grid.gains,
+    )  # fmt: skip
+
+
+def load(path: Path) -> GateGrid:
+    try:
+        with np.load(path) as f:
+            return GateGrid(
+                tuple(str(v) for v in f["variants"]), f["context"],
+                tuple(float(w) for w in f["widths"]), f["gains"],
+            )  # fmt: skip
+    except (OSError, KeyError, ValueError) as exc:
+        raise TwinschedError(f"{path}: not a gate grid ({exc})") from exc

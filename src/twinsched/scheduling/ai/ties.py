@@ -109,40 +109,58 @@ class Ties(Protocol):
 
 
 @dataclass(frozen=True)
-class Gate:
-    """Pod kind ``kind`` takes tie width ``width`` where the workload's context value
-    ``feature`` is at or above (``above``) or at or below ``threshold``."""
+class Condition:
+    """The workload's context value ``feature`` is at or above (``above``) or at or below
+    ``threshold`` (in context units: fractions of the pods over :data:`CONTEXT_SCALE`)."""
 
-    kind: str
     feature: str
     above: bool
     threshold: float
-    width: float
 
     def __post_init__(self) -> None:
-        if self.kind not in POD_KINDS or self.feature not in CONTEXT_NAMES:
+        if self.feature not in CONTEXT_NAMES or not np.isfinite(self.threshold):
             raise TwinschedError(
-                f"tie gate: kind one of {POD_KINDS}, feature one of {CONTEXT_NAMES}; "
-                f"got {self.kind!r}, {self.feature!r}"
+                f"tie gate condition: feature one of {CONTEXT_NAMES} and a finite threshold; "
+                f"got {self.feature!r}, {self.threshold!r}"
             )
-        if not (np.isfinite(self.threshold) and self.width >= 0):
-            raise TwinschedError(f"tie gate: a finite threshold and a width >= 0, got {self}")
 
-    def opens(self, context: F64) -> bool:
+    def holds(self, context: F64) -> bool:
         value = float(context[CONTEXT_NAMES.index(self.feature)])
         return value >= self.threshold if self.above else value <= self.threshold
 
     def describe(self) -> str:
         side = ">=" if self.above else "<="
-        value = self.threshold * CONTEXT_SCALE
-        return f"{self.kind} pods: width {self.width:g} where {self.feature} {side} {value:.3f}"
+        return f"{self.feature} {side} {self.threshold * CONTEXT_SCALE:.3f}"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Pod kind ``kind`` takes tie width ``width`` where every condition holds."""
+
+    kind: str
+    width: float
+    when: tuple[Condition, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in POD_KINDS or not self.width >= 0:
+            raise TwinschedError(
+                f"tie gate: kind one of {POD_KINDS} and a width >= 0; got {self.kind!r}, "
+                f"{self.width!r}"
+            )
+
+    def opens(self, context: F64) -> bool:
+        return all(c.holds(context) for c in self.when)
+
+    def describe(self) -> str:
+        where = " and ".join(c.describe() for c in self.when) or "always"
+        return f"{self.kind} pods: width {self.width:g} where {where}"
 
 
 @dataclass(frozen=True)
 class TieGates:
     """Width ``base`` for every pod kind (1: FGD's exact integer ties) except where a gate
     opens: the first open gate of a kind sets its width. A rule that leaves FGD only for
-    the workloads where wider ties were measured to pay (see ``gate_fit``)."""
+    the workloads where wider ties were measured to pay (see ``gates``)."""
 
     gates: tuple[Gate, ...]
     base: float = 1.0
@@ -160,8 +178,10 @@ class TieGates:
 
     def to_meta(self) -> dict[str, object]:
         gates = [
-            {"kind": g.kind, "feature": g.feature, "above": g.above,
-             "threshold": round(g.threshold, 6), "width": g.width}
+            {"kind": g.kind, "width": g.width, "when": [
+                {"feature": c.feature, "above": c.above, "threshold": round(c.threshold, 6)}
+                for c in g.when
+            ]}
             for g in self.gates
         ]  # fmt: skip
         return {"base": self.base, "gates": gates}
@@ -173,8 +193,11 @@ def ties_of(value: object) -> Ties:
         return value
     if isinstance(value, dict) and "gates" in value:
         try:
-            gates = tuple(Gate(**g) for g in value["gates"])
+            gates = tuple(
+                Gate(g["kind"], float(g["width"]), tuple(Condition(**c) for c in g["when"]))
+                for g in value["gates"]
+            )
             return TieGates(gates, float(value.get("base", 1.0)))
-        except (TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise TwinschedError(f"tie gates: cannot read {value!r}") from exc
     return TieRule.of(value)

@@ -77,12 +77,15 @@ class TrainSpec:
     gate_widths: tuple[float, ...] = (2.0, 3.0, 4.0, 6.0)  # widths measured per pod kind
     gate_z: float = 1.0  # gains count at mean - z standard errors over the gate seeds
     gate_min_variants: int = 2  # a gate opens on at least this many training variants
+    gate_depth: int = 1  # conditions on the workload mix per gate (all must hold)
 
     def __post_init__(self) -> None:
         if self.gate_seeds and self.es_generations > 0:
             raise TwinschedError("choose evolution strategies or tie gates, not both")
-        if self.gate_seeds and (self.gate_z < 0 or self.gate_min_variants < 1):
-            raise TwinschedError("tie gates need gate_z >= 0 and gate_min_variants >= 1")
+        if self.gate_seeds and (
+            self.gate_z < 0 or self.gate_min_variants < 1 or self.gate_depth < 1
+        ):
+            raise TwinschedError("tie gates need gate_z >= 0, gate_min_variants and depth >= 1")
 
 
 @dataclass
@@ -465,7 +468,7 @@ class _Run:
         """Tie gates (see :mod:`gates`): measure per-kind tie widths on the training variants,
         fit where they pay, and keep the gated rule if it beats FGD's ties on validation."""
         from twinsched.scheduling.ai.es import Runs, job_runner, validation_runs
-        from twinsched.scheduling.ai.gates import fit, measure, write_csv
+        from twinsched.scheduling.ai.gates import fit, measure, save, write_csv
         from twinsched.scheduling.ai.ties import TieGates
 
         spec = self.spec
@@ -482,7 +485,8 @@ class _Run:
         if self.out is not None:
             self.out.mkdir(parents=True, exist_ok=True)
             write_csv(grid, self.out / "gate_grid.csv")
-        rule = fit(grid, z=spec.gate_z, min_variants=spec.gate_min_variants)
+            save(grid, self.out / "gate_grid.npz")
+        rule = fit(grid, z=spec.gate_z, min_variants=spec.gate_min_variants, depth=spec.gate_depth)
         for g in rule.gates:
             self.say(f"tie gate: {g.describe()}")
         fgd = TieGates(())

@@ -125,6 +125,9 @@ def train_command(
     gate_min_variants: Annotated[
         int, typer.Option(help="A gate opens on at least this many training variants.")
     ] = 2,
+    gate_depth: Annotated[
+        int, typer.Option(help="Conditions on the workload mix per gate (all must hold).")
+    ] = 1,
     val_seeds: Annotated[str, typer.Option(help="Fill-up orders of the validation runs.")] = "100",
     workers: Annotated[
         int, typer.Option(help="Processes for ES and gate runs (0: one per core).")
@@ -158,7 +161,7 @@ def train_command(
         es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
         es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
         gate_seeds=tuple(parse_seeds(gate_seeds)), gate_widths=_floats(gate_widths),
-        gate_z=gate_z, gate_min_variants=gate_min_variants,
+        gate_z=gate_z, gate_min_variants=gate_min_variants, gate_depth=gate_depth,
     )  # fmt: skip
 
     @functools.cache

@@ -118,6 +118,8 @@ def test_gates_round_trip_through_meta_and_refuse_bad_input() -> None:
     context[0] = 1.2
     assert again.widths(context)[CPU] == 3.0
     assert cpu_heavy.describe() == "cpu pods: width 3 where cpu_pods >= 0.250"
+    first_format = {"kind": "cpu", "feature": "cpu_pods", "above": True, "threshold": 1.0}
+    assert ties_of({"gates": [{**first_format, "width": 3.0}]}) == TieGates((cpu_heavy,))
     assert isinstance(ties_of(2.0), TieRule)
     with pytest.raises(TwinschedError, match="kind one of"):
         Gate("gpu", 2.0)

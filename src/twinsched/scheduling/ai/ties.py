@@ -193,11 +193,22 @@ def ties_of(value: object) -> Ties:
         return value
     if isinstance(value, dict) and "gates" in value:
         try:
-            gates = tuple(
-                Gate(g["kind"], float(g["width"]), tuple(Condition(**c) for c in g["when"]))
-                for g in value["gates"]
-            )
+            gates = tuple(_gate(g) for g in value["gates"])
             return TieGates(gates, float(value.get("base", 1.0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise TwinschedError(f"tie gates: cannot read {value!r}") from exc
     return TieRule.of(value)
+
+
+def _gate(meta: dict[str, object]) -> Gate:
+    """One stored gate; also the first format, one condition inline (feature, above,
+    threshold), so that models registered before gates had several still load."""
+    when = meta.get("when")
+    if when is None:
+        when = [{k: meta[k] for k in ("feature", "above", "threshold")}]
+    if not isinstance(when, list):
+        raise TypeError(f"'when' must be a list of conditions, got {when!r}")
+    width = meta["width"]
+    if not isinstance(width, int | float):
+        raise TypeError(f"'width' must be a number, got {width!r}")
+    return Gate(str(meta["kind"]), float(width), tuple(Condition(**c) for c in when))

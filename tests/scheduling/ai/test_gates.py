@@ -183,3 +183,27 @@ def test_training_with_gates_keeps_the_better_of_gates_and_fgd(tmp_path: Path) -
     )
     served = PolicyScheduler("x", result.policy)
     assert served.ties == stored
+
+
+def test_train_command_fits_gates_registers_them_and_refuses_bad_options(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from twinsched.cli import app
+
+    models, out = tmp_path / "models", tmp_path / "out"
+    common = ["train", "--trace", "synthetic-continuum", "--train-variants", "1,2",
+              "--val-variants", "3", "--epochs", "0", "--prior", "fgd_score=100",
+              "--workers", "1", "--out", str(out), "--models-dir", str(models)]  # fmt: skip
+    result = CliRunner().invoke(
+        app, [*common, "--gate-seeds", "0-1", "--gate-widths", "2,8", "--gate-z", "0",
+              "--gate-min-variants", "1", "--gate-depth", "2", "--register", "gated"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "tie gates: validation" in result.output and "registered ai:gated@1" in result.output
+    assert (out / "gate_grid.npz").exists() and (out / "spec.json").exists()
+    card = ModelRegistry(models).get("gated")
+    assert card.spec["gate_seeds"] == [0, 1] and card.spec["gate_depth"] == 2
+    both = CliRunner().invoke(app, [*common, "--gate-seeds", "0", "--es-generations", "1"])
+    assert both.exit_code == 2 and "not both" in both.output
+    bad = CliRunner().invoke(app, [*common, "--gate-seeds", "zero"])
+    assert bad.exit_code == 2 and "ranges like 0-9" in bad.output

@@ -11,8 +11,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from twinsched.cli_console import make_console
-from twinsched.errors import TwinschedError
+from twinsched.cli_console import expected_errors, make_console
 from twinsched.model.cluster import Scenario
 
 
@@ -149,20 +148,21 @@ def train_command(
     from twinsched.traces import registry as traces
 
     console, err = make_console(), make_console(stderr=True)
-    spec = TrainSpec(
-        trace=trace, train_variants=_names(train_variants), val_variants=_names(val_variants),
-        teacher=teacher, seeds=_ints(seeds), dagger_rounds=dagger_rounds, epochs=epochs,
-        patience=patience, candidates=candidates, seed=seed, data=str(data) if data else None,
-        prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
-        teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
-        es_generations=es_generations, es_population=es_population, es_episodes=es_episodes,
-        es_sigma=es_sigma, es_sigma_width=es_sigma_width, es_sigma_slope=es_sigma_slope,
-        es_base_width=es_base_width, es_lr=es_lr, es_val_on_train=es_val_on_train,
-        es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
-        es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
-        gate_seeds=tuple(parse_seeds(gate_seeds)), gate_widths=_floats(gate_widths),
-        gate_z=gate_z, gate_min_variants=gate_min_variants, gate_depth=gate_depth,
-    )  # fmt: skip
+    with expected_errors():
+        spec = TrainSpec(
+            trace=trace, train_variants=_names(train_variants), val_variants=_names(val_variants),
+            teacher=teacher, seeds=_ints(seeds), dagger_rounds=dagger_rounds, epochs=epochs,
+            patience=patience, candidates=candidates, seed=seed, data=str(data) if data else None,
+            prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
+            teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
+            es_generations=es_generations, es_population=es_population, es_episodes=es_episodes,
+            es_sigma=es_sigma, es_sigma_width=es_sigma_width, es_sigma_slope=es_sigma_slope,
+            es_base_width=es_base_width, es_lr=es_lr, es_val_on_train=es_val_on_train,
+            es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
+            es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
+            gate_seeds=tuple(parse_seeds(gate_seeds)), gate_widths=_floats(gate_widths),
+            gate_z=gate_z, gate_min_variants=gate_min_variants, gate_depth=gate_depth,
+        )  # fmt: skip
 
     @functools.cache
     def load(variant: str) -> Scenario:
@@ -171,17 +171,13 @@ def train_command(
     out.mkdir(parents=True, exist_ok=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())  # fmt: skip
-    try:
-        with Progress(*columns, console=err, transient=True) as bar:
-            task = bar.add_task("training", total=None)
+    with expected_errors(), Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("training", total=None)
 
-            def progress(what: str, done: int, total: int) -> None:
-                bar.update(task, description=what, completed=done, total=total)
+        def progress(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=total)
 
-            result = train(spec, load, out, log=console.print, progress=progress)
-    except TwinschedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
+        result = train(spec, load, out, log=console.print, progress=progress)
     console.print(
         f"trained in {result.seconds:.1f} s on {int(result.metrics['decisions'])} decisions; "
         f"validation allocation {result.metrics['val_alloc_pct']:.3f} %; files in {out}"

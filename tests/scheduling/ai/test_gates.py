@@ -118,6 +118,7 @@ def test_gates_round_trip_through_meta_and_refuse_bad_input() -> None:
     context[0] = 1.2
     assert again.widths(context)[CPU] == 3.0
     assert cpu_heavy.describe() == "cpu pods: width 3 where cpu_pods >= 0.250"
+    assert rule.describe()[-1] == "share, one_gpu, multi_gpu pods: width 1 always"
     first_format = {"kind": "cpu", "feature": "cpu_pods", "above": True, "threshold": 1.0}
     assert ties_of({"gates": [{**first_format, "width": 3.0}]}) == TieGates((cpu_heavy,))
     assert isinstance(ties_of(2.0), TieRule)
@@ -203,6 +204,8 @@ def test_train_command_fits_gates_registers_them_and_refuses_bad_options(tmp_pat
     assert (out / "gate_grid.npz").exists() and (out / "spec.json").exists()
     card = ModelRegistry(models).get("gated")
     assert card.spec["gate_seeds"] == [0, 1] and card.spec["gate_depth"] == 2
+    shown = CliRunner().invoke(app, ["models", "show", "gated", "--models-dir", str(models)])
+    assert shown.exit_code == 0 and "tie gates" in shown.output and " pods: width " in shown.output
     both = CliRunner().invoke(app, [*common, "--gate-seeds", "0", "--es-generations", "1"])
     assert both.exit_code == 2 and "not both" in both.output
     bad = CliRunner().invoke(app, [*common, "--gate-seeds", "zero"])

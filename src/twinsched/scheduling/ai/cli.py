@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from twinsched.cli_console import expected_errors, make_console
+from twinsched.errors import TwinschedError
 from twinsched.scheduling.ai.registry import (
     ModelCard,
     ModelRegistry,
@@ -61,9 +62,25 @@ def show_command(ref: Ref, models_dir: ModelsDir = None) -> None:
     with expected_errors():
         card = ModelRegistry(models_dir).get(*parse_ref(ref))
     table = Table("field", "value", show_header=False)
-    for key, value in _card_rows(card):
+    for key, value in _card_rows(card) + _learned_rows(card, models_dir):
         table.add_row(key, value)
     make_console().print(table)
+
+
+def _learned_rows(card: ModelCard, models_dir: Path | None) -> list[tuple[str, str]]:
+    """For a policy with tie gates: what it learned, one gate per row."""
+    if card.kind != "twinsched.policy":
+        return []
+    from twinsched.scheduling.ai.serving import create_ai_scheduler
+    from twinsched.scheduling.ai.ties import TieGates
+
+    try:
+        ties = getattr(create_ai_scheduler(f"ai:{card.ref}", models_dir), "ties", None)
+    except TwinschedError as exc:  # the card is still worth showing
+        return [("policy", f"cannot be loaded: {exc}")]
+    if not isinstance(ties, TieGates):
+        return []
+    return [("tie gates" if i == 0 else "", line) for i, line in enumerate(ties.describe())]
 
 
 @app.command("delete")

@@ -176,6 +176,14 @@ class TieGates:
                 widths[POD_KINDS.index(gate.kind)] = gate.width
         return widths
 
+    def describe(self) -> list[str]:
+        """One line per gate; what every other kind keeps."""
+        lines = [g.describe() for g in self.gates]
+        rest = [k for k in POD_KINDS if k not in {g.kind for g in self.gates}]
+        if rest:
+            lines.append(f"{', '.join(rest)} pods: width {self.base:g} always")
+        return lines
+
     def to_meta(self) -> dict[str, object]:
         gates = [
             {"kind": g.kind, "width": g.width, "when": [

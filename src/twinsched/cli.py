@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from twinsched.cli_console import make_console
+from twinsched.cli_console import error_exit, expected_errors, make_console
 from twinsched.errors import TwinschedError
 from twinsched.sim.experiment import Mode, RunSpec, execute_many
 from twinsched.sim.results import RunResult
@@ -163,7 +163,7 @@ def run(
     if aggregate:
         names.append("aggregate:" + "|".join(names))
     data_dir = str(data) if data else None
-    try:
+    with expected_errors():
         for name in names:
             registry.create(name)  # fail fast on unknown names, before any run starts
         if scenario is None:
@@ -187,9 +187,6 @@ def run(
             for seed in parse_seeds(seeds)
         ]
         runs = _run_all(specs, jobs)
-    except TwinschedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
     label = f"{trace}/{variant}" if variant else trace
     _report(runs, out, f"{label} · {mode} · seeds {seeds}", _reference(trace, variant, mode))
     if record:
@@ -209,8 +206,7 @@ def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None
             for s, r in zip(specs, runs, strict=True)
         ]
     except TwinschedError as exc:
-        err.print(f"[red]error:[/] results written, but not recorded: {exc}")
-        raise typer.Exit(2) from exc
+        raise error_exit(exc, "results written, but not recorded: ") from exc
     console.print(
         f"recorded runs {ids[0]} to {ids[-1]} in {resolve_url(db)} (`twinsched runs list`)"
     )
@@ -258,11 +254,8 @@ def optimum(
     from twinsched.scheduling.ilp.bound import offline_bound
     from twinsched.traces import registry as traces
 
-    try:
+    with expected_errors():
         scenario = traces.load(trace, variant, str(data) if data else None)
-    except TwinschedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
     table = Table("seed", "pods arrived", "upper bound %", "best placement %", "status", "seconds")
     for seed in parse_seeds(seeds):
         b = offline_bound(scenario, seed, at_pct=at, time_limit_s=time_limit)

@@ -18,11 +18,17 @@ def make_console(stderr: bool = False, width: int = 160) -> Console:
     return probe if probe.is_terminal else Console(stderr=stderr, width=width)
 
 
+def error_exit(exc: BaseException, prefix: str = "") -> typer.Exit:
+    """Print one red ``error:`` line for ``exc`` and give the exit (status 2) to raise."""
+    make_console(stderr=True).print(f"[red]error:[/] {prefix}{exc}", markup=True, highlight=False)
+    return typer.Exit(2)
+
+
 @contextmanager
 def expected_errors() -> Iterator[None]:
-    """Expected failures print one red line and exit with status 2 (like ``twinsched run``)."""
+    """Expected failures (our errors, a missing optional extra) print one red line and exit
+    with status 2 (like ``twinsched run``)."""
     try:
         yield
     except (TwinschedError, ImportError) as exc:
-        make_console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from exc
+        raise error_exit(exc) from exc

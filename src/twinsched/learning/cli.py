@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from twinsched.cli_console import make_console
+from twinsched.cli_console import error_exit, make_console
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(help="Learning plane: forecasting and predictive autoscaling.")
@@ -79,8 +79,7 @@ def autoscale(
             console.print(report.rich_table(sweep_rows, report.AUTOSCALE_COLUMNS, "window sweep"))
             report.plot_sweep(sweep_rows, out / "sweep.png")
     except (TwinschedError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise error_exit(exc) from exc
     margins = {run.row["policy"]: run.margin for run in runs if run.margin is not None}
     (out / "results.json").write_text(
         json.dumps(
@@ -138,8 +137,7 @@ def forecast_backtest(
                     }
                 )
     except (TwinschedError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise error_exit(exc) from exc
     title = f"rolling-origin backtest, 5-minute bins, window {horizon}, fit on week 1"
     console.print(report.rich_table(rows, report.BACKTEST_COLUMNS, title))
     if out is not None:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from twinsched.cli_console import error_exit, make_console
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -16,7 +16,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
+err = make_console(stderr=True)
 
 
 @app.callback()
@@ -66,7 +66,6 @@ def serve(
                 err.print(f"holding the final state for {hold:g} s")
                 time.sleep(hold)
     except TwinschedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
+        raise error_exit(exc) from exc
     except KeyboardInterrupt:
         err.print("stopped")

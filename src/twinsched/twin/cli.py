@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from twinsched.cli_console import error_exit
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -46,11 +47,6 @@ Db = Annotated[
 ]
 
 
-def _fail(exc: Exception) -> typer.Exit:
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-    return typer.Exit(2)
-
-
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
@@ -85,7 +81,7 @@ def serve(
             version = application.state.service.replace(document)
             typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
     except (TwinschedError, ImportError) as exc:
-        raise _fail(exc) from exc
+        raise error_exit(exc) from exc
     if not settings.auth_required:
         typer.secho("twin: --dev without a token: write routes are OPEN", fg="yellow", err=True)
     _quiet_gc()
@@ -151,7 +147,7 @@ def compact(
             step=step if step is not None else settings.downsample_step_s,
         )
     except (TwinschedError, ImportError) as exc:
-        raise _fail(exc) from exc
+        raise error_exit(exc) from exc
     typer.echo(
         f"now={result.now} dropped_samples={result.dropped_samples} "
         f"downsampled_samples={result.downsampled_samples} buckets={result.written_buckets} "

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from twinsched.cli_console import make_console
+from twinsched.cli_console import expected_errors, make_console
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def run(
 
     console, err = make_console(width=_WIDTH), make_console(stderr=True, width=_WIDTH)
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
-    try:
+    with expected_errors():
         if executor not in ("sim", "ray"):
             raise TwinschedError(f"unknown executor {executor!r}; known: ray, sim")
         if not names:
@@ -87,9 +87,6 @@ def run(
             dag = load_instance(path, inputs_at=inputs_at)
             results.append(run_instance(dag, target, names))
             err.print(f"scheduled {dag.name} ({dag.n} tasks)")
-    except TwinschedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
     from twinsched.workflows.experiment import cost_rows, table_rows
 
     title = f"makespan s (ratio to lower bound) · {target.name} · inputs at {inputs_at}"
@@ -100,11 +97,8 @@ def run(
         written = _write(results, target, out)
         console.print(f"wrote {written} files to [bold]{out}[/]")
     if executor == "ray":
-        try:
+        with expected_errors():
             rows = _run_on_ray(results, target, last, address, time_scale)
-        except TwinschedError as exc:
-            err.print(f"[red]error:[/] {exc}")
-            raise typer.Exit(2) from exc
         console.print(_table(rows, f"{last} on Ray (time scale {time_scale:g})"))
 
 

@@ -7,11 +7,11 @@ import threading
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from twinsched.cli_console import error_exit, make_console
 from twinsched.errors import TwinschedError
 
-err = Console(stderr=True)
+err = make_console(stderr=True)
 
 
 def _queries(items: list[str]) -> dict[str, str] | None:
@@ -64,8 +64,7 @@ def collect(
             collector.close()
             sink.close()
     except TwinschedError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
+        raise error_exit(exc) from exc
     except KeyboardInterrupt:
         err.print("stopped")
 

@@ -4,11 +4,14 @@ Away from FGD's exact ties the outcome is chaotic in the tie width: most workloa
 non-monotonic tenth or two, a few gain systematically (docs/ai.md). So instead of searching
 a smooth rule, we *measure*: per training variant, pod kind and width, the paired gain over
 FGD of widening that one kind's ties (:func:`measure`, the same fill-up orders for both),
-and fit per kind the one gate on the workload mix that collects the most gain, counted at
-its lower confidence bound (:func:`fit`). Where no gate gains, the kind keeps FGD's exact
-ties, so on workloads like no training variant that gained, the policy *is* FGD.
+and fit per kind the one gate on the workload mix (up to ``depth`` conditions) that
+collects the most gain, counted at its lower confidence bound (:func:`fit`). Where no gate
+gains, the kind keeps FGD's exact ties, so on workloads like no training variant that
+gained, the policy *is* FGD. :func:`leave_one_out` estimates how a fit generalises to a
+mix it has not seen, from the grid alone.
 
-Pure fitting, side effects only in :func:`measure` (fill-up runs in local processes).
+Pure fitting, side effects only in :func:`measure` (fill-up runs in local processes) and
+the grid's files (:func:`save`, :func:`load`, :func:`write_csv`).
 """
 
 from __future__ import annotations

@@ -31,9 +31,14 @@ class TypicalPods:
         return int(self.count.size)
 
     @cached_property
+    def total(self) -> int:
+        """How many pods the typical shapes have together."""
+        return int(self.count.sum())
+
+    @cached_property
     def weight(self) -> F64:
         """Each shape's share of the typical pods (summing to 1)."""
-        weight: F64 = self.count / self.count.sum()
+        weight: F64 = self.count / self.total
         return weight
 
     @cached_property
@@ -94,6 +99,5 @@ def fragmentation(cpu_free: I64, gpu_left: I64, gpu_model: I64, typical: Typical
     # integers, so a node's value is exact whatever rows it is computed with (a float
     # product's last bit depends on the batch, and FGD's score of "no change" is 50 only
     # when before and after are equal to the bit)
-    total = int(typical.count.sum())
-    frag: F64 = (idle * total - (runs * usable) @ typical.count) / total
+    frag: F64 = (idle * typical.total - (runs * usable) @ typical.count) / typical.total
     return frag

@@ -232,6 +232,13 @@ def run_job(job: Job) -> float:
     return float(run.summary["gpu_alloc_ratio_pct"])
 
 
+def fillup_jobs(
+    policy: Policy, ties: Ties, runs: Runs, episodes: Sequence[tuple[str, int]]
+) -> list[Job]:
+    """One job per (variant, seed) episode: ``policy`` with ``ties`` on ``runs``' trace."""
+    return [(policy, ties, runs.trace, v, runs.data, s, runs.target_pct) for v, s in episodes]
+
+
 def _one_thread() -> None:
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"
@@ -278,9 +285,7 @@ def search(
         return candidate(policy, base, sigma * at, columns, spec)
 
     def jobs(c: Candidate, episodes: Sequence[tuple[str, int]]) -> list[Job]:
-        return [
-            (c.policy, c.ties, runs.trace, v, runs.data, s, runs.target_pct) for v, s in episodes
-        ]
+        return fillup_jobs(c.policy, c.ties, runs, episodes)
 
     with job_runner(spec.workers) as run_all:
         centre = point(z)

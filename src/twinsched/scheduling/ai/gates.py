@@ -169,7 +169,7 @@ def grid_jobs(
     policy: Policy,
     trace: str,
     variants: Sequence[str],
-    kinds_present: F64,
+    kinds_present: npt.NDArray[np.bool_],
     widths: Sequence[float],
     seeds: Sequence[int],
     data: str | None,
@@ -218,9 +218,7 @@ def measure(
         raise TwinschedError(f"gate widths must be > 1 (1 is FGD itself), got {list(widths)}")
     pods = [cached_scenario(trace, v, data).pods for v in variants]
     context = np.array([workload_context(p) for p in pods])
-    present = np.array(
-        [np.bincount(pod_kinds(p), minlength=len(POD_KINDS)) > 0 for p in pods], dtype=float
-    )
+    present = np.array([np.bincount(pod_kinds(p), minlength=len(POD_KINDS)) > 0 for p in pods])
     jobs, keys = grid_jobs(policy, trace, variants, present, widths, seeds, data, target_pct)
     results: list[float] = []
     chunk = 32
@@ -233,7 +231,7 @@ def measure(
     for (k, i, j, s), value in zip(keys, results, strict=True):
         alloc[k, i, j, s] = value  # kind -1 (FGD) lands in the last slot
     fgd = alloc[-1, :, :1, :]
-    gains = np.where(present.T[:, :, None, None] > 0, alloc[:-1] - fgd[None], 0.0)
+    gains = np.where(present.T[:, :, None, None], alloc[:-1] - fgd[None], 0.0)
     return GateGrid(tuple(variants), context, tuple(widths), gains)
 
 

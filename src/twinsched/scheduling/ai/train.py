@@ -467,7 +467,7 @@ class _Run:
     def gate(self, policy: Policy) -> None:
         """Tie gates (see :mod:`gates`): measure per-kind tie widths on the training variants,
         fit where they pay, and keep the gated rule if it beats FGD's ties on validation."""
-        from twinsched.scheduling.ai.es import Runs, job_runner, validation_runs
+        from twinsched.scheduling.ai.es import Runs, fillup_jobs, job_runner, validation_runs
         from twinsched.scheduling.ai.gates import fit, measure, save, write_csv
         from twinsched.scheduling.ai.ties import TieGates
 
@@ -498,9 +498,7 @@ class _Run:
         with job_runner(spec.workers) as run_all:
 
             def score(ties: Ties) -> float:
-                jobs = [(policy, ties, spec.trace, v, spec.data, s, spec.target_pct)
-                        for v, s in episodes]  # fmt: skip
-                return float(np.mean(run_all(jobs)))
+                return float(np.mean(run_all(fillup_jobs(policy, ties, runs, episodes))))
 
             start = score(fgd)
             gated = score(rule) if rule.gates else start

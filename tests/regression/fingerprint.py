@@ -1,0 +1,167 @@
+"""Decision fingerprints: a hash of every decision (pod, node, GPUs; rejects with reason) per run.
+
+Recorded before the redesign of issue 15 (``python -m tests.regression.fingerprint --write``)
+and checked by ``test_fingerprints.py``: a refactor that changes any placement, any GPU choice,
+any reject reason or any figure of a run's curve or summary fails there.
+
+Decisions are read at the one door, ``ClusterState.apply``, so the recorder depends on nothing
+that a redesign above the state may move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from twinsched.model.events import Arrive, Bind, Event, Reject, Unbind
+from twinsched.model.state import ClusterState
+
+STORE = Path(__file__).with_name("fingerprints.json")
+
+# (label, spec fields); labels are the keys of fingerprints.json.
+OPENB_SCHEDULERS = (
+    "balancedallocation", "bestfit", "dotprod", "fgd", "firstfit", "gpuclustering",
+    "gpupacking", "labels", "leastallocated", "mostallocated", "random",
+)  # fmt: skip
+CONTINUUM_SCHEDULERS = (*OPENB_SCHEDULERS, "ilp-alloc", "ilp-energy", "ilp-frag", "ilp-latency")
+FGD_TABLE = ("fgd", "bestfit", "gpupacking", "gpuclustering", "dotprod", "random")
+
+
+def cases() -> dict[str, dict[str, Any]]:
+    """Every run the redesign must leave unchanged, by label."""
+    out: dict[str, dict[str, Any]] = {}
+    openb = {"trace": "alibaba-gpu-2023", "variant": "default", "mode": "fillup"}
+    for name in OPENB_SCHEDULERS:
+        out[f"openb/default/fillup/{name}/0"] = openb | {"scheduler": name, "seed": 0}
+    ilp16 = {"scheduler": "ilp-alloc/w=16", "seed": 0}
+    out["openb/default/fillup/ilp-alloc/w=16/0"] = openb | ilp16
+    for name in FGD_TABLE:  # the README's FGD table: 6 schedulers x 10 seeds
+        for seed in range(1, 10):
+            out[f"openb/default/fillup/{name}/{seed}"] = openb | {"scheduler": name, "seed": seed}
+    cont = {"trace": "synthetic-continuum", "variant": "", "mode": "replay"}
+    for name in CONTINUUM_SCHEDULERS:
+        for seed in (0, 1):
+            out[f"continuum/replay/{name}/{seed}"] = cont | {"scheduler": name, "seed": seed}
+    for seed in (0, 1):
+        agg = "aggregate:fgd|leastallocated|bestfit"
+        out[f"continuum/replay/{agg}/{seed}"] = cont | {"scheduler": agg, "seed": seed}
+    out["continuum/fillup/aggregate:fgd|bestfit/0"] = {
+        "trace": "synthetic-continuum", "variant": "", "mode": "fillup",
+        "scheduler": "aggregate:fgd|bestfit", "seed": 0,
+    }  # fmt: skip
+    return out
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple[int, Event]]]:
+    """Every event applied to any ClusterState while the block runs, with the state's id."""
+    log: list[tuple[int, Event]] = []
+    original: Callable[[ClusterState, Event], None] = ClusterState.apply
+
+    def apply(self: ClusterState, event: Event) -> None:
+        log.append((id(self), event))
+        original(self, event)
+
+    ClusterState.apply = apply  # type: ignore[method-assign]
+    try:
+        yield log
+    finally:
+        ClusterState.apply = original  # type: ignore[method-assign]
+
+
+def run_events(log: list[tuple[int, Event]]) -> list[Event]:
+    """The run's decisions: events of the states pods arrived in, what-if binds taken out.
+
+    A what-if placement (the ILP's hint) is a bind later undone by an unbind of the same pod
+    before anything else happened to it, on the live state or on a copy; neither is a
+    decision. Copies see no arrivals, so only states that saw an ``Arrive`` count.
+    """
+    live = {sid for sid, e in log if isinstance(e, Arrive)}
+    out: list[Event] = []
+    last_bind: dict[int, int] = {}
+    for sid, e in log:
+        if sid not in live:
+            continue
+        if isinstance(e, Unbind) and e.pod in last_bind:
+            out[last_bind.pop(e.pod)] = None  # type: ignore[call-overload]
+            continue
+        if isinstance(e, Bind):
+            last_bind[e.pod] = len(out)
+        out.append(e)
+    return [e for e in out if e is not None]
+
+
+def _sha(obj: object) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _deterministic(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary without wall-clock figures (solver times vary run to run)."""
+
+    def keep(key: str) -> bool:
+        return not any(w in key for w in ("seconds", "time_s", "_ms", "wall"))
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if keep(str(k))}
+        return value
+
+    return clean(summary)
+
+
+def fingerprint(run: Callable[[], Any]) -> dict[str, Any]:
+    """Run ``run()`` (it returns a RunResult) and hash its decisions, curve and summary."""
+    with recording() as log:
+        result = run()
+    events = run_events(log)
+    decisions = [
+        ["bind", e.pod, e.node, list(e.gpus)] if isinstance(e, Bind) else ["reject", e.pod]
+        for e in events
+        if isinstance(e, Bind | Reject)
+    ]
+    reasons = [[e.pod, str(e.reason)] for e in events if isinstance(e, Reject)]
+    return {
+        "decisions": len(decisions),
+        "decisions_sha": _sha(decisions),
+        "reasons_sha": _sha(reasons),
+        "curve_sha": _sha(result.curve),
+        "summary_sha": _sha(_deterministic(result.summary)),
+        "alloc_at_100": result.at(100) if result.curve and result.mode == "fillup" else None,
+    }
+
+
+def run_case(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fingerprint of one case, run in this process through the experiment runner."""
+    from twinsched.sim.experiment import RunSpec, execute
+
+    return fingerprint(lambda: execute(RunSpec(**fields)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", action="store_true", help="record into fingerprints.json")
+    parser.add_argument("--only", default="", help="substring of the labels to run")
+    args = parser.parse_args(argv)
+    stored = json.loads(STORE.read_text()) if STORE.exists() else {}
+    out, bad = dict(stored), 0
+    for label, fields in cases().items():
+        if args.only not in label:
+            continue
+        got = run_case(fields)
+        same = stored.get(label) == got
+        bad += not same and label in stored
+        print(f"{'same' if same else 'NEW ' if label not in stored else 'DIFF'} {label} {got}")
+        out[label] = got
+    if args.write:
+        STORE.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

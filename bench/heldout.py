@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from twinsched.cli import parse_seeds
-from twinsched.sim.experiment import RunSpec, execute_many
+from twinsched.experiments.runner import RunSpec, execute_many
 
 HELD_OUT = ("cpu037", "cpu072", "cpu235", "gpushare60", "multigpu40", "gpuspec20")
 
@@ -89,7 +89,7 @@ def print_tie_widths(model: str, variants: list[str], data: str | None) -> None:
     from twinsched.scheduling.ai.features import POD_KINDS
     from twinsched.scheduling.ai.scheduler import PolicyScheduler
     from twinsched.scheduling.ai.ties import workload_context
-    from twinsched.sim.experiment import cached_scenario
+    from twinsched.sim.scenarios import cached_scenario
 
     scheduler = registry.create(model)
     if not isinstance(scheduler, PolicyScheduler):

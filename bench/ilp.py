@@ -17,13 +17,13 @@ import statistics
 
 import numpy as np
 
+from twinsched.experiments.optimum.bound import offline_bound
 from twinsched.model.cluster import Scenario
 from twinsched.model.events import Arrive, Bind, Reject
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.framework import Placement, RunContext
-from twinsched.scheduling.ilp.bound import offline_bound
 from twinsched.scheduling.ilp.scheduler import IlpScheduler
 from twinsched.sim.fillup import fillup_order
 from twinsched.traces import alibaba_gpu_2023

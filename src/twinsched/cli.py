@@ -10,8 +10,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from twinsched.cli_console import error_exit, expected_errors, make_console
 from twinsched.errors import TwinschedError
-from twinsched.sim.experiment import Mode, RunSpec, execute_many
-from twinsched.sim.results import RunResult
+from twinsched.experiments.runner import execute_many
+from twinsched.model.run import Mode, RunResult, RunSpec
 
 app = typer.Typer(
     help="Train, evaluate and deploy schedulers for the device-edge-cloud-HPC continuum.",
@@ -251,7 +251,7 @@ def optimum(
     """Upper bound on the GPU allocation any scheduler can reach, and the best placement found."""
     from rich.table import Table
 
-    from twinsched.scheduling.ilp.bound import offline_bound
+    from twinsched.experiments.optimum.bound import offline_bound
     from twinsched.traces import registry as traces
 
     with expected_errors():

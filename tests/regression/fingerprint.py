@@ -138,7 +138,7 @@ def fingerprint(run: Callable[[], Any]) -> dict[str, Any]:
 
 def run_case(fields: dict[str, Any]) -> dict[str, Any]:
     """The fingerprint of one case, run in this process through the experiment runner."""
-    from twinsched.sim.experiment import RunSpec, execute
+    from twinsched.experiments.runner import RunSpec, execute
 
     return fingerprint(lambda: execute(RunSpec(**fields)))
 

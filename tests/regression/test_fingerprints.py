@@ -23,9 +23,9 @@ def test_same_decisions_as_recorded(label: str) -> None:
 def test_a_changed_decision_changes_the_fingerprint() -> None:
     """The fingerprint is not blind: one moved bind gives another hash."""
     from tests.regression.fingerprint import fingerprint
+    from twinsched.experiments.runner import RunSpec, execute
     from twinsched.model.events import Bind
     from twinsched.model.state import ClusterState
-    from twinsched.sim.experiment import RunSpec, execute
 
     fields = cases()["continuum/replay/fgd/0"]
     original = ClusterState.apply

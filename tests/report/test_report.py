@@ -12,12 +12,12 @@ import pytest
 from rich.console import Console
 
 import twinsched.report as report
+from twinsched.model.run import RunResult
 from twinsched.report.aggregate import comparison_rows, curve_stats, mean_curves, mean_samples
 from twinsched.report.files import safe_name, write_outputs
 from twinsched.report.html import write_html
 from twinsched.report.plots import plot_fillup
 from twinsched.report.table import comparison_table, print_comparison, rows_to_markdown
-from twinsched.sim.results import RunResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SQRT2 = math.sqrt(2.0)

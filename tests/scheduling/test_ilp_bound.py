@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.builders import NodeRow, PodRow, scenario, state_with
+from twinsched.experiments.optimum.bound import best_packing, offline_bound
 from twinsched.model.cluster import MILLI_PER_GPU, Scenario
-from twinsched.scheduling.ilp.bound import best_packing, offline_bound
 
 
 def brute_force(sc: Scenario) -> int:

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from twinsched.sim.experiment import RunSpec, execute_many
+from twinsched.experiments.runner import RunSpec, execute_many
 from twinsched.traces.alibaba_gpu_2023 import PUBLISHED_DEFAULT
 
 SEEDS = range(10)

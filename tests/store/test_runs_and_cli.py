@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from twinsched.errors import TwinschedError
-from twinsched.sim.experiment import RunSpec
-from twinsched.sim.results import RunResult
+from twinsched.experiments.runner import RunSpec
+from twinsched.model.run import RunResult
 from twinsched.store import get_run, import_scenario, list_runs, load_scenario, record_run
 from twinsched.store.cli import app, runs_app
 from twinsched.store.runs import Decision

@@ -9,7 +9,6 @@ controller would, and their GPU request is charged to the next reward.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -34,7 +33,7 @@ from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
 from twinsched.scheduling.gpus import default_gpus
 from twinsched.sim.fillup import fillup_order
-from twinsched.traces import registry as traces
+from twinsched.sim.scenarios import cached_scenario
 
 LATENCY = FEATURE_NAMES.index("latency")
 _NODE_COLUMNS = ("cpu_milli", "memory_mib", "gpu_count", "gpu_model", "labels", "pool")
@@ -53,10 +52,9 @@ class Variant:
     typical: TypicalPods
 
 
-@functools.lru_cache(maxsize=64)
 def load_variant(trace: str, variant: str, data: str | None) -> Variant:
-    """A scenario by trace and variant, loaded once per process."""
-    scenario = traces.load(trace, variant, data)
+    """A scenario by trace and variant (loaded once per process) and its typical pods."""
+    scenario = cached_scenario(trace, variant, data)
     return Variant(variant, scenario, typical_pods(scenario.pods))
 
 

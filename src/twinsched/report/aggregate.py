@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from twinsched.sim.results import RunResult
+from twinsched.model.run import RunResult
 
 ARRIVED = "arrived_gpu_pct"
 TIME = "time_s"

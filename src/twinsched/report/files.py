@@ -17,12 +17,12 @@ import hashlib
 import re
 from pathlib import Path
 
+from twinsched.model.run import RunResult
 from twinsched.report.aggregate import comparison_rows, run_mode
 from twinsched.report.html import write_html
 from twinsched.report.plots import FRAG_AMOUNT, plot_fillup, plot_fragmentation, plot_replay
 from twinsched.report.records import results_json
 from twinsched.report.table import rows_to_markdown
-from twinsched.sim.results import RunResult
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_STEM = 80

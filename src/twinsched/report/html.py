@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from twinsched.model.run import RunResult
 from twinsched.report.aggregate import by_scheduler, comparison_rows, run_mode
 from twinsched.report.records import fingerprint
 from twinsched.report.table import columns, format_cell
-from twinsched.sim.results import RunResult
 
 _MIME = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 _CSS = """

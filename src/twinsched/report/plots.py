@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from twinsched.model.run import RunResult
 from twinsched.report.aggregate import ALLOC, TIME, by_scheduler, curve_stats, mean_samples
-from twinsched.sim.results import RunResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

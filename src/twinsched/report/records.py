@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from twinsched.sim.results import RunResult
+from twinsched.model.run import RunResult
 
 #: Keys that lead each run record in ``results.json``; the rest follow in dataclass order.
 LEADING_KEYS: tuple[str, ...] = ("scheduler", "seed", "trace", "wall_seconds", "curve")

@@ -18,6 +18,7 @@ from twinsched.metrics.curves import read_at_integers
 from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import Scenario
 from twinsched.model.events import Arrive, Bind, Phase, Reject, Release
+from twinsched.model.run import RunResult
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters, registry
 from twinsched.scheduling.controller import SchedulerController, queue_order
@@ -31,7 +32,6 @@ from twinsched.scheduling.framework import (
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.fillup import TARGET_PCT, fillup_order
-from twinsched.sim.results import RunResult
 from twinsched.sim.tracker import FragmentationTracker
 
 Progress = Callable[[int, int], None]

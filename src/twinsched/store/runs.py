@@ -11,13 +11,13 @@ from typing import Any, Protocol
 
 from sqlalchemy import insert, select
 
-from twinsched.sim.results import RunResult
+from twinsched.model.run import RunResult
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.schema import DecisionRow, RunResultRow, RunRow, ScenarioRow
 
 
 class Spec(Protocol):
-    """What :func:`record_run` needs of a run spec (``twinsched.sim.experiment.RunSpec``)."""
+    """What :func:`record_run` needs of a run spec (``twinsched.experiments.runner.RunSpec``)."""
 
     def to_dict(self) -> dict[str, Any]: ...
 

@@ -22,10 +22,7 @@ No PyTorch here: candidates are NumPy policies scored by :class:`PolicyScheduler
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -223,7 +220,7 @@ Job = tuple[Policy, Ties, str, str, str | None, int, float]
 
 def run_job(job: Job) -> float:
     """GPU allocation (%) at the target of one fill-up run of a policy."""
-    from twinsched.sim.experiment import cached_scenario
+    from twinsched.sim.scenarios import cached_scenario
     from twinsched.sim.vte import run_fillup
 
     policy, ties, trace, variant, data, seed, target_pct = job
@@ -239,21 +236,13 @@ def fillup_jobs(
     return [(policy, ties, runs.trace, v, runs.data, s, runs.target_pct) for v, s in episodes]
 
 
-def _one_thread() -> None:
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = "1"
-
-
 @contextmanager
 def job_runner(workers: int) -> Iterator[Callable[[list[Job]], list[float]]]:
     """A function running jobs in order: in this process (``workers == 1``) or a pool."""
-    count = workers or os.cpu_count() or 1
-    if count <= 1:
-        yield lambda jobs: [run_job(job) for job in jobs]
-        return
-    context = multiprocessing.get_context("spawn")  # no inherited PyTorch threads
-    with ProcessPoolExecutor(count, mp_context=context, initializer=_one_thread) as pool:
-        yield lambda jobs: list(pool.map(run_job, jobs, chunksize=1))
+    from twinsched.experiments.executors import local
+
+    with local(workers, items=2, spawn=True) as executor:
+        yield lambda jobs: executor.map(run_job, jobs)
 
 
 # -- the search ------------------------------------------------------------------------------

@@ -210,7 +210,7 @@ def measure(
     progress: Progress | None = None,
 ) -> GateGrid:
     """Run the grid (``policy`` must be FGD-like: its ties at width 1 are FGD's)."""
-    from twinsched.sim.experiment import cached_scenario
+    from twinsched.sim.scenarios import cached_scenario
 
     if not variants or not seeds or not widths:
         raise TwinschedError("a gate grid needs training variants, seeds and widths")

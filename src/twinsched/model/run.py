@@ -1,9 +1,35 @@
-"""What one run produces: a plain, JSON-ready record."""
+"""A run as data: its serialisable spec and what it produces (plain, JSON-ready records).
+
+A run is a pure function of its :class:`RunSpec`; two runs of one spec give the same
+:class:`RunResult`, wall-clock figures aside.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+Mode = Literal["fillup", "replay"]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a run: scenario, scheduler, seed and options."""
+
+    trace: str
+    scheduler: str
+    seed: int
+    variant: str = ""
+    mode: Mode = "fillup"
+    target_pct: float = 130.0
+    sample_every_s: float = 3600.0
+    data: str | None = None
+    validate: bool = False
+    db: str | None = None  # with trace "store", variant is the stored scenario's name
+    twin: str | None = None  # a twin service URL: the loop runs over HTTP through it
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass

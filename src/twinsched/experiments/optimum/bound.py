@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from twinsched.errors import TwinschedError
+from twinsched.experiments.optimum.decode import patterns_of, place_patterns
+from twinsched.experiments.optimum.patterns import Grouping, Pattern, group, price
 from twinsched.model.cluster import Links, Nodes, Pods, Scenario
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ilp.decode import patterns_of, place_patterns
-from twinsched.scheduling.ilp.patterns import Grouping, Pattern, group, price
 from twinsched.sim.fillup import fillup_order
 
 MAX_ROUNDS = 400

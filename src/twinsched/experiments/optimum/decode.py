@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from twinsched.errors import TwinschedError
+from twinsched.experiments.optimum.patterns import Grouping, Pattern
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.events import Arrive, Bind
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
 from twinsched.scheduling.framework import PodView
 from twinsched.scheduling.gpus import default_gpus
-from twinsched.scheduling.ilp.patterns import Grouping, Pattern
 
 Placements = dict[int, tuple[int, tuple[int, ...]]]
 

@@ -1,0 +1,1 @@
+"""Experiments: the one runner, executors (local processes; Ray later), the offline optimum."""

@@ -1,0 +1,102 @@
+"""One executor interface for every batch of independent runs: in this process or local processes.
+
+A run is a pure function of its inputs, so an executor changes only where and when it runs,
+never what it returns: ``map`` gives results in input order, ``as_completed`` gives
+``(index, result)`` pairs as they finish. Ray arrives with the sweep issue as one more
+implementation of :class:`Executor`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as futures_done
+from types import TracebackType
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs a function over items; used as a context manager around a batch of batches."""
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]: ...
+
+    def as_completed(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]: ...
+
+
+class SerialExecutor:
+    """Runs everything here, in order (one worker, or one item)."""
+
+    def __enter__(self) -> SerialExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        return [fn(item) for item in items]
+
+    def as_completed(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        for i, item in enumerate(items):
+            yield i, fn(item)
+
+
+def _one_thread() -> None:
+    """Workers run one numeric thread each: the pool is the parallelism."""
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
+
+
+class ProcessExecutor:
+    """Local worker processes; ``spawn`` starts them fresh (no inherited PyTorch threads)."""
+
+    def __init__(self, workers: int, *, spawn: bool = False) -> None:
+        self.workers = max(1, workers)
+        self.spawn = spawn
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> ProcessExecutor:
+        context = multiprocessing.get_context("spawn") if self.spawn else None
+        init = _one_thread if self.spawn else None
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=init)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def _started(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            raise RuntimeError("use the executor in a with-block")
+        return self._pool
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        return list(self._started().map(fn, items, chunksize=1))
+
+    def as_completed(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        pool = self._started()
+        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        for future in futures_done(futures):
+            yield futures[future], future.result()
+
+
+def local(workers: int, items: int = 2, *, spawn: bool = False) -> Executor:
+    """A serial executor for one worker or one item, else ``workers`` local processes.
+
+    ``workers == 0`` means one per CPU.
+    """
+    count = min(workers or os.cpu_count() or 1, os.cpu_count() or 1)
+    if count <= 1 or items <= 1:
+        return SerialExecutor()
+    return ProcessExecutor(min(count, items), spawn=spawn)

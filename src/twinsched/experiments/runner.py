@@ -1,0 +1,66 @@
+"""The one runner: a :class:`RunSpec` in, a :class:`RunResult` out, on any executor."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from twinsched.experiments.executors import Executor, local
+from twinsched.model.cluster import Scenario
+from twinsched.model.run import RunResult, RunSpec
+from twinsched.sim.scenarios import cached_scenario
+
+
+def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
+    """Run one spec; the same spec always gives the same result (wall time aside)."""
+    scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
+    if spec.twin:
+        with _through_twin(spec.scheduler, spec.twin) as scheduler:
+            return _run(spec, scenario, scheduler, progress)
+    return _run(spec, scenario, spec.scheduler, progress)
+
+
+def _run(
+    spec: RunSpec,
+    scenario: Scenario,
+    scheduler: Any,
+    progress: Callable[[int, int], None] | None,
+) -> RunResult:
+    from twinsched.sim.vte import run_fillup, run_replay
+
+    if spec.mode == "fillup":
+        result = run_fillup(
+            scenario, scheduler, spec.seed, target_pct=spec.target_pct,
+            validate=spec.validate, progress=progress,
+        )  # fmt: skip
+    else:
+        result = run_replay(
+            scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
+            validate=spec.validate, progress=progress,
+        )  # fmt: skip
+    return result
+
+
+@contextmanager
+def _through_twin(name: str, url: str) -> Iterator[Any]:
+    """The scheduler wrapped so it decides on state pulled from the twin at ``url``.
+
+    The write token comes from ``$TWINSCHED_TWIN_TOKEN`` (never from the spec, which is
+    recorded with the results).
+    """
+    from twinsched.scheduling import registry
+    from twinsched.twin.client import TwinClient
+    from twinsched.twin.loop import TwinScheduler
+
+    with TwinClient(url, os.environ.get("TWINSCHED_TWIN_TOKEN")) as client:
+        yield TwinScheduler(registry.create(name), client)
+
+
+def execute_many(
+    specs: Sequence[RunSpec], jobs: int = 1, executor: Executor | None = None
+) -> Iterator[tuple[int, RunResult]]:
+    """Yield (index, result) as runs finish: on ``executor``, or ``jobs`` local processes."""
+    with executor or local(jobs, len(specs)) as ex:
+        yield from ex.as_completed(execute, specs)

@@ -35,7 +35,8 @@ def measure(make: object, variant: str, seed: int) -> tuple[float, int, int]:
     pods = sc.pods.take(fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed, 100.0))
     state = ClusterState(sc.nodes, pods, sc.links)
     sched: Scheduler = make()  # type: ignore[operator]
-    control = SchedulerController(state, sched, RunContext.create(sc, seed))
+    ctx = RunContext.create(sc, seed)
+    control = SchedulerController(state, sched, ctx, registry.create("fgd"))
     seconds, _ = decide_all(state, control)
     return seconds, pods.n, sc.nodes.n
 

@@ -12,11 +12,11 @@ import os
 import statistics
 import time
 
-from twinsched.model.events import Arrive, Bind, Reject
+from twinsched.model.events import Arrive, Reject
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import SchedulerController
-from twinsched.scheduling.framework import Placement, RunContext, pod_classes
+from twinsched.scheduling.framework import RunContext, Unschedulable, pod_classes
 from twinsched.traces import synthetic
 
 
@@ -24,7 +24,8 @@ def measure(name: str, nodes: int, pods: int, seed: int) -> tuple[float, int, in
     sc = synthetic.cluster(seed=seed, nodes=nodes)
     workload = sc.pods.take(sc.pods.arrival_s.argsort(kind="stable")[:pods])
     state = ClusterState(sc.nodes, workload, sc.links)
-    control = SchedulerController(state, registry.create(name), RunContext.create(sc, seed))
+    ctx = RunContext.create(sc, seed)
+    control = SchedulerController(state, registry.create(name), ctx, registry.create("fgd"))
     seconds, placed = decide_all(state, control)
     return seconds, placed, len(set(pod_classes(workload).tolist()))
 
@@ -35,12 +36,11 @@ def decide_all(state: ClusterState, control: SchedulerController) -> tuple[float
     started = time.perf_counter()
     for i in range(state.pods.n):
         state.apply(Arrive(i))
-        d = control.decide(i)
-        if isinstance(d, Placement):
-            state.apply(Bind(i, d.node, d.gpus))
-            placed += 1
-        else:
+        d = control.bind(i, control.decide(i))
+        if isinstance(d, Unschedulable):
             state.apply(Reject(i, d.reason))
+        else:
+            placed += 1
     return time.perf_counter() - started, placed
 
 

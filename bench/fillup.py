@@ -18,7 +18,7 @@ CHILD = """
 import json, os, resource, sys, time
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 from twinsched.traces import alibaba_gpu_2023
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 sc = alibaba_gpu_2023.load(sys.argv[1])
 t = time.perf_counter()
 r = run_fillup(sc, sys.argv[2], int(sys.argv[3]))

@@ -19,11 +19,11 @@ import numpy as np
 
 from twinsched.experiments.optimum.bound import offline_bound
 from twinsched.model.cluster import Scenario
-from twinsched.model.events import Arrive, Bind, Reject
+from twinsched.model.events import Arrive, Reject
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import SchedulerController
-from twinsched.scheduling.framework import Placement, RunContext
+from twinsched.scheduling.framework import RunContext, Unschedulable
 from twinsched.scheduling.ilp.scheduler import IlpScheduler
 from twinsched.sim.fillup import fillup_order
 from twinsched.traces import alibaba_gpu_2023
@@ -48,8 +48,9 @@ def measure(sc: Scenario, target: str, window: int, repeat: int) -> tuple[list[f
     i = 0
     while state.allocated_gpu_milli < 0.9 * sc.nodes.total_gpu_milli and i < pods.n:
         state.apply(Arrive(i))
-        d = fgd.decide(i)
-        state.apply(Bind(i, d.node, d.gpus) if isinstance(d, Placement) else Reject(i, d.reason))
+        d = fgd.bind(i, fgd.decide(i))
+        if isinstance(d, Unschedulable):
+            state.apply(Reject(i, d.reason))
         i += 1
     ilp = IlpScheduler(target, window=window, time_limit_s=5.0)
     control = SchedulerController(state, ilp, ctx)
@@ -60,15 +61,12 @@ def measure(sc: Scenario, target: str, window: int, repeat: int) -> tuple[list[f
         for j in batch:
             state.apply(Arrive(j))
         before = ilp.solve_seconds
-        raw = control.decide_batch(batch)
+        for j, d in control.schedule_window(batch):
+            if isinstance(d, Unschedulable):
+                state.apply(Reject(j, d.reason))
         if ilp.solve_seconds > before:
             times.append(ilp.solve_seconds - before)
             gaps.append(ilp.gaps[-1] if ilp.gaps else 0.0)
-        for j, d in zip(batch, raw, strict=True):
-            d = control.confirm(j, d)
-            state.apply(
-                Bind(j, d.node, d.gpus) if isinstance(d, Placement) else Reject(j, d.reason)
-            )
         i += window
     return times, gaps
 

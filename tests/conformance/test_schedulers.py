@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from twinsched.model.cluster import Scenario
-from twinsched.model.events import Arrive, Bind, Reject
+from twinsched.model.events import Arrive, Reject
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
-from twinsched.scheduling.controller import SchedulerController, placement_error
+from twinsched.scheduling.controller import Binding, SchedulerController, placement_error
 from twinsched.scheduling.framework import Placement, RunContext, Scheduler, Unschedulable
-from twinsched.sim.vte import run_fillup, run_replay
+from twinsched.sim import run_fillup, run_replay
 from twinsched.traces import alibaba_gpu_2023, synthetic
 
 # ILP schedulers run with small windows and time limits here: this checks the contract.
@@ -48,9 +48,8 @@ def test_contract(name: str, continuum: Scenario) -> None:
         raw = sched.place(state, pod, mask)
         if isinstance(raw, Placement):
             assert placement_error(state, pod, mask, raw) == "" or not raw.gpus
-            decision = control.decide(i)
-            assert isinstance(decision, Placement)
-            state.apply(Bind(i, decision.node, decision.gpus))
+            decision = control.bind(i, control.decide(i))
+            assert isinstance(decision, Binding)
             placed += 1
         else:
             assert isinstance(raw, Unschedulable) and not mask.any()

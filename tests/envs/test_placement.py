@@ -17,7 +17,7 @@ from twinsched.model.events import Phase
 from twinsched.scheduling import filters
 from twinsched.scheduling.ai.features import N_FEATURES, node_features
 from twinsched.scheduling.framework import Placement
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 
 
 def run_episode(

@@ -11,7 +11,7 @@ from twinsched.scheduling.aggregator import aggregate, profile_weights
 from twinsched.scheduling.evaluator import reference
 from twinsched.scheduling.framework import Placement, Unschedulable
 from twinsched.scheduling.ilp.targets import TargetContext
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 
 
 def test_weighted_vote_by_hand() -> None:

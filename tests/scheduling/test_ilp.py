@@ -18,7 +18,7 @@ from twinsched.scheduling.ilp.model import solve_window
 from twinsched.scheduling.ilp.problem import WindowProblem, build_problem
 from twinsched.scheduling.ilp.scheduler import agreement
 from twinsched.scheduling.ilp.targets import TARGETS, TargetContext
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 
 
 def brute_force(problem: WindowProblem, weight: int) -> int:

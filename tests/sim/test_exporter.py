@@ -16,9 +16,9 @@ from twinsched.errors import TwinschedError
 from twinsched.metrics import exposition as ex
 from twinsched.model.events import Arrive, Bind
 from twinsched.scheduling import registry
+from twinsched.sim import run_fillup
 from twinsched.sim.cli import app
 from twinsched.sim.exporter import LiveState, MetricsExporter, PacedClock
-from twinsched.sim.vte import run_fillup
 
 NODES = [(4000, 8192, 2, "V100"), (2000, 1024, 0, "")]
 PODS = [(1000, 2048, 1, 500), (250, 256, 0, 0)]

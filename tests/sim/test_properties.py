@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.strategies import scenarios
 from twinsched.scheduling import registry
-from twinsched.sim.vte import run_fillup, run_replay
+from twinsched.sim import run_fillup, run_replay
 
 # ILP schedulers with small windows and limits: these properties are about soundness.
 SCHEDULERS = st.sampled_from(

@@ -71,7 +71,7 @@ def test_unknown_run(db: str) -> None:
 
 def test_the_stored_scenario_runs_like_the_generated_one(sqlite_url: str) -> None:
     """What the simulator reads from the store gives the same run as the generator."""
-    from twinsched.sim.vte import run_fillup
+    from twinsched.sim import run_fillup
     from twinsched.traces import synthetic
 
     import_scenario("synthetic", "continuum", "c0", db=sqlite_url, options={"pods": "400"})

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from twinsched.cli import app
 from twinsched.scheduling import registry
-from twinsched.sim.vte import run_fillup, run_replay
+from twinsched.sim import run_fillup, run_replay
 from twinsched.traces import registry as traces
 from twinsched.twin.client import TwinClient
 from twinsched.twin.loop import TwinScheduler

@@ -25,8 +25,8 @@ from twinsched.metrics import exposition as ex
 from twinsched.model.convert import scenario_to_document
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
+from twinsched.sim import run_fillup
 from twinsched.sim.exporter import LiveState, MetricsExporter
-from twinsched.sim.vte import run_fillup
 from twinsched.traces import synthetic
 from twinsched.twin.app import create_app
 from twinsched.twin.client import TwinClient

@@ -1,6 +1,6 @@
 """One episode of the placement environment, without Gymnasium: a segment of a fill-up run.
 
-The fill-up protocol of :func:`twinsched.sim.vte.run_fillup` (pods arrive one at a time in a
+The fill-up protocol of :func:`twinsched.sim.fillup.run_fillup` (pods arrive one at a time in a
 seeded order and are placed or dropped for good): the pods before the segment are placed by a
 warmup scheduler through the scheduler controller, then each pod of the segment waits at the
 head of the queue for the agent's node. Pods no node can take are rejected on the way, as the
@@ -17,9 +17,7 @@ from twinsched.envs.rewards import StepTerms, energy_pct, frag_added_pct, gpu_pc
 from twinsched.errors import TwinschedError
 from twinsched.metrics.fragmentation import TypicalPods, typical_pods
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Scenario
-from twinsched.model.events import Arrive, Bind, Reject
 from twinsched.model.state import ClusterState
-from twinsched.scheduling import registry
 from twinsched.scheduling.ai.features import (
     F32,
     FEATURE_NAMES,
@@ -29,10 +27,9 @@ from twinsched.scheduling.ai.features import (
     node_features,
 )
 from twinsched.scheduling.cache import NodeMemo
-from twinsched.scheduling.controller import SchedulerController
-from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
-from twinsched.scheduling.gpus import default_gpus
-from twinsched.sim.fillup import fillup_order
+from twinsched.scheduling.controller import Binding
+from twinsched.scheduling.framework import Placement, PodView, Unschedulable
+from twinsched.sim.fillup import FillupRun
 from twinsched.sim.scenarios import cached_scenario
 
 LATENCY = FEATURE_NAMES.index("latency")
@@ -110,11 +107,11 @@ class Episode:
     ) -> None:
         sc = variant.scenario
         self.variant = variant.name
-        order = fillup_order(sc.pods, sc.nodes.total_gpu_milli, fill_seed, target_pct)
-        self.pods = sc.pods.take(order)
-        self.state = ClusterState(sc.nodes, self.pods, sc.links, validate=validate)
-        ctx = RunContext.create(sc, fill_seed, sc.pods)
-        self.control = SchedulerController(self.state, registry.create(warmup), ctx)
+        self.run = FillupRun(
+            sc, warmup, fill_seed, target_pct=target_pct, validate=validate,
+            track=False, explain=False,
+        )  # fmt: skip
+        self.pods, self.state, self.control = self.run.pods, self.run.state, self.run.control
         self.views = self.control.views
         self.features = FeatureRows(self.state, variant.typical)
         self.total_gpu = sc.nodes.total_gpu_milli
@@ -123,17 +120,18 @@ class Episode:
         self.start = int(start_fraction * self.pods.n)
         end = self.pods.n if segment_length is None else self.start + segment_length
         self.end = min(end, self.pods.n)
-        self.arrived_milli = 0
-        self.rejected = 0  # in the segment
         self.fallbacks = 0
         self.current: int | None = None
         self._unscheduled_milli = 0
-        for i in range(self.start):
-            self.state.apply(Arrive(i))
-            self._settle(i, self.control.decide(i, explain=False))
-        self.rejected = 0
+        for _ in range(self.start):  # the warmup scheduler places the pods before the segment
+            self.run.step(window=1)
+        self.rejected = 0  # in the segment
         self.cursor = self.start
         self._advance()
+
+    @property
+    def arrived_milli(self) -> int:
+        return self.run.arrived_milli
 
     @property
     def done(self) -> bool:
@@ -175,9 +173,9 @@ class Episode:
             if node < 0:  # cannot happen: the pod has an eligible node
                 raise TwinschedError(f"the fallback could not place pod {self.pods.names[i]}")
         rows, share_gpu = self.features.get(pod)
-        gpus = (int(share_gpu[node]),) if pod.is_share else default_gpus(state, pod, node)
+        gpus = (int(share_gpu[node]),) if pod.is_share else ()  # the Bind step picks the rest
         before = self._node_power(node)
-        self._settle(i, Placement(node, gpus))
+        self._settle(i, self.control.bind(i, Placement(node, gpus)))
         placed = StepTerms(
             allocation=gpu_pct(pod.gpu_request, self.total_gpu),
             fragmentation=frag_added_pct(float(rows[node, FRAG_ADDED]), self.total_gpu),
@@ -206,8 +204,7 @@ class Episode:
         """Let pods arrive until one has an eligible node; reject those that have none."""
         self.current = None
         while self.cursor < self.end:
-            i = self.cursor
-            self.state.apply(Arrive(i))
+            i = self.run.arrive()
             if self.mask().any():
                 self.current = i
                 return
@@ -215,13 +212,9 @@ class Episode:
             self._unscheduled_milli += int(self.views[i].gpu_request)
             self.cursor += 1
 
-    def _settle(self, i: int, decision: Decision) -> None:
-        if isinstance(decision, Placement):
-            self.state.apply(Bind(i, decision.node, decision.gpus))
-        else:
-            self.state.apply(Reject(i, decision.reason))
-            self.rejected += 1
-        self.arrived_milli += self.views[i].gpu_request
+    def _settle(self, i: int, outcome: Binding | Unschedulable) -> None:
+        self.run.settle(i, outcome)
+        self.rejected += isinstance(outcome, Unschedulable)
 
     def _node_power(self, node: int) -> float:
         n, s = self.state.nodes, self.state

@@ -28,7 +28,7 @@ def _run(
     scheduler: Any,
     progress: Callable[[int, int], None] | None,
 ) -> RunResult:
-    from twinsched.sim.vte import run_fillup, run_replay
+    from twinsched.sim import run_fillup, run_replay
 
     if spec.mode == "fillup":
         result = run_fillup(

@@ -2,6 +2,8 @@
 
 ``version[n]`` counts changes of node ``n``; caches keyed on it (see
 ``scheduling.cache``) recompute only the nodes that changed since they were filled.
+``events`` is the log of every event applied, in order: observers of a run read it
+(``scheduling.observers``), and a what-if copy replays it to stay in step.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class ClusterState:
         self.reasons: dict[int, str] = {}
         self.allocated_gpu_milli = 0
         self.changes: list[int] = []  # node of every change, in order (read by caches)
+        self.events: list[Event] = []  # every event applied, in order (read by observers)
         # The same log as arrays for ``changed_since``: each entry's node, and the position
         # of the previous entry for that node (-1: none), so "first change of its node
         # after ``seen``" is one comparison per entry.
@@ -109,6 +112,7 @@ class ClusterState:
     # -- the one door -----------------------------------------------------------------------
     def apply(self, event: Event) -> None:
         """Apply one event; with ``validate`` the invariants are checked afterwards."""
+        self.events.append(event)
         match event:
             case Bind(pod, node, gpus):
                 self._bind(pod, node, gpus)

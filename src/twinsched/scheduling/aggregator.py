@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from twinsched.scheduling.framework import Decision, Placement, Unschedulable
+from twinsched.scheduling.framework import Decision, Placement, Reason, Unschedulable
 
 
 def profile_weights(profile: Mapping[str, object] | None) -> dict[str, float]:
@@ -40,7 +40,7 @@ def aggregate(candidates: dict[str, Decision], weights: Mapping[str, float]) -> 
         if current is None or (w, -order) > (current[0], -current[1]):
             best_for[decision.node] = (w, order, decision)
     if not votes:
-        first = next(iter(candidates.values()), Unschedulable("NoEligibleNode"))
+        first = next(iter(candidates.values()), Unschedulable(Reason.NO_ELIGIBLE_NODE))
         return first
     node = max(votes, key=lambda n: (votes[n], -best_for[n][1]))
     return best_for[node][2]

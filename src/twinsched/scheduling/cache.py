@@ -16,7 +16,7 @@ import numpy as np
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
-from twinsched.scheduling.framework import PodView, Unschedulable
+from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 
 Compute = Callable[[ClusterState, PodView, I64], tuple[np.ndarray, ...]]
 
@@ -114,7 +114,7 @@ class EligibleMemo:
 
 @dataclass
 class _Reasons:
-    rules: list[tuple[str, filters.FilterFn]]  # the filters that apply to the class, in order
+    rules: list[tuple[Reason, filters.FilterFn]]  # the filters that apply to the class, in order
     first: I64  # per node: index of the first rule that rejects it (len(rules): none)
     per_rule: I64  # how many nodes have each value of ``first``
     answer: Unschedulable

@@ -1,26 +1,51 @@
-"""The scheduler controller: queue sort, filter (cached per pod class), schedule, check, explain."""
+"""The scheduler controller owns the scheduling cycle of a set of pending pods.
+
+Queue sort, eligible nodes (cached per pod class), ``place`` or ``place_batch``, validation,
+fallback to an injected heuristic, and the Bind step (GPU choice, then the state's one door).
+It returns what it did as values: a :class:`Binding` or an :class:`Unschedulable` per pod.
+The VTE, the Gymnasium environment, the twin replica and the scheduler service apply or
+answer those values; none of them re-implements a piece of the cycle.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
-from twinsched.model.events import Phase
+from twinsched.model.events import Bind, Phase
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.cache import EligibleMemo, ReasonMemo
 from twinsched.scheduling.framework import (
-    NO_DECISION,
     BatchScheduler,
     Decision,
     Placement,
     PodView,
+    Reason,
     RunContext,
     Scheduler,
     Unschedulable,
     pod_views,
 )
+from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.observers import Observers
+
+QueueSort = Callable[[ClusterState, I64], I64]
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """Pod ``pod`` was bound to ``node`` and its GPUs ``gpus`` (the Bind step's record)."""
+
+    pod: int
+    node: int
+    gpus: tuple[int, ...]
+
+
+Outcome = tuple[int, Binding | Unschedulable]  # (pod index, what the cycle did with it)
 
 
 def queue_order(state: ClusterState, pending: I64) -> I64:
@@ -33,14 +58,22 @@ def queue_order(state: ClusterState, pending: I64) -> I64:
     return pending[np.lexsort(keys)]
 
 
+def arrival_order(state: ClusterState, pending: I64) -> I64:
+    """The order the pods were given in (the fill-up protocol decides pods as they arrive)."""
+    return pending
+
+
 def placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Placement) -> str:
-    """Empty when ``p`` is a valid placement of ``pod``, else what is wrong with it."""
+    """Empty when ``p`` is a valid placement of ``pod``, else what is wrong with it.
+
+    Empty ``gpus`` leave the choice of GPUs to the Bind step.
+    """
     if not (0 <= p.node < state.nodes.n) or not eligible[p.node]:
         return f"node {p.node} is not eligible"
-    if len(set(p.gpus)) != pod.gpu_count:
-        return f"needs {pod.gpu_count} distinct GPUs, got {p.gpus}"
     if not p.gpus:
         return ""
+    if len(set(p.gpus)) != pod.gpu_count:
+        return f"needs {pod.gpu_count} distinct GPUs, got {p.gpus}"
     left = state.gpu_left[p.node].tolist()
     count = int(state.nodes.gpu_count[p.node])
     for g in p.gpus:
@@ -51,84 +84,140 @@ def placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Place
     return ""
 
 
-def needs_fallback(state: ClusterState, pod: PodView, eligible: BoolA, decision: Decision) -> str:
-    """Why a scheduler's answer must be replaced by the fallback heuristic ("" if it stands)."""
+def needs_fallback(
+    state: ClusterState, pod: PodView, eligible: BoolA, decision: Decision
+) -> Reason | None:
+    """Why a scheduler's answer must be replaced by the fallback heuristic (None if it stands)."""
     if isinstance(decision, Unschedulable):
-        return NO_DECISION if decision.reason == NO_DECISION else ""
-    return "InvalidPlacement" if placement_error(state, pod, eligible, decision) else ""
+        return Reason.NO_DECISION if decision.reason == Reason.NO_DECISION else None
+    if placement_error(state, pod, eligible, decision):
+        return Reason.INVALID_PLACEMENT
+    return None
 
 
 class SchedulerController:
-    """Feeds one pod at a time to a scheduler over the nodes that pass every filter."""
+    """One scheduler's cycle over the nodes that pass every filter, with an injected fallback.
+
+    ``fallback`` (a scheduler instance, reset on its first use) replaces answers that are
+    "no decision" or invalid; without one such a pod is :class:`Unschedulable`.
+    """
 
     def __init__(
         self,
         state: ClusterState,
         scheduler: Scheduler,
         ctx: RunContext,
-        fallback: str | None = "fgd",
+        fallback: Scheduler | None = None,
+        queue_sort: QueueSort = queue_order,
+        observers: Observers | None = None,
     ) -> None:
         self.state, self.scheduler, self.ctx = state, scheduler, ctx
+        self.observers = observers or Observers()
+        self.queue_sort = queue_sort
         self.fallbacks: Counter[str] = Counter()
-        self._fallback_name = fallback
-        self._fallback: Scheduler | None = None
+        self.fallback = fallback
+        self._fallback_ready = False
         self.views = pod_views(state.pods)
         self._filters = EligibleMemo()
         self._reasons = ReasonMemo()
+        self.observers.start(state, ctx)
         scheduler.reset(state, ctx)
 
+    @property
+    def window(self) -> int:
+        """How many pods the scheduler places jointly (1 unless it is a batch scheduler)."""
+        return self.scheduler.window if isinstance(self.scheduler, BatchScheduler) else 1
+
+    # -- the cycle -----------------------------------------------------------------------------
+    def schedule(
+        self,
+        pending: Sequence[int],
+        *,
+        explain: bool = True,
+        skip: Callable[[PodView], bool] | None = None,
+    ) -> Iterator[Outcome]:
+        """Sort ``pending``, then decide and bind each pod in turn (each sees the ones before).
+
+        Lazy: a pod is decided when the caller asks for its outcome, so whatever the caller
+        does with one outcome (reject the pod, note that its class failed) comes before the
+        next pod's decision. ``skip`` leaves a pod out of this cycle (not decided, not
+        yielded). With ``explain=False`` a pod no node can take gets the cheap reason
+        ``NoEligibleNode``; :meth:`explain` gives the full reason when it is needed.
+        """
+        order = self.queue_sort(self.state, np.asarray(pending, dtype=np.int64)).tolist()
+        for i in order:
+            if skip is not None and skip(self.views[i]):
+                continue
+            yield i, self.bind(i, self.decide(i, explain=explain))
+
+    def schedule_window(self, window: Sequence[int]) -> Iterator[Outcome]:
+        """A batch scheduler places the window jointly; each answer is checked and bound in turn."""
+        if not isinstance(self.scheduler, BatchScheduler):
+            yield from self.schedule(window)
+            return
+        indices = list(window)
+        pods = [self.views[i] for i in indices]
+        masks = [self.eligible(p).copy() for p in pods]
+        self.observers.feed(self.state)
+        raw = self.scheduler.place_batch(self.state, pods, masks)
+        for i, decision in zip(indices, raw, strict=True):
+            pod = self.views[i]
+            yield i, self.bind(i, self._settle(pod, self.eligible(pod), decision, True))
+
+    # -- the steps -----------------------------------------------------------------------------
     def eligible(self, pod: PodView) -> BoolA:
         """The nodes that pass every filter (cached per pod class; do not write to it)."""
         return self._filters.get(self.state, pod)
 
     def decide(self, index: int, *, explain: bool = True) -> Decision:
-        """A valid placement, or why the pod cannot be placed now.
-
-        With ``explain=False`` a pod no node can take gets the cheap reason
-        ``NoEligibleNode``; call :meth:`explain` later if the reason is needed.
-        """
+        """A valid placement, or why the pod cannot be placed now (nothing is bound)."""
         pod = self.views[index]
         mask = self.eligible(pod)
+        self.observers.feed(self.state)
         decision = self.scheduler.place(self.state, pod, mask)
         return self._settle(pod, mask, decision, explain)
 
-    def decide_batch(self, indices: list[int]) -> list[Decision]:
-        """A batch scheduler's raw decisions for a window; :meth:`confirm` each in order."""
-        assert isinstance(self.scheduler, BatchScheduler)
-        pods = [self.views[i] for i in indices]
-        masks = [self.eligible(p).copy() for p in pods]
-        return self.scheduler.place_batch(self.state, pods, masks)
+    def finish(self) -> None:
+        """The run is over: observers get the last events and ``on_end``."""
+        self.observers.end(self.state)
 
-    def confirm(self, index: int, decision: Decision) -> Decision:
-        """Check a window's decision against the state as it is now (earlier pods bound)."""
-        pod = self.views[index]
-        return self._settle(pod, self.eligible(pod), decision, explain=True)
-
-    def _settle(self, pod: PodView, mask: BoolA, decision: Decision, explain: bool) -> Decision:
-        """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
-        why = needs_fallback(self.state, pod, mask, decision)
-        if why:
-            return self._fall_back(pod, mask, why, explain)
-        if explain and isinstance(decision, Unschedulable) and decision.reason == "NoEligibleNode":
-            return self.explain(pod)
-        return decision
-
-    def _fall_back(self, pod: PodView, mask: BoolA, why: str, explain: bool) -> Decision:
-        self.fallbacks[why] += 1
-        if self._fallback_name is None:
-            return Unschedulable(why, f"{self.scheduler.name} gave no valid placement")
-        if self._fallback is None:
-            from twinsched.scheduling import registry
-
-            self._fallback = registry.create(self._fallback_name)
-            self._fallback.reset(self.state, self.ctx)
-        decision = self._fallback.place(self.state, pod, mask)
+    def bind(self, index: int, decision: Decision) -> Binding | Unschedulable:
+        """The Bind step: choose the GPUs if the scheduler left them open, then bind."""
         if isinstance(decision, Unschedulable):
-            return self.explain(pod) if explain else decision
-        if placement_error(self.state, pod, mask, decision):
-            return Unschedulable("InvalidPlacement", f"fallback {self._fallback.name} failed too")
-        return decision
+            return decision
+        gpus = decision.gpus or default_gpus(self.state, self.views[index], decision.node)
+        self.state.apply(Bind(index, decision.node, gpus))
+        return Binding(index, decision.node, gpus)
 
     def explain(self, pod: PodView) -> Unschedulable:
         """Why no node can take the pod now (kept per pod class, refreshed where nodes changed)."""
         return self._reasons.get(self.state, pod)
+
+    def _settle(self, pod: PodView, mask: BoolA, decision: Decision, explain: bool) -> Decision:
+        """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
+        why = needs_fallback(self.state, pod, mask, decision)
+        if why is not None:
+            return self._fall_back(pod, mask, why, explain)
+        if (
+            explain
+            and isinstance(decision, Unschedulable)
+            and decision.reason == Reason.NO_ELIGIBLE_NODE
+        ):
+            return self.explain(pod)
+        return decision
+
+    def _fall_back(self, pod: PodView, mask: BoolA, why: Reason, explain: bool) -> Decision:
+        self.fallbacks[why] += 1
+        if self.fallback is None:
+            return Unschedulable(why, f"{self.scheduler.name} gave no valid placement")
+        if not self._fallback_ready:
+            self.fallback.reset(self.state, self.ctx)
+            self._fallback_ready = True
+        decision = self.fallback.place(self.state, pod, mask)
+        if isinstance(decision, Unschedulable):
+            return self.explain(pod) if explain else decision
+        if placement_error(self.state, pod, mask, decision):
+            return Unschedulable(
+                Reason.INVALID_PLACEMENT, f"fallback {self.fallback.name} failed too"
+            )
+        return decision

@@ -12,7 +12,7 @@ import numpy as np
 
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.framework import PodView, Unschedulable
+from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 
 FilterFn = Callable[[ClusterState, PodView, I64], BoolA]
 
@@ -74,19 +74,19 @@ def latency_within(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
     return ok
 
 
-FILTERS: tuple[tuple[str, FilterFn], ...] = (
-    ("NodeDown", node_up),
-    ("GpuModelMismatch", gpu_model_allowed),
-    ("NodeLabelsMismatch", labels_match),
-    ("NodeHasRejectedLabel", no_rejected_labels),
-    ("LatencyTooHigh", latency_within),
-    ("InsufficientCPU", cpu_fits),
-    ("InsufficientMemory", memory_fits),
-    ("InsufficientGPU", gpus_fit),
+FILTERS: tuple[tuple[Reason, FilterFn], ...] = (
+    (Reason.NODE_DOWN, node_up),
+    (Reason.GPU_MODEL_MISMATCH, gpu_model_allowed),
+    (Reason.NODE_LABELS_MISMATCH, labels_match),
+    (Reason.NODE_HAS_REJECTED_LABEL, no_rejected_labels),
+    (Reason.LATENCY_TOO_HIGH, latency_within),
+    (Reason.INSUFFICIENT_CPU, cpu_fits),
+    (Reason.INSUFFICIENT_MEMORY, memory_fits),
+    (Reason.INSUFFICIENT_GPU, gpus_fit),
 )
 
 
-def applicable(pod: PodView) -> list[tuple[str, FilterFn]]:
+def applicable(pod: PodView) -> list[tuple[Reason, FilterFn]]:
     """The filters that can reject this pod, in reporting order."""
     active = {"NodeDown", "InsufficientCPU", "InsufficientMemory"}
     if pod.gpu_count:
@@ -158,7 +158,7 @@ def explain(state: ClusterState, pod: PodView) -> Unschedulable:
 
 
 def first_rejection(
-    state: ClusterState, pod: PodView, rules: list[tuple[str, FilterFn]], nodes: I64
+    state: ClusterState, pod: PodView, rules: list[tuple[Reason, FilterFn]], nodes: I64
 ) -> I64:
     """Per node, the index in ``rules`` of the first rule that rejects it (``len(rules)``: none).
 
@@ -171,7 +171,7 @@ def first_rejection(
 
 
 def unschedulable(
-    state: ClusterState, rules: list[tuple[str, FilterFn]], per_rule: I64
+    state: ClusterState, rules: list[tuple[Reason, FilterFn]], per_rule: I64
 ) -> Unschedulable:
     """The reason value from how many nodes each rule rejects first (see :func:`first_rejection`).
 
@@ -180,7 +180,9 @@ def unschedulable(
     """
     counts = {rules[i][0]: c for i, c in enumerate(per_rule[: len(rules)].tolist()) if c}
     if not counts:
-        return Unschedulable("NoNodeChosen", "eligible nodes exist but the scheduler chose none")
+        return Unschedulable(
+            Reason.NO_NODE_CHOSEN, "eligible nodes exist but the scheduler chose none"
+        )
     main = max(counts, key=lambda r: counts[r])
     detail = f"0/{state.nodes.n} nodes are available: " + ", ".join(
         f"{c} {r}" for r, c in counts.items()

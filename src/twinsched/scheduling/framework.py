@@ -9,6 +9,7 @@ integer in [0, 100]; a :class:`Scheduler` turns that into a :class:`Placement`, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -17,7 +18,34 @@ from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Pods, Scenario
 from twinsched.model.state import ClusterState
 
 MAX_SCORE = 100
-NO_DECISION = "NoDecision"  # a scheduler's "I did not decide": the controller falls back
+
+
+class Reason(StrEnum):
+    """Why a pod is not placed: the documented codes of :class:`Unschedulable` and ``Reject``.
+
+    Filter reasons name the first filter that rejects a node (Kubernetes' wording); the
+    others come from the cycle. Values are the strings stored with runs, so they never change.
+    """
+
+    NODE_DOWN = "NodeDown"  # the node is down (a fault)
+    GPU_MODEL_MISMATCH = "GpuModelMismatch"  # the node's GPU model is not one the pod accepts
+    NODE_LABELS_MISMATCH = "NodeLabelsMismatch"  # a required label is missing
+    NODE_HAS_REJECTED_LABEL = "NodeHasRejectedLabel"  # the node carries a rejected label
+    LATENCY_TOO_HIGH = "LatencyTooHigh"  # too far from the pod's data
+    INSUFFICIENT_CPU = "InsufficientCPU"
+    INSUFFICIENT_MEMORY = "InsufficientMemory"
+    INSUFFICIENT_GPU = "InsufficientGPU"
+    NO_ELIGIBLE_NODE = "NoEligibleNode"  # no node passes every filter (cheap, unexplained)
+    NO_NODE_CHOSEN = "NoNodeChosen"  # eligible nodes exist but the scheduler chose none
+    NO_DECISION = "NoDecision"  # the scheduler did not decide: the controller falls back
+    INVALID_PLACEMENT = "InvalidPlacement"  # the answer broke a rule (and so did the fallback)
+    LEFT_OUT_BY_WINDOW = "LeftOutByWindow"  # a window's optimum placed other pods instead
+    STILL_PENDING_AT_END = "StillPendingAtEnd"  # a replay ended with the pod still queued
+    SET_BY_TWIN = "twin"  # the twin reported the pod unschedulable
+
+
+NO_DECISION = Reason.NO_DECISION  # a scheduler's "I did not decide": the controller falls back
+DEFAULT_FALLBACK = "fgd"  # the heuristic a run falls back to unless it injects another
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +113,9 @@ class Placement:
 
 @dataclass(frozen=True, slots=True)
 class Unschedulable:
-    """No node can take the pod; ``reason`` is a short code, ``detail`` counts nodes per cause."""
+    """No node can take the pod now: a :class:`Reason` code and, in ``detail``, nodes per cause."""
 
-    reason: str
+    reason: Reason
     detail: str = ""
 
 

@@ -13,6 +13,7 @@ from twinsched.scheduling.framework import (
     Decision,
     Placement,
     PodView,
+    Reason,
     RunContext,
     ScorePlugin,
     Unschedulable,
@@ -148,17 +149,17 @@ class PluginScheduler:
             entry = self._class_keys(state, pod, eligible)
             best = int(entry.key.argmax())
             if entry.key[best] < 0:
-                return Unschedulable("NoEligibleNode")
+                return Unschedulable(Reason.NO_ELIGIBLE_NODE)
             if not eligible[best]:  # a caller's narrower mask: honour it
                 masked = np.where(eligible, entry.key, -1)
                 best = int(masked.argmax())
                 if masked[best] < 0:
-                    return Unschedulable("NoEligibleNode")
+                    return Unschedulable(Reason.NO_ELIGIBLE_NODE)
             share = int(entry.gpu[best]) if entry.gpu is not None else -1
         else:
             nodes = np.flatnonzero(eligible)
             if nodes.size == 0:
-                return Unschedulable("NoEligibleNode")
+                return Unschedulable(Reason.NO_ELIGIBLE_NODE)
             keys, gpus = self._keys(state, pod, nodes)
             i = int(np.argmax(keys))
             best, share = int(nodes[i]), int(gpus[i]) if gpus is not None else -1

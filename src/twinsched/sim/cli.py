@@ -47,8 +47,8 @@ def serve(
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
     from twinsched.scheduling import registry
+    from twinsched.sim import run_fillup, run_replay
     from twinsched.sim.exporter import LiveState, MetricsExporter, PacedClock
-    from twinsched.sim.vte import run_fillup, run_replay
     from twinsched.traces import registry as traces
 
     try:

@@ -1,10 +1,32 @@
-"""The FGD study's arrival order: shuffle, then tune the GPU request to 130% of capacity."""
+"""The FGD study's fill-up protocol as a steppable run.
+
+Pods arrive one per tick in a seeded order (shuffled, then tuned to 130% of the GPU
+capacity), are placed or dropped for good, and never leave; the curve is read at integer
+arrived %. :class:`FillupRun` advances one arrival (or one batch scheduler's window) per
+step, so :func:`run_fillup` and the Gymnasium environment drive the same cycle.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
-from twinsched.model.cluster import I64, BoolA, Pods
+from twinsched.metrics.curves import read_at_integers
+from twinsched.metrics.fragmentation import typical_pods
+from twinsched.model.cluster import I64, BoolA, Pods, Scenario
+from twinsched.model.events import Arrive, Reject
+from twinsched.model.run import RunResult
+from twinsched.scheduling.controller import Binding, Outcome, arrival_order
+from twinsched.scheduling.framework import DEFAULT_FALLBACK, Unschedulable
+from twinsched.scheduling.observers import RunObserver
+from twinsched.sim import runs
+from twinsched.sim.clock import Clock
+from twinsched.sim.engine import Engine, Kind
+from twinsched.sim.tracker import FragmentationTracker
+
+Progress = Callable[[int, int], None]
 
 TARGET_PCT = 130.0
 
@@ -78,3 +100,153 @@ class _Alive:
     def kept(self) -> BoolA:
         """Mask of the positions not removed."""
         return self._kept
+
+
+class FillupRun:
+    """One fill-up run, advanced a step at a time; deterministic in (scenario, scheduler, seed).
+
+    ``track`` records the allocation and fragmentation curve (what :meth:`result` reports);
+    the environment, which only needs the state, turns it off. ``explain=False`` gives pods
+    no node can take the cheap reason ``NoEligibleNode`` (one pod at a time only).
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        scheduler: runs.SchedulerArg,
+        seed: int,
+        *,
+        target_pct: float = TARGET_PCT,
+        validate: bool = False,
+        fallback: runs.SchedulerArg | None = DEFAULT_FALLBACK,
+        observers: Sequence[RunObserver] = (),
+        track: bool = True,
+        explain: bool = True,
+    ) -> None:
+        self.started = time.perf_counter()
+        self.scenario, self.seed, self.target_pct = scenario, seed, target_pct
+        workload = scenario.pods
+        order = fillup_order(workload, scenario.nodes.total_gpu_milli, seed, target_pct)
+        self.pods: Pods = workload.take(order)
+        self.control = runs.start(
+            scenario, self.pods, scheduler, seed, workload=workload, validate=validate,
+            fallback=fallback, observers=observers, queue_sort=arrival_order,
+        )  # fmt: skip
+        self.state = self.control.state
+        self.explain = explain
+        self.cursor = 0  # the next pod to arrive
+        self.total_gpu = max(scenario.nodes.total_gpu_milli, 1)
+        self.arrived_milli = 0
+        self._request = self.pods.gpu_request
+        self._cols = {k: np.zeros(self.pods.n) for k in ("arrived", "alloc")} if track else {}
+        self._frag = (
+            FragmentationTracker(self.state, self.pods.n, typical_pods(workload)) if track else None
+        )
+
+    @property
+    def done(self) -> bool:
+        return self.cursor >= self.pods.n
+
+    def arrive(self) -> int:
+        """The next pod arrives (it waits, pending, for :meth:`settle`); its index."""
+        i = self.cursor
+        self.state.apply(Arrive(i))
+        self.cursor += 1
+        return i
+
+    def step(self, window: int | None = None) -> list[Outcome]:
+        """The next pod (or a batch scheduler's next window) arrives and is decided.
+
+        ``window=1`` decides one pod even with a batch scheduler (its window of one).
+        """
+        size = self.control.window if window is None else window
+        if size == 1:
+            i = self.arrive()
+            outcome = self.control.bind(i, self.control.decide(i, explain=self.explain))
+            self.settle(i, outcome)
+            return [(i, outcome)]
+        end = min(self.cursor + size, self.pods.n)
+        batch = [self.arrive() for _ in range(self.cursor, end)]
+        outcomes = []
+        for i, outcome in self.control.schedule_window(batch):
+            self.settle(i, outcome)  # before the next pod of the window is checked
+            outcomes.append((i, outcome))
+        return outcomes
+
+    def settle(self, i: int, outcome: Binding | Unschedulable) -> None:
+        """Record pod ``i``'s outcome: a binding stays, an unschedulable pod is dropped."""
+        if isinstance(outcome, Unschedulable):
+            self.state.apply(Reject(i, outcome.reason))
+        self.arrived_milli += int(self._request[i])
+        if self._frag is None:
+            return
+        self._frag.record(i, outcome.node if isinstance(outcome, Binding) else None)
+        self._cols["arrived"][i] = 100.0 * self.arrived_milli / self.total_gpu
+        self._cols["alloc"][i] = 100.0 * self.state.allocated_gpu_milli / self.total_gpu
+
+    def mask(self, i: int) -> BoolA:
+        """Eligible nodes of pod ``i`` (shared: do not write to it)."""
+        return self.control.eligible(self.control.views[i])
+
+    def result(self) -> RunResult:
+        """The run's curve and summary (call once every pod is decided)."""
+        self.control.finish()
+        if self._frag is None:
+            raise RuntimeError("a run made with track=False has no curve")
+        frag_ratio, frag_amount = self._frag.series()
+        curve = read_at_integers(
+            self._cols["arrived"],
+            {
+                "gpu_alloc_ratio_pct": self._cols["alloc"],
+                "gpu_frag_ratio_pct": frag_ratio,
+                "gpu_frag_amount_pct": frag_amount,
+            },
+            upto=round(self.target_pct),
+        )
+        n = self.pods.n
+        final_frag = float(frag_amount[-1]) if n else 0.0
+        summary = runs.summary(self.state) | {
+            "pods": n, "final_frag_amount_pct": round(final_frag, 4)
+        }  # fmt: skip
+        summary |= runs.scheduler_report(self.control)
+        return RunResult(
+            scheduler=self.control.scheduler.name,
+            seed=self.seed,
+            trace=self.scenario.name,
+            mode="fillup",
+            wall_seconds=round(time.perf_counter() - self.started, 4),
+            curve=curve,
+            summary=summary,
+            timings=runs.timings(self.control),
+        )
+
+
+def run_fillup(
+    scenario: Scenario,
+    scheduler: runs.SchedulerArg,
+    seed: int,
+    *,
+    target_pct: float = TARGET_PCT,
+    validate: bool = False,
+    progress: Progress | None = None,
+    clock: Clock | None = None,
+    fallback: runs.SchedulerArg | None = DEFAULT_FALLBACK,
+    observers: Sequence[RunObserver] = (),
+) -> RunResult:
+    """One fill-up run on the event engine (a paced clock makes it run in wall time)."""
+    run = FillupRun(
+        scenario, scheduler, seed, target_pct=target_pct, validate=validate,
+        fallback=fallback, observers=observers,
+    )  # fmt: skip
+    n = run.pods.n
+
+    def handle(kind: Kind, start: int) -> None:
+        for i, _ in run.step():
+            if progress is not None and (i % 500 == 0 or i == n - 1):
+                progress(i + 1, n)
+
+    engine = Engine(clock)
+    for start in range(0, n, run.control.window):
+        engine.at(float(start), Kind.ARRIVE, start)
+    engine.run(handle)
+    return run.result()

@@ -24,7 +24,7 @@ from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Phase, Reject
 from twinsched.model.io import TwinDocument
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
-from twinsched.scheduling.framework import Decision, PodView, RunContext, Scheduler
+from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Scheduler
 from twinsched.twin.client import TwinClient
 
 PHASE_OF = {name: phase for phase, name in PHASE_NAMES.items()}
@@ -200,4 +200,4 @@ def _move(replica: ClusterState, i: int, doc: dict[str, Any], node_index: dict[s
     if want == Phase.SUCCEEDED and have == Phase.RUNNING:
         replica.apply(Release(i))
     elif want == Phase.UNSCHEDULABLE and have == Phase.PENDING:
-        replica.apply(Reject(i, "twin"))
+        replica.apply(Reject(i, Reason.SET_BY_TWIN))

@@ -30,7 +30,7 @@ from twinsched.scheduling.ai.registry import ModelRegistry
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
 from twinsched.scheduling.ai.train import TrainSpec, train
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 from twinsched.traces import registry as traces
 
 FGD = {"fgd_score": 100.0}

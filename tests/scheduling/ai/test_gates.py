@@ -34,7 +34,7 @@ from twinsched.scheduling.ai.ties import (
     ties_of,
 )
 from twinsched.scheduling.ai.train import TrainSpec, train
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 from twinsched.traces import registry as traces
 
 FGD = {"fgd_score": 100.0}

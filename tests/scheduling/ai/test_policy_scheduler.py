@@ -10,7 +10,7 @@ from twinsched.scheduling import registry
 from twinsched.scheduling.ai.policy import random_policy
 from twinsched.scheduling.ai.registry import ModelRegistry
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 from twinsched.traces import registry as traces
 
 

@@ -35,7 +35,7 @@ from twinsched.scheduling.framework import (
     pod_views,
 )
 from twinsched.scheduling.heuristics.simple import FirstFitScheduler
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 from twinsched.traces import synthetic
 
 DATA = hashlib.sha256(b"scenario").hexdigest()

@@ -10,7 +10,7 @@ import numpy as np
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.scheduling.ai.train import TrainSpec, train
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 from twinsched.traces import registry as traces
 
 

@@ -20,7 +20,7 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.features import F32, N_FEATURES, Scales, node_features
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Scheduler
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 
 
 @dataclass

@@ -220,8 +220,8 @@ Job = tuple[Policy, Ties, str, str, str | None, int, float]
 
 def run_job(job: Job) -> float:
     """GPU allocation (%) at the target of one fill-up run of a policy."""
+    from twinsched.sim import run_fillup
     from twinsched.sim.scenarios import cached_scenario
-    from twinsched.sim.vte import run_fillup
 
     policy, ties, trace, variant, data, seed, target_pct = job
     scheduler = PolicyScheduler("candidate", policy, ties)

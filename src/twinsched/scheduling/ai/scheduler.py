@@ -27,7 +27,14 @@ from twinsched.scheduling.ai.registry import ModelCard
 from twinsched.scheduling.ai.serving import register_loader
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, ties_of, workload_context
 from twinsched.scheduling.cache import NodeMemo
-from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Unschedulable
+from twinsched.scheduling.framework import (
+    Decision,
+    Placement,
+    PodView,
+    Reason,
+    RunContext,
+    Unschedulable,
+)
 from twinsched.scheduling.gpus import default_gpus
 from twinsched.scheduling.rows import distinct_rows
 
@@ -102,7 +109,7 @@ class PolicyScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if not eligible.any():
-            return Unschedulable("NoEligibleNode")
+            return Unschedulable(Reason.NO_ELIGIBLE_NODE)
         score, gpu = self.scores(state, pod, eligible)
         width = self.widths[pod_kind(pod)]
         if width > 0:

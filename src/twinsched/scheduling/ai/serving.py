@@ -32,6 +32,7 @@ from twinsched.scheduling.framework import (
     Decision,
     Placement,
     PodView,
+    Reason,
     RunContext,
     Scheduler,
     Unschedulable,
@@ -119,7 +120,7 @@ class PredictorScheduler:
         self._counts["decisions"] += 1
         if not eligible.any():
             self._counts["no_eligible_node"] += 1
-            return Unschedulable("NoEligibleNode")
+            return Unschedulable(Reason.NO_ELIGIBLE_NODE)
         kwargs: dict[str, Any] = {}
         if self._masks:
             kwargs["action_masks"] = eligible

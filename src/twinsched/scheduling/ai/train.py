@@ -26,7 +26,7 @@ from twinsched.scheduling.ai.policy import Policy, random_policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.scheduling.ai.ties import Ties, workload_context
 from twinsched.scheduling.ai.torch_policy import NodeScorer, device, feature_scaling
-from twinsched.sim.vte import run_fillup
+from twinsched.sim import run_fillup
 
 Log = Callable[[str], None]
 Progress = Callable[[str, int, int], None]

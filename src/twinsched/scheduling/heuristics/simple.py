@@ -10,6 +10,7 @@ from twinsched.scheduling.framework import (
     Decision,
     Placement,
     PodView,
+    Reason,
     RunContext,
     Unschedulable,
 )
@@ -31,7 +32,7 @@ class RandomScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         nodes = np.flatnonzero(eligible)
         if nodes.size == 0:
-            return Unschedulable("NoEligibleNode")
+            return Unschedulable(Reason.NO_ELIGIBLE_NODE)
         node = int(nodes[self._rng.integers(nodes.size)])
         if pod.is_share:
             fitting = fitting_gpus(state.gpu_left[node].tolist(), pod.gpu_milli)
@@ -50,7 +51,7 @@ class FirstFitScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         node = int(np.argmax(eligible))
         if not eligible[node]:
-            return Unschedulable("NoEligibleNode")
+            return Unschedulable(Reason.NO_ELIGIBLE_NODE)
         return Placement(node, default_gpus(state, pod, node))
 
 

@@ -21,6 +21,7 @@ from twinsched.scheduling.framework import (
     Decision,
     Placement,
     PodView,
+    Reason,
     RunContext,
     Unschedulable,
 )
@@ -87,7 +88,7 @@ class IlpScheduler:
             return [Placement(h[0], h[1]) for h in hint if h is not None]
         problem = self._problem(state, pods, eligible, hint)
         if not problem.options:
-            return [Unschedulable("NoEligibleNode") for _ in pods]
+            return [Unschedulable(Reason.NO_ELIGIBLE_NODE) for _ in pods]
         solution = solve_window(problem, time_limit_s=self.time_limit_s, hint=hint, seed=self._seed)
         self._record(solution)
         if not solution.decided:
@@ -178,8 +179,10 @@ def sequential_hint(
 
 def _left_out(eligible: BoolA) -> Unschedulable:
     if not eligible.any():
-        return Unschedulable("NoEligibleNode")
-    return Unschedulable("LeftOutByWindow", "the window's optimum places other pods instead")
+        return Unschedulable(Reason.NO_ELIGIBLE_NODE)
+    return Unschedulable(
+        Reason.LEFT_OUT_BY_WINDOW, "the window's optimum places other pods instead"
+    )
 
 
 def factory(target: str) -> Any:

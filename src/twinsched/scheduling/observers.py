@@ -1,0 +1,74 @@
+"""Observers of a run: cross-cutting concerns fed from the state's event log.
+
+Pushing changes to a twin, a live Prometheus exporter, recording a teacher's decisions and
+progress bars watch a run; none of them wraps the ``Scheduler`` protocol. The controller
+hands each observer the events applied since it last looked (``ClusterState.events``)
+before every decision, and once more when the run ends, so an observer sees the state as
+the scheduler is about to see it (Dask's "stimulus in": the state's own log is the stimulus).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from twinsched.model.events import Event
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import RunContext
+
+
+@runtime_checkable
+class RunObserver(Protocol):
+    """Watches one run; every hook is called in the run's own thread, in order."""
+
+    def on_start(self, state: ClusterState, ctx: RunContext) -> None:
+        """The run's state is built (before the scheduler is reset with it)."""
+
+    def on_events(self, state: ClusterState, events: Sequence[Event]) -> None:
+        """``events`` were applied to ``state`` since the last call (never empty)."""
+
+    def on_end(self, state: ClusterState) -> None:
+        """The run is over; the last events were handed over just before."""
+
+
+class BaseObserver:
+    """Hooks that do nothing: subclass and override the ones you need."""
+
+    def on_start(self, state: ClusterState, ctx: RunContext) -> None:
+        return None
+
+    def on_events(self, state: ClusterState, events: Sequence[Event]) -> None:
+        return None
+
+    def on_end(self, state: ClusterState) -> None:
+        return None
+
+
+class Observers:
+    """The observers of one run and how far into the state's event log they have read."""
+
+    def __init__(self, observers: Sequence[RunObserver] = ()) -> None:
+        self.observers = tuple(observers)
+        self._seen = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.observers)
+
+    def start(self, state: ClusterState, ctx: RunContext) -> None:
+        self._seen = len(state.events)
+        for o in self.observers:
+            o.on_start(state, ctx)
+
+    def feed(self, state: ClusterState) -> None:
+        """Hand the events applied since the last call to every observer."""
+        if not self.observers or self._seen == len(state.events):
+            return
+        events = state.events[self._seen :]
+        self._seen = len(state.events)
+        for o in self.observers:
+            o.on_events(state, events)
+
+    def end(self, state: ClusterState) -> None:
+        self.feed(state)
+        for o in self.observers:
+            o.on_end(state)

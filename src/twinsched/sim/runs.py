@@ -1,0 +1,73 @@
+"""What fill-up and replay runs share: the run's set-up (one prologue) and its summary figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from twinsched.metrics import cluster as cm
+from twinsched.model.cluster import Pods, Scenario
+from twinsched.model.state import ClusterState
+from twinsched.scheduling import registry
+from twinsched.scheduling.controller import QueueSort, SchedulerController, queue_order
+from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
+from twinsched.scheduling.observers import Observers, RunObserver
+
+SchedulerArg = str | Scheduler
+
+
+def resolve(spec: SchedulerArg | None) -> Scheduler | None:
+    """A scheduler instance from a registered name (or the instance itself)."""
+    return registry.create(spec) if isinstance(spec, str) else spec
+
+
+def start(
+    scenario: Scenario,
+    pods: Pods,
+    scheduler: SchedulerArg,
+    seed: int,
+    *,
+    workload: Pods | None = None,
+    validate: bool = False,
+    fallback: SchedulerArg | None = DEFAULT_FALLBACK,
+    observers: Sequence[RunObserver] = (),
+    queue_sort: QueueSort = queue_order,
+) -> SchedulerController:
+    """The state of a run over ``pods`` and the controller that owns its scheduling cycle."""
+    sched = resolve(scheduler)
+    assert sched is not None
+    state = ClusterState(scenario.nodes, pods, scenario.links, validate=validate)
+    ctx = RunContext.create(scenario, seed, workload)
+    return SchedulerController(
+        state, sched, ctx, resolve(fallback), queue_sort, Observers(observers)
+    )
+
+
+def summary(state: ClusterState) -> dict[str, object]:
+    """Allocation, running and unscheduled pods and power of the state now."""
+    return {
+        "gpu_alloc_ratio_pct": round(cm.gpu_allocation_ratio(state), 4),
+        "cpu_alloc_ratio_pct": round(cm.cpu_allocation_ratio(state), 4),
+        "memory_alloc_ratio_pct": round(cm.memory_allocation_ratio(state), 4),
+        "running": cm.running_pods(state),
+        "unscheduled": sum(cm.unscheduled_by_reason(state).values()),
+        "unscheduled_by_reason": cm.unscheduled_by_reason(state),
+        "power_w": round(cm.power_w(state), 1),
+    }
+
+
+def scheduler_report(control: SchedulerController) -> dict[str, object]:
+    """Fallbacks the controller made, and the scheduler's own statistics if it keeps any."""
+    out: dict[str, object] = {}
+    if control.fallbacks:
+        out["fallbacks"] = dict(control.fallbacks)
+    stats = getattr(control.scheduler, "stats", None)
+    if callable(stats):
+        out["scheduler_stats"] = stats()
+    return out
+
+
+def timings(control: SchedulerController) -> dict[str, Any]:
+    """The scheduler's wall-clock timings, if it keeps any."""
+    fn = getattr(control.scheduler, "timings", None)
+    return fn() if callable(fn) else {}

@@ -14,6 +14,7 @@ import asyncio
 import json
 import secrets
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any
 
 import httpx
 
-from twinsched.twin.process import TwinProcess
+# the server launcher lives with the tests; run from anywhere, it is found from the repo root
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.twin.process import TwinProcess
 
 METRICS = ("cpu_util", "mem_util", "gpu_util", "power_w", "net_rx", "net_tx", "disk_io",
            "temp_c", "load1", "pods")  # fmt: skip

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from tests.learning.test_triggers import MONDAY
+from tests.twin.process import TwinProcess
 from tests.twin.test_loop import TOKEN
 from twinsched.learning.agents import Action, Agent, AgentRunner, DateTrigger, IntervalTrigger
 from twinsched.learning.agents.agent import Reading
@@ -21,7 +22,6 @@ from twinsched.learning.agents.twin import (
 from twinsched.model.io import TwinDocument, parse_document
 from twinsched.sim.clock import SimClock
 from twinsched.twin.client import TwinClient
-from twinsched.twin.process import TwinProcess
 
 LOADS = [10.0, 10.0, 50.0, 50.0, 50.0, 10.0, 30.0]  # requests/min, one value a minute
 ZONES = {"s1": "a", "s2": "a", "s3": "b", "s4": "b"}

@@ -18,8 +18,8 @@ from fastapi import FastAPI
 from tests.store.conftest import pg_url  # noqa: F401  (a fixture, re-exported)
 from twinsched.model.io import TwinDocument, parse_document
 from twinsched.store.db import dispose
-from twinsched.twin.app import create_app
-from twinsched.twin.settings import TwinSettings
+from twinsched.twin.api.app import create_app
+from twinsched.twin.core.settings import TwinSettings
 
 TOKEN = "test-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.twin.conftest import TOKEN, tiny_document
+from twinsched.store.history import HistoryStore
 from twinsched.twin.cli import app
-from twinsched.twin.deltas import StatePatch
-from twinsched.twin.history import HistoryStore
-from twinsched.twin.service import TwinService
+from twinsched.twin.core.deltas import StatePatch
+from twinsched.twin.core.service import TwinService
 
 
 @pytest.fixture

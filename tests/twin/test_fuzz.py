@@ -24,8 +24,8 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.twin.conftest import AUTH, TOKEN, make_client, tiny_document
 from twinsched.store.db import dispose
-from twinsched.twin.app import create_app
-from twinsched.twin.settings import TwinSettings
+from twinsched.twin.api.app import create_app
+from twinsched.twin.core.settings import TwinSettings
 
 CHECKS = [
     not_a_server_error,

@@ -13,9 +13,9 @@ import pytest
 from fastapi import FastAPI
 
 from tests.twin.conftest import SyncASGI
+from twinsched.twin.api.problems import install
+from twinsched.twin.api.routes.harmonize import EXAMPLES, router
 from twinsched.twin.harmonize import HarmonizeResult
-from twinsched.twin.problems import install
-from twinsched.twin.routes.harmonize import EXAMPLES, router
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import pytest
 
 from tests.twin.conftest import AUTH, TOKEN, make_client, tiny_document
 from twinsched.store.db import dispose
-from twinsched.twin.deltas import StatePatch
-from twinsched.twin.history import HistoryStore, Window, compact, read_window
-from twinsched.twin.service import TwinService
-from twinsched.twin.settings import TwinSettings
+from twinsched.store.history import HistoryStore, Window, compact, read_window
+from twinsched.twin.core.deltas import StatePatch
+from twinsched.twin.core.service import TwinService
+from twinsched.twin.core.settings import TwinSettings
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

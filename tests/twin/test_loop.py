@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from tests.twin.process import TwinProcess
 from twinsched.cli import app
 from twinsched.scheduling import registry
 from twinsched.sim import run_fillup, run_replay
 from twinsched.traces import registry as traces
 from twinsched.twin.client import TwinClient
 from twinsched.twin.loop import TwinScheduler
-from twinsched.twin.process import TwinProcess
 
 TOKEN = "loop-test-token-0123456789abcdef"
 

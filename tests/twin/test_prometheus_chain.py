@@ -28,10 +28,10 @@ from twinsched.scheduling import registry
 from twinsched.sim import run_fillup
 from twinsched.sim.exporter import LiveState, MetricsExporter
 from twinsched.traces import synthetic
-from twinsched.twin.app import create_app
+from twinsched.twin.api.app import create_app
 from twinsched.twin.client import TwinClient
 from twinsched.twin.collectors.prometheus import HttpTwinSink, PrometheusCollector
-from twinsched.twin.settings import TwinSettings
+from twinsched.twin.core.settings import TwinSettings
 
 READY_WITHIN_S = 30.0
 CONFIG = """\

@@ -6,8 +6,8 @@ import threading
 from pathlib import Path
 
 from tests.twin.conftest import TOKEN, tiny_document
+from tests.twin.process import TwinProcess
 from twinsched.twin.client import TwinClient, TwinClientError
-from twinsched.twin.process import TwinProcess
 
 NODES = ("n1", "n2", "g1")
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from tests.twin.conftest import tiny_document
-from twinsched.twin.deltas import StatePatch
-from twinsched.twin.history import HistoryStore
-from twinsched.twin.service import DeltaError, TwinService
+from twinsched.store.history import HistoryStore
+from twinsched.twin.core.deltas import StatePatch
+from twinsched.twin.core.service import DeltaError, TwinService
 
 
 def _patch(time: float, *deltas: dict[str, Any]) -> StatePatch:

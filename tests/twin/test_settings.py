@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from twinsched.twin.settings import SettingsError, TwinSettings, token_problem
+from twinsched.twin.core.settings import SettingsError, TwinSettings, token_problem
 
 GOOD = "a-long-enough-token-42"
 

@@ -1,7 +1,8 @@
 """The digital twin service: the cluster's current state, its history, and an HTTP API.
 
-``service.TwinService`` is the pure core (one door for changes: ``apply``); ``app.create_app``
-wraps it in FastAPI; ``client.TwinClient`` talks to a running service; ``cli`` is
+``core`` is the pure core (``core.service.TwinService``, one door for changes: ``apply``);
+``api`` wraps it in FastAPI (``api.app.create_app``); the history is kept by
+``twinsched.store.history``; ``client.TwinClient`` talks to a running service; ``cli`` is
 ``twinsched twin serve|compact``. FastAPI, uvicorn and httpx come with ``twinsched[twin]``.
 """
 

@@ -71,8 +71,8 @@ def serve(
     try:
         import uvicorn
 
-        from twinsched.twin.app import create_app
-        from twinsched.twin.settings import TwinSettings
+        from twinsched.twin.api.app import create_app
+        from twinsched.twin.core.settings import TwinSettings
 
         settings = TwinSettings.from_env(token=token, db=db, dev=dev or None)
         application = create_app(settings)
@@ -133,8 +133,8 @@ def compact(
 ) -> None:
     """Apply retention and downsampling to the history (time is the twin's newest sample)."""
     try:
-        from twinsched.twin.history import HistoryStore, compact
-        from twinsched.twin.settings import TwinSettings
+        from twinsched.store.history import HistoryStore, compact
+        from twinsched.twin.core.settings import TwinSettings
 
         settings = TwinSettings.from_env(db=db, dev=True)
         store = HistoryStore(settings.database_url())

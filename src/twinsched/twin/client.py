@@ -15,7 +15,7 @@ from typing import Any, Self
 from twinsched.errors import TwinschedError
 from twinsched.model.io import TwinDocument
 from twinsched.twin import EXTRA_HINT
-from twinsched.twin.deltas import PatchResult, StatePatch
+from twinsched.twin.core.deltas import PatchResult, StatePatch
 
 try:
     import httpx

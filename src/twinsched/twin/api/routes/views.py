@@ -5,35 +5,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
 
-from twinsched.model.io import Id, Link, Node, NodePool, Pod, PodPhase
-from twinsched.twin import service as views
-from twinsched.twin.problems import ERROR_RESPONSES
-from twinsched.twin.routes.deps import Service
+from twinsched.model.io import Link, NodePool, PodPhase
+from twinsched.twin.api.deps import Service
+from twinsched.twin.api.problems import ERROR_RESPONSES
+from twinsched.twin.core import views
+from twinsched.twin.core.deltas import NodeStatus
+from twinsched.twin.core.views import JobView, NodeView, PodView
 
 router = APIRouter(tags=["views"], responses=ERROR_RESPONSES)
-
-
-class NodeView(Node):
-    """A node and the nodepool it belongs to."""
-
-    nodepool: Id = Field(description="Nodepool id.")
-
-
-class PodView(Pod):
-    """A pod and the job it belongs to."""
-
-    job: Id = Field(description="Job id.")
-
-
-class JobView(BaseModel):
-    """A job with its pod counts instead of its pods."""
-
-    id: str = Field(description="Job id.")
-    profile: dict[str, Any] | None = Field(None, description="Scheduler weights, if any.")
-    pods: int = Field(description="Number of pods.")
-    phases: dict[str, int] = Field(description="Pod count per phase.")
 
 
 @router.get("/nodepools", response_model=list[NodePool], summary="Nodepools and their nodes")
@@ -46,9 +26,7 @@ def get_nodepools(service: Service) -> Any:
 def get_nodes(
     service: Service,
     nodepool: Annotated[str | None, Query(description="Only this nodepool.")] = None,
-    status: Annotated[
-        views.NodeStatus | None, Query(description="Only nodes with this status.")
-    ] = None,
+    status: Annotated[NodeStatus | None, Query(description="Only nodes with this status.")] = None,
 ) -> Any:
     """Every node with its nodepool id."""
     return service.read(lambda doc: views.node_views(doc, nodepool, status))

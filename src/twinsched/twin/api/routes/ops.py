@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, Field
 from sqlalchemy.exc import SQLAlchemyError
 
-from twinsched.twin.problems import ErrorBody, error_response
-from twinsched.twin.routes.deps import Service
+from twinsched.twin.api.deps import Service
+from twinsched.twin.api.problems import ErrorBody, error_response
+from twinsched.twin.api.schemas import Health
 
 router = APIRouter(tags=["operations"])
-
-
-class Health(BaseModel):
-    """A health answer."""
-
-    status: str = Field(description="'ok' or 'ready'.", examples=["ok"])
-    version: int = Field(description="State version.")
 
 
 @router.get(

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from twinsched.twin.history.tables import changes, samples, series, snapshots
+from twinsched.store.history.tables import changes, samples, series, snapshots
 
 Aggregation = Literal["mean", "max", "last"]
 

@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from twinsched.twin.service import TwinService
-from twinsched.twin.settings import TwinSettings
+from twinsched.twin.core.service import TwinService
+from twinsched.twin.core.settings import TwinSettings
 
 _bearer = HTTPBearer(auto_error=False, description="The token of TWINSCHED_TWIN_TOKEN.")
 

@@ -6,49 +6,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
 
-from twinsched.twin.deltas import MAX_TIME
-from twinsched.twin.history import Window, compact, read_window
-from twinsched.twin.history.query import Aggregation
-from twinsched.twin.problems import ERROR_RESPONSES, WRITE_RESPONSES
-from twinsched.twin.routes.deps import Service, Settings, WriteAccess
+from twinsched.store.history import Window, compact, read_window
+from twinsched.store.history.query import Aggregation
+from twinsched.twin.api.deps import Service, Settings, WriteAccess
+from twinsched.twin.api.problems import ERROR_RESPONSES, WRITE_RESPONSES
+from twinsched.twin.api.schemas import CompactView, HistoryView, SeriesView
+from twinsched.twin.core.deltas import MAX_TIME
 
 router = APIRouter(tags=["history"])
 
 TimeQuery = Query(ge=0, le=MAX_TIME, allow_inf_nan=False)
-
-
-class SeriesView(BaseModel):
-    """One node's points as parallel columns."""
-
-    node: str = Field(description="Node id.")
-    times: list[float] = Field(description="Sample times, or bucket starts with a step.")
-    values: list[float] = Field(description="Values (aggregated per bucket with a step).")
-
-
-class HistoryView(BaseModel):
-    """The answer of ``/history``."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "metric": "cpu_util",
-                    "step": 60.0,
-                    "agg": "mean",
-                    "truncated": False,
-                    "series": [{"node": "n1", "times": [0.0, 60.0], "values": [0.4, 0.55]}],
-                }
-            ]
-        }
-    )
-
-    metric: str = Field(description="Metric name.")
-    step: float | None = Field(description="Bucket width; null = raw samples.")
-    agg: Aggregation = Field(description="Aggregation per bucket.")
-    truncated: bool = Field(description="True when `limit` rows were reached.")
-    series: list[SeriesView] = Field(description="One series per node, by node id.")
 
 
 @router.get(
@@ -80,16 +48,6 @@ async def get_history(
         truncated=truncated,
         series=[SeriesView(node=s.node, times=s.times, values=s.values) for s in series],
     )
-
-
-class CompactView(BaseModel):
-    """What a compaction did."""
-
-    now: float | None = Field(description="Twin time of the newest sample (null: no samples).")
-    dropped_samples: int = Field(description="Samples older than the retention, dropped.")
-    downsampled_samples: int = Field(description="Samples merged into bucket means.")
-    written_buckets: int = Field(description="Bucket means written.")
-    dropped_changes: int = Field(description="Change-log entries older than the retention.")
 
 
 @router.post(

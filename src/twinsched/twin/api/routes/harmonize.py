@@ -6,37 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from twinsched.model.io import DocumentError, TwinDocument, validate_document
-from twinsched.twin.harmonize import HarmonizeError, HarmonizeResult, SourceOrAuto, harmonize
-from twinsched.twin.problems import ERROR_RESPONSES, problem_response
+from twinsched.twin.api.problems import ERROR_RESPONSES, problem_response
+from twinsched.twin.api.schemas import HarmonizeRequest
+from twinsched.twin.harmonize import HarmonizeError, HarmonizeResult, harmonize
 
 router = APIRouter(tags=["harmonize"])
-
-
-PAYLOAD_SCHEMA = {"anyOf": [{"type": "object"}, {"type": "array"}, {"type": "string"}]}
-
-
-class HarmonizeRequest(BaseModel):
-    """What to convert, from which format, and on which step to align its samples."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    source: SourceOrAuto = Field(
-        "auto", description="Format of the payload; 'auto' detects it from its shape."
-    )
-    payload: Annotated[Any, WithJsonSchema(PAYLOAD_SCHEMA)] = Field(
-        description="The data: a JSON object or array, or text (JSON or CSV tables)."
-    )
-    step_s: float | None = Field(
-        None, gt=0, description="Align samples on this step (seconds); null = raw samples."
-    )
-    base: dict[str, Any] | None = Field(
-        None,
-        description="A twin document giving hardware for nodes the payload only measures; "
-        "samples older than its timestamp are stale.",
-    )
 
 
 _NODE = {"id": "n1", "hardware": {"cpu_milli": 8000, "memory_mib": 32768}}

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from twinsched.store.db import engine_for
-from twinsched.twin.history.tables import SAMPLE_COLUMNS, changes, samples, series, snapshots
+from twinsched.store.history.tables import SAMPLE_COLUMNS, changes, samples, series, snapshots
 
 _SQLITE_INSERT = "INSERT INTO twin_samples (series, time, value) VALUES (?, ?, ?)"
 # WAL without fsync per commit, and checkpoints every 64 MiB rather than 4 MiB: 2x ingestion

@@ -20,14 +20,14 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.model.io import TwinDocument
-from twinsched.twin.deltas import StatePatch
-from twinsched.twin.history import HistoryStore, compact
-from twinsched.twin.metrics import registry_for
-from twinsched.twin.middleware import BodyLimit, RequestMetrics
-from twinsched.twin.problems import error_response, install
-from twinsched.twin.routes import history, ops, state, views
-from twinsched.twin.service import TwinService
-from twinsched.twin.settings import TwinSettings
+from twinsched.store.history import HistoryStore, compact
+from twinsched.twin.api.metrics import registry_for
+from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
+from twinsched.twin.api.problems import error_response, install
+from twinsched.twin.api.routes import history, ops, state, views
+from twinsched.twin.core.deltas import StatePatch
+from twinsched.twin.core.service import TwinService
+from twinsched.twin.core.settings import TwinSettings
 
 PREFIX = "/api/v1"
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
 def _harmonize_router() -> Any:
     """``POST /harmonize`` when that module is installed (it is optional here)."""
     try:
-        module = importlib.import_module("twinsched.twin.routes.harmonize")
+        module = importlib.import_module("twinsched.twin.api.routes.harmonize")
     except ImportError:
         return None
     return getattr(module, "router", None)

@@ -8,7 +8,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from twinsched.twin.metrics import HttpMetrics
+from twinsched.twin.api.metrics import HttpMetrics
 
 
 class BodyTooLargeError(Exception):

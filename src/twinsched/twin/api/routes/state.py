@@ -12,27 +12,21 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from twinsched.model.io import DocumentError, TwinDocument, validate_document
-from twinsched.twin.deltas import MAX_TIME, PatchResult, StatePatch
-from twinsched.twin.problems import (
+from twinsched.twin.api.deps import Service, WriteAccess
+from twinsched.twin.api.problems import (
     ERROR_RESPONSES,
     WRITE_RESPONSES,
     ErrorBody,
     error_response,
     validation_problems,
 )
-from twinsched.twin.routes.deps import Service, WriteAccess
+from twinsched.twin.api.schemas import PutResult
+from twinsched.twin.core.deltas import MAX_TIME, PatchResult, StatePatch
 
 router = APIRouter(tags=["state"])
-
-
-class PutResult(BaseModel):
-    """The state's version after a PUT."""
-
-    version: int = Field(description="State version after the replacement.")
-    time: float = Field(description="State time (the document's timestamp).")
 
 
 def _write(schema: str, response: type[BaseModel]) -> dict[str, Any]:

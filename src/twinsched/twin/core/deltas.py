@@ -18,6 +18,7 @@ MAX_VALUE = 1e18  # keeps sums of samples finite in SQL aggregates
 MetricName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 MetricValue = Annotated[float, Field(ge=-MAX_VALUE, le=MAX_VALUE)]
 Time = Annotated[float, Field(ge=0, le=MAX_TIME)]
+NodeStatus = Literal["Ready", "NotReady"]
 
 
 class _Delta(BaseModel):
@@ -59,7 +60,7 @@ class NodeDelta(_Delta):
 
     op: Literal["node"]
     node: Id = Field(description="Node id.")
-    status: Literal["Ready", "NotReady"] = Field(description="New status.")
+    status: NodeStatus = Field(description="New status.")
 
 
 Delta = Annotated[MetricsDelta | PodDelta | PodAddDelta | NodeDelta, Field(discriminator="op")]

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from twinsched.model.io import DocumentError, format_path
-from twinsched.twin.service import DeltaError
+from twinsched.twin.core.service import DeltaError
 
 
 class Problem(BaseModel):

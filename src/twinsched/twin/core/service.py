@@ -11,23 +11,24 @@ import gzip
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
 from twinsched.errors import TwinschedError
-from twinsched.model.io import Job, Link, Node, NodePool, Pod, TwinDocument
-from twinsched.twin.deltas import (
+from twinsched.model.io import Job, Node, Pod, TwinDocument
+from twinsched.store.history.store import HistoryStore, SampleBatch
+from twinsched.twin.core.deltas import (
     MetricsDelta,
     NodeDelta,
+    NodeStatus,
     PatchResult,
     PodAddDelta,
     PodDelta,
     StatePatch,
 )
-from twinsched.twin.history.store import HistoryStore, SampleBatch
 
 log = logging.getLogger(__name__)
 
@@ -350,52 +351,3 @@ def rebuild(history: HistoryStore, version: int | None) -> TwinService:
         service._version = number  # versions can have gaps after compaction
     service._version = replay.version
     return service
-
-
-# -- views -------------------------------------------------------------------------------------
-NodeStatus = Literal["Ready", "NotReady"]
-
-
-def nodepool_views(doc: TwinDocument) -> list[NodePool]:
-    """Copies of the nodepools, nodes included."""
-    return [p.model_copy(deep=True) for p in doc.nodepools]
-
-
-def node_views(doc: TwinDocument, pool: str | None, status: str | None) -> list[dict[str, Any]]:
-    """Nodes with their nodepool id, optionally filtered."""
-    return [
-        {"nodepool": p.id, **n.model_dump()}
-        for p in doc.nodepools
-        if pool is None or p.id == pool
-        for n in p.nodes
-        if status is None or n.status == status
-    ]
-
-
-def link_views(doc: TwinDocument) -> list[Link]:
-    """The links between nodepools."""
-    return [link.model_copy() for link in doc.networks]
-
-
-def job_views(doc: TwinDocument) -> list[dict[str, Any]]:
-    """Jobs with pod counts per phase instead of their pods."""
-    out = []
-    for job in doc.jobs:
-        phases: dict[str, int] = {}
-        for pod in job.pods:
-            phases[pod.phase] = phases.get(pod.phase, 0) + 1
-        profile = job.profile.model_dump() if job.profile else None
-        out.append({"id": job.id, "profile": profile, "pods": len(job.pods), "phases": phases})
-    return out
-
-
-def pod_views(
-    doc: TwinDocument, phase: str | None, node: str | None, job: str | None
-) -> Iterator[dict[str, Any]]:
-    """Pods with their job id, optionally filtered by phase, node and job."""
-    for j in doc.jobs:
-        if job is not None and j.id != job:
-            continue
-        for pod in j.pods:
-            if (phase is None or pod.phase == phase) and (node is None or pod.node == node):
-                yield {"job": j.id, **pod.model_dump()}

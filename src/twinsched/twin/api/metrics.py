@@ -13,7 +13,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from twinsched.model.io import TwinDocument
-from twinsched.twin.service import TwinService
+from twinsched.twin.core.service import TwinService
 
 PREFIX = "twinsched_twin"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)

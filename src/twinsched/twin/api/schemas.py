@@ -1,0 +1,95 @@
+"""Request and response bodies of the twin's HTTP routes (pydantic models, OpenAPI schemas).
+
+The state's own models stay where they are defined: the document in ``model.io``, the
+PATCH batch and its answer in ``core.deltas``, the typed views in ``core.views``, error
+bodies in ``problems``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from twinsched.store.history.query import Aggregation
+from twinsched.twin.harmonize import SourceOrAuto
+
+
+class PutResult(BaseModel):
+    """The state's version after a PUT."""
+
+    version: int = Field(description="State version after the replacement.")
+    time: float = Field(description="State time (the document's timestamp).")
+
+
+class Health(BaseModel):
+    """A health answer."""
+
+    status: str = Field(description="'ok' or 'ready'.", examples=["ok"])
+    version: int = Field(description="State version.")
+
+
+class SeriesView(BaseModel):
+    """One node's points as parallel columns."""
+
+    node: str = Field(description="Node id.")
+    times: list[float] = Field(description="Sample times, or bucket starts with a step.")
+    values: list[float] = Field(description="Values (aggregated per bucket with a step).")
+
+
+class HistoryView(BaseModel):
+    """The answer of ``/history``."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "metric": "cpu_util",
+                    "step": 60.0,
+                    "agg": "mean",
+                    "truncated": False,
+                    "series": [{"node": "n1", "times": [0.0, 60.0], "values": [0.4, 0.55]}],
+                }
+            ]
+        }
+    )
+
+    metric: str = Field(description="Metric name.")
+    step: float | None = Field(description="Bucket width; null = raw samples.")
+    agg: Aggregation = Field(description="Aggregation per bucket.")
+    truncated: bool = Field(description="True when `limit` rows were reached.")
+    series: list[SeriesView] = Field(description="One series per node, by node id.")
+
+
+class CompactView(BaseModel):
+    """What a compaction did."""
+
+    now: float | None = Field(description="Twin time of the newest sample (null: no samples).")
+    dropped_samples: int = Field(description="Samples older than the retention, dropped.")
+    downsampled_samples: int = Field(description="Samples merged into bucket means.")
+    written_buckets: int = Field(description="Bucket means written.")
+    dropped_changes: int = Field(description="Change-log entries older than the retention.")
+
+
+PAYLOAD_SCHEMA = {"anyOf": [{"type": "object"}, {"type": "array"}, {"type": "string"}]}
+
+
+class HarmonizeRequest(BaseModel):
+    """What to convert, from which format, and on which step to align its samples."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: SourceOrAuto = Field(
+        "auto", description="Format of the payload; 'auto' detects it from its shape."
+    )
+    payload: Annotated[Any, WithJsonSchema(PAYLOAD_SCHEMA)] = Field(
+        description="The data: a JSON object or array, or text (JSON or CSV tables)."
+    )
+    step_s: float | None = Field(
+        None, gt=0, description="Align samples on this step (seconds); null = raw samples."
+    )
+    base: dict[str, Any] | None = Field(
+        None,
+        description="A twin document giving hardware for nodes the payload only measures; "
+        "samples older than its timestamp are stale.",
+    )

@@ -70,10 +70,10 @@ def test_a_taken_port_is_a_clear_error() -> None:
             MetricsExporter(LiveState(), port).start()
 
 
-def test_tap_sees_the_run_state() -> None:
+def test_an_observing_live_state_sees_the_run_state() -> None:
     sc = builders.scenario(NODES, PODS)
     live = LiveState()
-    run_fillup(sc, live.tap(registry.create("bestfit")), 0)
+    run_fillup(sc, registry.create("bestfit"), 0, observers=[live])
     assert live.state is not None and live.state.allocated_gpu_milli > 0
     fams = {f.name: f for f in live.families()}
     assert float(fams[ex.GPU_MILLI_ALLOCATED].values.sum()) == live.state.allocated_gpu_milli
@@ -83,12 +83,12 @@ def test_paced_run_can_be_scraped_while_it_waits() -> None:
     """The run holds the lock only between waits, so a scrape answers during a paced run."""
     sc = builders.scenario(NODES, PODS)  # fill-up: one pod per simulated second
     live = LiveState()
-    sched = live.tap(registry.create("bestfit"))
+    sched = registry.create("bestfit")
     done = threading.Event()
 
     def paced() -> None:
         with live.running():
-            run_fillup(sc, sched, 0, clock=PacedClock(live, speed=4.0))  # 0.25 s per wait
+            run_fillup(sc, sched, 0, clock=PacedClock(live, speed=4.0), observers=[live])
         done.set()
 
     with MetricsExporter(live) as exporter:

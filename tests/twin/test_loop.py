@@ -16,7 +16,7 @@ from twinsched.scheduling import registry
 from twinsched.sim import run_fillup, run_replay
 from twinsched.traces import registry as traces
 from twinsched.twin.client import TwinClient
-from twinsched.twin.loop import TwinScheduler
+from twinsched.twin.replica import TwinScheduler
 
 TOKEN = "loop-test-token-0123456789abcdef"
 
@@ -38,7 +38,9 @@ def test_fillup_over_http_equals_in_process(twin: TwinProcess, scheduler: str) -
     local = run_fillup(scenario, scheduler, 1, target_pct=40)
     with TwinClient(twin.url, TOKEN) as client:
         remote_sched = TwinScheduler(registry.create(scheduler), client)
-        remote = run_fillup(scenario, remote_sched, 1, target_pct=40)
+        remote = run_fillup(
+            scenario, remote_sched, 1, target_pct=40, observers=[remote_sched.publisher]
+        )
         pods = client.pods()
     assert remote.curve == local.curve
     stats = remote.summary.pop("scheduler_stats")
@@ -54,7 +56,8 @@ def test_replay_over_http_equals_in_process(twin: TwinProcess) -> None:
     scenario = replace(full, pods=full.pods.take(np.sort(first)))
     local = run_replay(scenario, "bestfit", 0)
     with TwinClient(twin.url, TOKEN) as client:
-        remote = run_replay(scenario, TwinScheduler(registry.create("bestfit"), client), 0)
+        remote_sched = TwinScheduler(registry.create("bestfit"), client)
+        remote = run_replay(scenario, remote_sched, 0, observers=[remote_sched.publisher])
     remote.summary.pop("scheduler_stats")
     assert remote.curve == local.curve and remote.summary == local.summary
 

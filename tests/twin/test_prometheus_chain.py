@@ -134,7 +134,7 @@ def filled_state() -> tuple[Any, ClusterState]:
     """The synthetic continuum after a fill-up run of bestfit (deterministic)."""
     scenario = synthetic.continuum(seed=0)
     live = LiveState()
-    run_fillup(scenario, live.tap(registry.create("bestfit")), 0, target_pct=60.0)
+    run_fillup(scenario, registry.create("bestfit"), 0, target_pct=60.0, observers=[live])
     assert live.state is not None
     return scenario, live.state
 

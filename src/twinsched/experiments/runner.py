@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from twinsched.experiments.executors import Executor, local
 from twinsched.model.cluster import Scenario
 from twinsched.model.run import RunResult, RunSpec
+from twinsched.scheduling.observers import RunObserver
+from twinsched.sim.runs import SchedulerArg
 from twinsched.sim.scenarios import cached_scenario
+
+if TYPE_CHECKING:
+    from twinsched.twin.replica import TwinScheduler
 
 
 def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
@@ -18,33 +23,32 @@ def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -
     scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
     if spec.twin:
         with _through_twin(spec.scheduler, spec.twin) as scheduler:
-            return _run(spec, scenario, scheduler, progress)
+            return _run(spec, scenario, scheduler, progress, [scheduler.publisher])
     return _run(spec, scenario, spec.scheduler, progress)
 
 
 def _run(
     spec: RunSpec,
     scenario: Scenario,
-    scheduler: Any,
+    scheduler: SchedulerArg,
     progress: Callable[[int, int], None] | None,
+    observers: Sequence[RunObserver] = (),
 ) -> RunResult:
     from twinsched.sim import run_fillup, run_replay
 
     if spec.mode == "fillup":
-        result = run_fillup(
+        return run_fillup(
             scenario, scheduler, spec.seed, target_pct=spec.target_pct,
-            validate=spec.validate, progress=progress,
+            validate=spec.validate, progress=progress, observers=observers,
         )  # fmt: skip
-    else:
-        result = run_replay(
-            scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
-            validate=spec.validate, progress=progress,
-        )  # fmt: skip
-    return result
+    return run_replay(
+        scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
+        validate=spec.validate, progress=progress, observers=observers,
+    )  # fmt: skip
 
 
 @contextmanager
-def _through_twin(name: str, url: str) -> Iterator[Any]:
+def _through_twin(name: str, url: str) -> Iterator[TwinScheduler]:
     """The scheduler wrapped so it decides on state pulled from the twin at ``url``.
 
     The write token comes from ``$TWINSCHED_TWIN_TOKEN`` (never from the spec, which is
@@ -52,7 +56,7 @@ def _through_twin(name: str, url: str) -> Iterator[Any]:
     """
     from twinsched.scheduling import registry
     from twinsched.twin.client import TwinClient
-    from twinsched.twin.loop import TwinScheduler
+    from twinsched.twin.replica import TwinScheduler
 
     with TwinClient(url, os.environ.get("TWINSCHED_TWIN_TOKEN")) as client:
         yield TwinScheduler(registry.create(name), client)

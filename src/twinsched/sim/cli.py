@@ -54,13 +54,13 @@ def serve(
     try:
         scenario = traces.load(trace, variant, str(data) if data else None)
         live = LiveState()
-        sched = live.tap(registry.create(scheduler))
+        sched = registry.create(scheduler)
         with MetricsExporter(live, port, host) as exporter:
             err.print(f"serving {exporter.url} ({scenario.nodes.n} nodes, {speed:g}x)")
             with live.running():
                 clock = PacedClock(live, speed=speed)
                 runner = run_replay if mode == "replay" else run_fillup
-                result = runner(scenario, sched, seed, clock=clock)
+                result = runner(scenario, sched, seed, clock=clock, observers=[live])
             err.print(f"run finished: {result.summary.get('running', 0)} pods running")
             if hold > 0:
                 err.print(f"holding the final state for {hold:g} s")

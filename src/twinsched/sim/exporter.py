@@ -10,15 +10,16 @@ events, never half of one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from twinsched.errors import TwinschedError
 from twinsched.metrics.exposition import Family, clock_family, families
+from twinsched.model.events import Event
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.framework import RunContext, Scheduler
+from twinsched.scheduling.framework import RunContext
 from twinsched.sim.clock import Clock, WallClock
 
 if TYPE_CHECKING:
@@ -30,27 +31,27 @@ INSTALL_HINT = "the Prometheus exporter needs prometheus-client: pip install 'tw
 
 
 class LiveState:
-    """The state of the run in progress (or a fixed one), safe to read from a scrape thread."""
+    """The state of the run in progress (or a fixed one), safe to read from a scrape thread.
+
+    Pass it to a run as an observer (``run_fillup(..., observers=[live])``): the run hands
+    over its state when it starts.
+    """
 
     def __init__(self, state: ClusterState | None = None, clock: Clock | None = None) -> None:
         self.lock = threading.Lock()
         self.state = state
         self.clock = clock
 
-    def tap(self, scheduler: Scheduler) -> Scheduler:
-        """Make ``scheduler`` hand over the run's state when the run resets it.
+    # -- a run observer: the run hands over its state when it starts -------------------------
+    def on_start(self, state: ClusterState, ctx: RunContext) -> None:
+        """Read this run's state from now on (the run is built; its lock is held)."""
+        self.state = state
 
-        The VTE's run functions build their state inside; every run resets its scheduler
-        with it exactly once, so that is where the exporter learns which state to read.
-        """
-        reset = scheduler.reset
+    def on_events(self, state: ClusterState, events: Sequence[Event]) -> None:
+        return None  # scrapes read the state itself, at scrape time
 
-        def reset_and_keep(state: ClusterState, ctx: RunContext) -> None:
-            self.state = state
-            reset(state, ctx)
-
-        scheduler.reset = reset_and_keep  # type: ignore[method-assign]
-        return scheduler
+    def on_end(self, state: ClusterState) -> None:
+        return None
 
     @contextmanager
     def running(self) -> Iterator[None]:

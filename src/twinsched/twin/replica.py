@@ -1,31 +1,31 @@
 """The scheduling loop over HTTP: the VTE pushes its state to a twin, the controller pulls it.
 
-:class:`TwinScheduler` wraps any scheduler. At ``reset`` it PUTs the run's cluster (nodes,
-links, every pod with its phase) to the twin and builds the controller's *replica* from the
-document the twin answers. Before each decision it PATCHes what changed in the simulator
-since the last push (arrivals, bindings, rejections, completions, node up/down), pulls the
-pods from the twin, applies what changed there to the replica through the state's one door,
-and lets the wrapped scheduler decide on the replica with eligibility computed there. So the
-decision is made from the twin's view only; when the twin holds what the VTE sent, the
-results equal the in-process run exactly (tested).
+The push is a run observer, :class:`~twinsched.twin.publisher.TwinPublisher`: it PUTs the
+run's cluster when the run starts and PATCHes what changed before each decision.
+:class:`TwinScheduler` wraps any scheduler: at ``reset`` it builds the controller's *replica*
+from the twin's document; before each decision it pulls the pods from the twin, applies
+what changed there to the replica through the state's one door, and lets the wrapped
+scheduler decide on the replica with eligibility computed there. So the decision is made
+from the twin's view only; when the twin holds what the VTE sent, the results equal the
+in-process run exactly (tested). Run it with ``observers=[scheduler.publisher]``.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import BoolA, Scenario
-from twinsched.model.convert import PHASE_NAMES, gpu_indices, scenario_to_document
+from twinsched.model.cluster import BoolA
+from twinsched.model.convert import PHASE_NAMES
 from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Phase, Reject, Release, Unbind
 from twinsched.model.io import TwinDocument
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
 from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Scheduler
 from twinsched.twin.client import TwinClient
+from twinsched.twin.publisher import TwinPublisher
 
 PHASE_OF = {name: phase for phase, name in PHASE_NAMES.items()}
 
@@ -34,43 +34,33 @@ class TwinLoopError(TwinschedError):
     """The twin's view cannot be mapped onto the run (different nodes or pods)."""
 
 
-def unique_pod_names(names: tuple[str, ...]) -> tuple[str, ...]:
-    """Pod names made unique (a fill-up may draw one trace pod several times)."""
-    if len(set(names)) == len(names):
-        return names
-    return tuple(f"{name}#{i}" for i, name in enumerate(names))
-
-
 class TwinScheduler:
     """Runs ``inner`` on a replica of the cluster state pulled from a twin service."""
 
     def __init__(self, inner: Scheduler, client: TwinClient) -> None:
         self.inner, self.client = inner, client
+        self.publisher = TwinPublisher(client)  # the run must be observed by it
         self.name = inner.name
-        self.pushes = self.pulls = self.deltas = 0
-        self._local: ClusterState | None = None
+        self.pulls = 0
         self._replica: ClusterState | None = None
         self._names: tuple[str, ...] = ()
         self._pod_index: dict[str, int] = {}  # pod and node names -> run indices (per run)
         self._node_index: dict[str, int] = {}
-        self._time = 0.0
 
     # -- the run's start ----------------------------------------------------------------------
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
-        self._local = state
-        self._names = unique_pod_names(state.pods.names)
+        if self.publisher.state is not state:
+            raise TwinLoopError(
+                "the twin is not told about this run: pass observers=[scheduler.publisher]"
+            )
+        self._names = self.publisher.names
         self._pod_index = {name: i for i, name in enumerate(self._names)}
         self._node_index = {name: n for n, name in enumerate(state.nodes.names)}
-        pods = replace(state.pods, names=self._names)
-        scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
-                            ctx.scenario.labels)  # fmt: skip
-        self.client.put_state(scenario_to_document(scenario, state))
         self._check_same_cluster(state, self.client.get_state())
         # Capacities, requests and labels are the scenario's, shared by both sides; phases,
         # bindings and node status come from the twin.
         self._replica = ClusterState(state.nodes, state.pods, ctx.scenario.links)
         self._sync_replica(self._pods_from_twin())
-        self._seen = _snapshot(state)
         self.inner.reset(self._replica, ctx)
 
     def _check_same_cluster(self, state: ClusterState, doc: TwinDocument) -> None:
@@ -88,7 +78,6 @@ class TwinScheduler:
     # -- each decision ------------------------------------------------------------------------
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._replica is not None, "reset() first"
-        self._push(state)
         self._sync_replica(self._pods_from_twin())
         replica = self._replica
         nodes = np.arange(replica.nodes.n, dtype=np.int64)
@@ -96,49 +85,14 @@ class TwinScheduler:
         return self.inner.place(replica, pod, mask)
 
     def stats(self) -> dict[str, Any]:
-        """Pushes the last changes (the run is over) and counts the traffic."""
-        if self._local is not None:
-            self._push(self._local)
+        """The traffic with the twin: pushes and deltas sent, pulls made."""
         inner = getattr(self.inner, "stats", None)
-        out: dict[str, Any] = {"twin_pushes": self.pushes, "twin_pulls": self.pulls,
-                               "twin_deltas": self.deltas}  # fmt: skip
+        pub = self.publisher
+        out: dict[str, Any] = {"twin_pushes": pub.pushes, "twin_pulls": self.pulls,
+                               "twin_deltas": pub.deltas}  # fmt: skip
         if callable(inner):
             out["scheduler"] = inner()
         return out
-
-    # -- push: the VTE's changes to the twin ----------------------------------------------------
-    def _push(self, state: ClusterState) -> None:
-        now = _snapshot(state)
-        deltas: list[dict[str, Any]] = []
-        changed = np.flatnonzero(
-            (now["phase"] != self._seen["phase"])
-            | (now["node"] != self._seen["node"])
-            | (now["gpus"] != self._seen["gpus"])
-        )
-        for i in changed.tolist():
-            deltas.append(self._pod_delta(state, i))
-        for n in np.flatnonzero(now["up"] != self._seen["up"]).tolist():
-            status = "Ready" if state.up[n] else "NotReady"
-            deltas.append({"op": "node", "node": state.nodes.names[n], "status": status})
-        if deltas:
-            self._time += 1.0
-            self.client.patch(self._time, deltas)
-            self.pushes += 1
-            self.deltas += len(deltas)
-        self._seen = now
-
-    def _pod_delta(self, state: ClusterState, i: int) -> dict[str, Any]:
-        node = int(state.pod_node[i])
-        phase = PHASE_NAMES[Phase(int(state.phase[i]))]
-        bound = node >= 0 and phase in ("Running", "Succeeded")
-        mask = int(state.pod_gpus[i])
-        return {
-            "op": "pod",
-            "pod": self._names[i],
-            "phase": phase,
-            "node": state.nodes.names[node] if bound else None,
-            "gpus": gpu_indices(mask) if bound else [],
-        }
 
     # -- pull: the twin's view into the controller's replica ----------------------------------
     def _pods_from_twin(self) -> list[dict[str, Any]]:
@@ -168,15 +122,6 @@ class TwinScheduler:
             for n in down:
                 if replica.nodes.names[n] in ready:
                     replica.apply(NodeUp(n))
-
-
-def _snapshot(state: ClusterState) -> dict[str, np.ndarray]:
-    return {
-        "phase": state.phase.copy(),
-        "node": state.pod_node.copy(),
-        "gpus": state.pod_gpus.copy(),
-        "up": state.up.copy(),
-    }
 
 
 def _move(replica: ClusterState, i: int, doc: dict[str, Any], node_index: dict[str, int]) -> None:

@@ -1,0 +1,100 @@
+"""The VTE's changes pushed to a twin service: a run observer fed from the state's event log.
+
+At the run's start it PUTs the cluster (nodes, links, every pod with its phase); before each
+decision (the controller feeds it the events applied since the last one) it PATCHes what
+changed: arrivals, bindings, rejections, completions, node up/down. A pod that changed and
+changed back between two decisions sends nothing, as with a full comparison of states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from twinsched.model.cluster import Scenario
+from twinsched.model.convert import PHASE_NAMES, gpu_indices, scenario_to_document
+from twinsched.model.events import Event, NodeDown, NodeUp, Phase
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import RunContext
+from twinsched.twin.client import TwinClient
+
+PodRow = tuple[int, int, int]  # phase, node, GPU bitmask as last pushed
+
+
+def unique_pod_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Pod names made unique (a fill-up may draw one trace pod several times)."""
+    if len(set(names)) == len(names):
+        return names
+    return tuple(f"{name}#{i}" for i, name in enumerate(names))
+
+
+class TwinPublisher:
+    """Keeps a twin service's state in step with a run's (observe the run with it)."""
+
+    def __init__(self, client: TwinClient) -> None:
+        self.client = client
+        self.state: ClusterState | None = None
+        self.names: tuple[str, ...] = ()
+        self.pushes = self.deltas = 0
+        self._pods: dict[int, PodRow] = {}  # pods pushed since the start, as last pushed
+        self._up: dict[int, bool] = {}  # node -> up, as last pushed
+        self._start: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros(0),) * 3
+        self._time = 0.0
+
+    def on_start(self, state: ClusterState, ctx: RunContext) -> None:
+        self.state = state
+        self.names = unique_pod_names(state.pods.names)
+        pods = replace(state.pods, names=self.names)
+        scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
+                            ctx.scenario.labels)  # fmt: skip
+        self.client.put_state(scenario_to_document(scenario, state))
+        self._pods.clear()
+        self._up = {n: bool(up) for n, up in enumerate(state.up.tolist())}
+        self._start = (state.phase.copy(), state.pod_node.copy(), state.pod_gpus.copy())
+
+    def on_events(self, state: ClusterState, events: Sequence[Event]) -> None:
+        pods: set[int] = set()
+        nodes: set[int] = set()
+        for event in events:
+            if isinstance(event, NodeDown | NodeUp):
+                nodes.add(event.node)
+            else:
+                pods.add(event.pod)
+        deltas = [d for i in sorted(pods) if (d := self._pod_delta(state, i)) is not None]
+        for n in sorted(nodes):
+            if bool(state.up[n]) != self._up[n]:
+                self._up[n] = bool(state.up[n])
+                status = "Ready" if state.up[n] else "NotReady"
+                deltas.append({"op": "node", "node": state.nodes.names[n], "status": status})
+        if deltas:
+            self._time += 1.0
+            self.client.patch(self._time, deltas)
+            self.pushes += 1
+            self.deltas += len(deltas)
+
+    def on_end(self, state: ClusterState) -> None:
+        return None
+
+    def _pod_delta(self, state: ClusterState, i: int) -> dict[str, Any] | None:
+        """The pod's delta, or None when it is as last pushed."""
+        row = (int(state.phase[i]), int(state.pod_node[i]), int(state.pod_gpus[i]))
+        if row == self._pods.get(i, self._initial(i)):
+            return None
+        self._pods[i] = row
+        phase_code, node, mask = row
+        phase = PHASE_NAMES[Phase(phase_code)]
+        bound = node >= 0 and phase in ("Running", "Succeeded")
+        return {
+            "op": "pod",
+            "pod": self.names[i],
+            "phase": phase,
+            "node": state.nodes.names[node] if bound else None,
+            "gpus": gpu_indices(mask) if bound else [],
+        }
+
+    def _initial(self, i: int) -> PodRow:
+        phase, node, gpus = self._start
+        return (int(phase[i]), int(node[i]), int(gpus[i]))

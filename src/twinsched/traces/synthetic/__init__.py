@@ -13,11 +13,13 @@ through the twin format exactly. ``scenario.meta`` holds what :func:`regenerate`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
-from twinsched.errors import TwinschedError
+from twinsched.errors import TraceFormatError, TwinschedError
 from twinsched.model.cluster import LabelVocabulary, Scenario
 from twinsched.traces.synthetic.nodes import build_nodes, node_rows, pool_links, split
 from twinsched.traces.synthetic.pods import build_pods, draw_jobs
@@ -76,6 +78,25 @@ def regenerate(meta: Mapping[str, object]) -> Scenario:
     if params.get("function") == "cluster":
         return cluster(**kwargs)
     raise TwinschedError(f"unknown {GENERATOR} function {params.get('function')!r}")
+
+
+def read_params(path: Path) -> dict[str, object]:
+    """Generator parameters from ``path``: a function name or a ``.json`` file of them.
+
+    ``continuum`` or ``cluster`` names the function; a ``.json`` file holds
+    ``{"function": "continuum", "seed": 3, ...}``.
+    """
+    if path.suffix != ".json":
+        return {"function": str(path)}
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TraceFormatError(
+            str(path), 1, "-", f"cannot read generator parameters: {exc}"
+        ) from None
+    if not isinstance(loaded, dict) or "function" not in loaded:
+        raise TraceFormatError(str(path), 1, "function", "expected an object with 'function'")
+    return loaded
 
 
 def _generate(

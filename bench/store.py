@@ -26,8 +26,8 @@ from pathlib import Path
 
 import psycopg
 
+from twinsched.model.columns import same_scenario
 from twinsched.store import import_scenario, load_scenario, save_scenarios
-from twinsched.store.codec import same_scenario
 from twinsched.store.db import dispose, engine_for
 from twinsched.traces import synthetic
 

@@ -11,9 +11,9 @@ import pytest
 import sqlalchemy as sa
 
 from twinsched.model.cluster import Scenario
+from twinsched.model.columns import same_scenario, scenario_checksum
 from twinsched.store import StoreError, list_scenarios, load_scenario, pgcopy, save_scenarios
 from twinsched.store import scenarios as store_scenarios
-from twinsched.store.codec import same_scenario, scenario_checksum
 from twinsched.store.db import engine_for
 from twinsched.store.migrate import downgrade, upgrade
 from twinsched.traces import synthetic

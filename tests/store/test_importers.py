@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 from twinsched.model.cluster import Scenario
+from twinsched.model.columns import same_scenario, scenario_checksum
 from twinsched.store import (
     export_scenario,
     import_scenario,
     load_scenario,
     scenario_info,
 )
-from twinsched.store.codec import same_scenario, scenario_checksum
 from twinsched.traces import alibaba_gpu_2023
 from twinsched.traces.synthetic import regenerate
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from twinsched.errors import TraceFormatError
+from twinsched.model.columns import same_scenario
 from twinsched.store import (
     ScenarioExistsError,
     ScenarioNotFoundError,
@@ -18,7 +19,6 @@ from twinsched.store import (
     load_scenario,
     scenario_info,
 )
-from twinsched.store.codec import same_scenario
 
 
 def _break_line(source: Path, target: Path, line: int, old: str, new: str) -> Path:

@@ -12,7 +12,8 @@ from twinsched.model.cluster import Scenario
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.filters import eligible
 from twinsched.scheduling.framework import pod_views
-from twinsched.traces.synthetic import cluster, continuum, fits_empty_cluster, regenerate
+from twinsched.traces.synthetic import cluster, continuum, regenerate
+from twinsched.traces.synthetic.shapes import fits_empty_cluster
 
 EDGE, CLOUD, HPC = 0, 1, 2
 

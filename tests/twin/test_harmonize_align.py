@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twinsched.errors import TwinschedError
+from twinsched.traces.conversion import Sample
 from twinsched.twin.harmonize import HarmonizeError, harmonize
 from twinsched.twin.harmonize.align import align, to_series, window
-from twinsched.twin.harmonize.result import Sample
 
 
 def samples(points: list[tuple[str, float, float]]) -> list[Sample]:

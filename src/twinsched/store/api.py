@@ -43,7 +43,7 @@ def export_scenario(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(doc.model_dump_json(indent=1) + "\n", encoding="utf-8")
         return target
-    from twinsched.store.importers.twin_csv import write_tables
+    from twinsched.traces.twin_csv import write_tables
 
     write_tables(scenario, target)
     return target

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.engine import Connection
 
-from twinsched.store.codec import Columns
+from twinsched.model.columns import Columns
 
 SEPARATOR = "\x00"
 _TABLE = "scenario_columns (scenario_id, name, data)"

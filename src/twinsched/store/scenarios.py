@@ -24,8 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
-from twinsched.store import colcache
-from twinsched.store.codec import (
+from twinsched.model.columns import (
     LINK_COLUMNS,
     NODE_COLUMNS,
     POD_COLUMNS,
@@ -34,6 +33,7 @@ from twinsched.store.codec import (
     scenario_checksum,
     scenario_from_columns,
 )
+from twinsched.store import colcache
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.pgcopy import copy_in, read_columns, wire_types
 from twinsched.store.schema import Base, ScenarioRow

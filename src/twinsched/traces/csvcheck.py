@@ -10,6 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from twinsched.errors import TraceFormatError
+from twinsched.model.cluster import F64
 
 
 def read_table(path: Path, required: Sequence[str]) -> pd.DataFrame:
@@ -50,3 +51,26 @@ def unique_names(frame: pd.DataFrame, path: Path, field: str) -> tuple[str, ...]
             row = int(np.flatnonzero(mask.to_numpy())[0])
             raise TraceFormatError(str(path), row + 2, field, f"{problem} {names.iloc[row]!r}")
     return tuple(names.tolist())
+
+
+def float_column(
+    frame: pd.DataFrame,
+    path: Path,
+    field: str,
+    *,
+    minimum: float = 0.0,
+    empty: float | None = None,
+    header_lines: int = 1,
+) -> F64:
+    """A float column (``empty`` replaces blank cells; None: blanks are errors)."""
+    raw = frame[field].astype(str).str.strip()
+    blank = raw == ""
+    values = pd.to_numeric(raw.where(~blank, "nan"), errors="coerce").to_numpy(dtype=np.float64)
+    bad = (np.isnan(values) & ~blank.to_numpy()) | (values < minimum)
+    if empty is None:
+        bad |= blank.to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        problem = f"expected a number >= {minimum}, got {raw.iloc[row]!r}"
+        raise TraceFormatError(str(path), row + 1 + header_lines, field, problem)
+    return np.where(blank.to_numpy(), np.nan if empty is None else empty, values)

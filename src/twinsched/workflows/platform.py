@@ -135,7 +135,7 @@ def three_tier() -> Platform:
     each, joined by the links of the synthetic continuum (``pool_links``).
     """
     from twinsched.model.cluster import Scenario, nodes_from_columns, pods_from_columns
-    from twinsched.traces.synthetic import pool_links
+    from twinsched.traces.synthetic.nodes import pool_links
 
     rows = [(r, k) for r in SMALL_CONTINUUM for k in range(r[1])]
     tiers = tuple(r[0] for r in SMALL_CONTINUUM)

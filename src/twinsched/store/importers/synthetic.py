@@ -8,15 +8,14 @@ PATH is ``continuum`` or ``cluster`` (the generator function) or a JSON file
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from twinsched.errors import TraceFormatError, UnknownNameError
+from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import Scenario
 from twinsched.store.importers import register
-from twinsched.traces.synthetic import GENERATOR, regenerate
+from twinsched.traces.synthetic import GENERATOR, read_params, regenerate
 
 OPTIONS = {
     "seed": "random seed (default 0)",
@@ -33,17 +32,8 @@ OPTIONS = {
     "synthetic", "the synthetic continuum generator (PATH: continuum|cluster|FILE.json)", OPTIONS
 )
 def import_synthetic(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
-    params: dict[str, object] = {"function": str(path)}
-    if path.suffix == ".json":
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise TraceFormatError(
-                str(path), 1, "-", f"cannot read generator parameters: {exc}"
-            ) from None
-        if not isinstance(loaded, dict) or "function" not in loaded:
-            raise TraceFormatError(str(path), 1, "function", "expected an object with 'function'")
-        params = loaded
+    """The generator's scenario as ``name``; options override its parameters."""
+    params = read_params(path)
     for key, value in options.items():
         if key not in OPTIONS:
             raise UnknownNameError("synthetic option", key, list(OPTIONS))

@@ -7,11 +7,11 @@ query results (``prometheus``) or a twin document (``twin``), detects which when
 series (aligned when ``step_s`` is given) and what was dropped why. Pure: no I/O, no FastAPI.
 """
 
+from twinsched.traces.conversion import HarmonizeError
 from twinsched.twin.harmonize.core import harmonize
 from twinsched.twin.harmonize.result import (
     SOURCES,
     Dropped,
-    HarmonizeError,
     HarmonizeResult,
     Series,
     Source,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 
-from twinsched.twin.harmonize.result import HarmonizeError, Path, Sample, Series
+from twinsched.traces.conversion import HarmonizeError, Path, Sample
+from twinsched.twin.harmonize.result import Series
 
 MAX_WINDOWS = 100_000
 

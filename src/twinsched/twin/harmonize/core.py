@@ -7,44 +7,30 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.traces.conversion import Conversion, HarmonizeError, Sample
+from twinsched.traces.decice import from_decice
+from twinsched.traces.prometheus import from_prometheus
+from twinsched.traces.supercloud_tables import from_tables
+from twinsched.traces.twin_json import from_twin
 from twinsched.twin.harmonize.align import align, time_text, to_series
-from twinsched.twin.harmonize.decice import from_decice
 from twinsched.twin.harmonize.detect import detect, parse_text
-from twinsched.twin.harmonize.prometheus import from_prometheus
 from twinsched.twin.harmonize.result import (
     SOURCES,
-    Conversion,
-    HarmonizeError,
     HarmonizeResult,
-    Sample,
     Source,
     SourceOrAuto,
+    dropped_list,
 )
-from twinsched.twin.harmonize.tables import from_tables
 
 MAX_DROPPED = 1000  # listed in a result; the rest are counted
 Converter = Callable[[Any, TwinDocument | None], Conversion]
-
-
-def _from_twin(payload: Any, base: TwinDocument | None) -> Conversion:
-    """The document itself (validated later); its node metrics are samples at its timestamp."""
-    if not isinstance(payload, Mapping):
-        raise HarmonizeError((), f"a twin document must be an object, not {type(payload).__name__}")
-    doc = validate_document(payload)
-    out = Conversion(dict(payload))
-    for i, pool in enumerate(doc.nodepools):
-        for j, node in enumerate(pool.nodes):
-            for metric, value in node.metrics.items():
-                where = ("nodepools", i, "nodes", j, "metrics", metric)
-                out.samples.append(Sample(node.id, metric, doc.timestamp, value, where))
-    return out
 
 
 CONVERTERS: dict[Source, Converter] = {
     "decice": from_decice,
     "tables": from_tables,
     "prometheus": from_prometheus,
-    "twin": _from_twin,
+    "twin": from_twin,
 }
 
 
@@ -90,7 +76,7 @@ def harmonize(
         document=document,
         step_s=step_s,
         samples=series,
-        dropped=conversion.dropped_list(MAX_DROPPED),
+        dropped=dropped_list(conversion, MAX_DROPPED),
         notes=conversion.notes,
     )
 

@@ -6,10 +6,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from twinsched.twin.harmonize.prometheus import is_response
-from twinsched.twin.harmonize.result import HarmonizeError, Source
-from twinsched.twin.harmonize.tables import KEYS as TABLE_KEYS
-from twinsched.twin.harmonize.tables import TABLES, read_rows, table_kind
+from twinsched.traces.conversion import HarmonizeError
+from twinsched.traces.prometheus import is_response
+from twinsched.traces.supercloud_tables import KEYS as TABLE_KEYS
+from twinsched.traces.supercloud_tables import TABLES, read_rows, table_kind
+from twinsched.twin.harmonize.result import Source
 
 TWIN_KEYS = ("schema_version", "nodepools", "networks", "timestamp")
 NONE_OF = (

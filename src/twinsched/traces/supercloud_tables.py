@@ -5,7 +5,7 @@ The payload is ``{"jobs": T, "nodes": T, "samples": T, "at": epoch_s, "nodepool"
 objects or CSV text with a header; a bare array or CSV text is one table, recognised by its
 columns. Node rows: ``node``, ``node_cores``, ``node_memory_mib``, ``node_gpus``,
 ``gpu_model``, ``nodepool``; any other column is a label. Job rows: see
-:mod:`twinsched.twin.harmonize.tables_jobs`. Sample rows: the SuperCloud time series
+:func:`twinsched.traces.supercloud.parse_job`. Sample rows: the SuperCloud time series
 (``Node``, ``EpochTime`` and one column per metric, e.g. ``CPUUtilization``, ``RSS``) or the
 long form ``node, metric, timestamp, value``.
 
@@ -20,17 +20,11 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.io import TwinDocument
-from twinsched.twin.harmonize._values import GpuBinder, ident, label_value, number, whole
-from twinsched.twin.harmonize.result import Conversion, HarmonizeError, Path, Sample
-from twinsched.twin.harmonize.tables_jobs import (
-    JobRow,
-    RowProblem,
-    column_value,
-    given,
-    job_pods,
-    parse_job,
-)
+from twinsched.traces._values import GpuBinder, ident, label_value, number, whole
+from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
+from twinsched.traces.supercloud import JobRow, RowProblem, column_value, given, parse_job
 
 TABLES = ("jobs", "nodes", "samples")
 KEYS = (*TABLES, "at", "nodepool")
@@ -255,3 +249,58 @@ def _samples(out: Conversion, rows: Rows, at: Path, nodes: set[str]) -> None:
                 out.drop((*at, i, "value" if long else metric), str(exc))
                 continue
             out.samples.append(Sample(node, metric, t, v, (*at, i)))
+
+
+def job_pods(
+    out: Conversion, job: JobRow, at: Path, now: float, binder: GpuBinder
+) -> list[dict[str, Any]]:
+    """The job's pods as the twin sees them at time ``now``."""
+    pods = []
+    for k in range(job.pods):
+        pod: dict[str, Any] = {
+            "id": f"{job.name}-{k}",
+            "requests": {
+                "cpu_milli": job.cpu_milli,
+                "memory_mib": job.memory_mib,
+                "gpu_count": job.gpus,
+                "gpu_milli": MILLI_PER_GPU if job.gpus else 0,
+            },
+            "priority": job.priority,
+            "phase": _phase(job, now),
+            "timestamps": {"arrival_s": job.submit},
+        }
+        if job.start is not None and job.end is not None:
+            pod["timestamps"]["duration_s"] = job.end - job.start
+        if pod["phase"] in ("Running", "Succeeded"):
+            _bind(out, job, k, at, pod, binder)
+        pods.append(pod)
+    return pods
+
+
+def _phase(job: JobRow, now: float) -> str:
+    if job.submit > now:
+        return "NotArrived"
+    if job.start is None or job.start > now:
+        return "Pending"
+    return "Succeeded" if job.end is not None and job.end <= now else "Running"
+
+
+def _bind(
+    out: Conversion, job: JobRow, k: int, at: Path, pod: dict[str, Any], binder: GpuBinder
+) -> None:
+    if not job.hosts:
+        out.drop((*at, "nodelist"), f"pod {pod['id']}: started but no nodelist; taken as Pending")
+        pod["phase"] = "Pending"
+        return
+    pod["timestamps"]["start_s"] = job.start
+    pod["node"] = job.hosts[k]
+    if pod["phase"] == "Succeeded":
+        return
+    gpus = binder.bind(job.hosts[k], job.gpus)
+    if gpus is None:
+        problem = f"pod {pod['id']}: node '{job.hosts[k]}' has too few free GPUs; taken as Pending"
+        out.drop((*at, "nodelist"), problem)
+        pod["phase"] = "Pending"
+        del pod["node"], pod["timestamps"]["start_s"]
+        return
+    pod["gpus"] = gpus

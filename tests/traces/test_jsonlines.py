@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from twinsched.store.jsonlines import line_of, parse_path
+from twinsched.traces.jsonlines import line_of, parse_path
 
 DOC = {
     "nodepools": [{"id": "a", "nodes": [{"id": "n1", "hardware": {"cpu_milli": 1}}]}],

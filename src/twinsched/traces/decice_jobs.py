@@ -12,7 +12,7 @@ from collections.abc import Container, Mapping
 from typing import Any
 
 from twinsched.model.cluster import MILLI_PER_GPU
-from twinsched.twin.harmonize._values import (
+from twinsched.traces._values import (
     GpuBinder,
     array,
     epoch,
@@ -22,7 +22,7 @@ from twinsched.twin.harmonize._values import (
     number,
     whole,
 )
-from twinsched.twin.harmonize.result import Conversion, Path
+from twinsched.traces.conversion import Conversion, Path
 
 PHASES = {
     "notarrived": "NotArrived",

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from twinsched.model.io import TwinDocument, format_path
-from twinsched.twin.harmonize._values import number
-from twinsched.twin.harmonize.result import Conversion, HarmonizeError, Path, Sample
+from twinsched.traces._values import number
+from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
 
 NODE_LABELS = ("node", "nodename", "kubernetes_node", "hostname", "instance")
 RESULT_TYPES = ("vector", "matrix")

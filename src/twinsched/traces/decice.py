@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from twinsched.model.io import Link, Node, TwinDocument
-from twinsched.twin.harmonize._values import ident, label_value, mapping, number, whole
-from twinsched.twin.harmonize.decice_jobs import object_id, read_jobs, read_workloads
-from twinsched.twin.harmonize.result import Conversion, HarmonizeError, Path, Sample
+from twinsched.traces._values import ident, label_value, mapping, number, whole
+from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
+from twinsched.traces.decice_jobs import object_id, read_jobs, read_workloads
 
 METRIC_NAMES = {"util": "cpu_util", "mem_util": "memory_util", "power_watts": "power_w"}
 PERCENT = ("util", "mem_util")

@@ -1,0 +1,302 @@
+"""``supercloud``: MIT SuperCloud Slurm job tables (``slurm-log*.csv``, optionally gzipped).
+
+The fields the DECICE test-environment deliverable lists map as follows: job id
+(``id_job``), CPUs requested (``cpus_req``, else TRES ``1=``), memory requested (TRES ``2=``
+in MB, taken as MiB; ``mem_req`` is damaged in public samples), GPUs (TRES ``1002=``), run time
+(``time_end - time_start``), node ids (``nodelist``), node cores and memory (``node_cores``,
+``node_memory_mib`` columns when present, else the largest per-node request seen on that node).
+A job on ``n`` nodes is a gang of ``n`` pods that split its request evenly. Arrival is
+``time_submit`` relative to the first submission. Repeated (damaged) job ids get ``~k``.
+CPU and memory load series are not part of a scenario and are not imported.
+
+:func:`read` reads a job table file for the store (strict: the first bad value raises
+:class:`TraceFormatError` naming file, line and field); :func:`parse_job` reads one job row of
+a payload for the twin's harmoniser (a bad row raises :class:`RowProblem` naming the column, so
+the caller can drop it). Both take job ids through :func:`whole_job_id`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from twinsched.errors import TraceFormatError
+from twinsched.model.cluster import (
+    LabelVocabulary,
+    Nodes,
+    Scenario,
+    nodes_from_columns,
+    pods_from_columns,
+    single_pool_links,
+)
+from twinsched.traces._values import ident, number, whole
+from twinsched.traces.csvcheck import float_column, int_column, read_table
+
+FILE = "slurm-log-queueing-clean.csv.gz"
+COLUMNS = ("id_job", "nodes_alloc", "nodelist", "time_submit", "time_start", "time_end", "tres_req")
+GPU_TRES = "1002"
+
+
+def read(path: Path, name: str) -> Scenario:
+    """The job table at ``path`` (the file, or the folder holding :data:`FILE`) as a scenario."""
+    file = path / FILE if path.is_dir() else path
+    frame = read_table(file, COLUMNS)
+    n_nodes = int_column(frame, file, "nodes_alloc", minimum=1)
+    submit = float_column(frame, file, "time_submit")
+    start = float_column(frame, file, "time_start")
+    end = float_column(frame, file, "time_end")
+    early = np.flatnonzero(end < start)
+    if early.size:
+        raise TraceFormatError(str(file), int(early[0]) + 2, "time_end", "before time_start")
+    tres = [_tres(file, row, text) for row, text in enumerate(frame["tres_req"].tolist())]
+    cpus = (
+        int_column(frame, file, "cpus_req", minimum=1)
+        if "cpus_req" in frame.columns
+        else np.array([t.get("1", 1) for t in tres], dtype=np.int64)
+    )
+    memory = np.array([t.get("2", 0) for t in tres], dtype=np.int64)
+    gpus = np.array([t.get(GPU_TRES, 0) for t in tres], dtype=np.int64)
+    hosts = [_nodelist(file, row, text) for row, text in enumerate(frame["nodelist"].tolist())]
+    job_names = unique_suffixed([_job_id(x) for x in frame["id_job"].tolist()])
+    # per pod of each job: an even share of the job's request
+    per_node = {
+        "cpu": np.ceil(cpus / n_nodes).astype(np.int64),
+        "mem": np.ceil(memory / n_nodes).astype(np.int64),
+        "gpu": np.ceil(gpus / n_nodes).astype(np.int64),
+    }
+    job = np.repeat(np.arange(len(frame)), n_nodes)
+    first = np.repeat(np.cumsum(n_nodes) - n_nodes, n_nodes)
+    rank = np.arange(len(job)) - first
+    nodes = _nodes(frame, file, hosts, per_node)
+    pods = pods_from_columns(
+        [f"{job_names[j]}-{r}" for j, r in zip(job.tolist(), rank.tolist(), strict=True)],
+        per_node["cpu"][job] * 1000,
+        per_node["mem"][job],
+        per_node["gpu"][job],
+        np.where(per_node["gpu"][job] > 0, 1000, 0),
+        arrival_s=(submit - submit.min(initial=0.0))[job],
+        duration_s=(end - start)[job],
+        job=job.astype(np.int64),
+        job_names=tuple(job_names),
+    )
+    meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": float(submit.min())}
+    return Scenario(name, nodes, pods, single_pool_links(), LabelVocabulary(), meta)
+
+
+def whole_job_id(value: Any) -> str | None:
+    """``16051200000000.0`` -> ``16051200000000`` (ids were written as floats).
+
+    None when ``value`` is no finite whole number; each reader has its own fallback.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        whole_value = float(value)
+    except ValueError:
+        return None
+    if not math.isfinite(whole_value) or whole_value != int(whole_value):
+        return None
+    return str(int(whole_value))
+
+
+def _job_id(text: str) -> str:
+    """A file's job id: a whole number without '.0', else the text itself."""
+    return whole_job_id(text) or text.strip() or "job"
+
+
+def unique_suffixed(names: list[str]) -> list[str]:
+    """Names made unique by appending ``~k`` to repeats (damaged trace ids repeat)."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        k = seen.get(name, 0)
+        seen[name] = k + 1
+        out.append(name if k == 0 else f"{name}~{k}")
+    return out
+
+
+def _tres(path: Path, row: int, text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in filter(None, text.split(",")):
+        key, sep, value = part.partition("=")
+        try:
+            out[key.strip()] = int(float(value))
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise TraceFormatError(str(path), row + 2, "tres_req", f"bad TRES item {part!r}")
+    return out
+
+
+def _nodelist(path: Path, row: int, text: str) -> list[str]:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TraceFormatError(
+            str(path), row + 2, "nodelist", f"expected ['node', ...], got {text!r}"
+        )
+    return value
+
+
+def _nodes(
+    frame: pd.DataFrame, file: Path, hosts: list[list[str]], per_node: dict[str, np.ndarray]
+) -> Nodes:
+    given = {c: c in frame.columns for c in ("node_cores", "node_memory_mib")}
+    cores = int_column(frame, file, "node_cores", minimum=1) if given["node_cores"] else None
+    mem = int_column(frame, file, "node_memory_mib") if given["node_memory_mib"] else None
+    shape: dict[str, list[int]] = {}
+    for row, names in enumerate(hosts):
+        for host in names:
+            have = shape.setdefault(host, [0, 0, 0])
+            need = [
+                int(cores[row]) if cores is not None else int(per_node["cpu"][row]),
+                int(mem[row]) if mem is not None else int(per_node["mem"][row]),
+                int(per_node["gpu"][row]),
+            ]
+            shape[host] = [max(a, b) for a, b in zip(have, need, strict=True)]
+    names = sorted(shape)
+    return nodes_from_columns(
+        names,
+        [shape[n][0] * 1000 for n in names],
+        [shape[n][1] for n in names],
+        [shape[n][2] for n in names],
+        ["gpu" if shape[n][2] else "" for n in names],
+    )
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One parsed job row; times in epoch seconds, requests per pod."""
+
+    name: str
+    hosts: list[str]
+    pods: int
+    cpu_milli: int
+    memory_mib: int
+    gpus: int
+    submit: float
+    start: float | None
+    end: float | None
+    priority: int
+
+
+class RowProblem(ValueError):
+    """A bad field of one row: ``column`` names it."""
+
+    def __init__(self, column: str, problem: str) -> None:
+        self.column, self.problem = column, problem
+        super().__init__(f"{column}: {problem}")
+
+
+def parse_job(row: Mapping[str, Any]) -> JobRow:
+    """A :class:`JobRow`, or :class:`RowProblem` naming the bad column."""
+    name = column_value(row, "id_job", _row_job_id)
+    hosts = column_value(row, "nodelist", _hosts) if given(row, "nodelist") else []
+    tres = column_value(row, "tres_req", _row_tres) if given(row, "tres_req") else {}
+    default_pods = max(1, len(hosts))
+    pods = (
+        column_value(row, "nodes_alloc", lambda v: whole(v, 1))
+        if given(row, "nodes_alloc")
+        else default_pods
+    )
+    if hosts and len(hosts) != pods:
+        raise RowProblem("nodelist", f"has {len(hosts)} nodes, nodes_alloc is {pods}")
+    cpus = (
+        column_value(row, "cpus_req", lambda v: whole(v, 1))
+        if given(row, "cpus_req")
+        else tres.get("1", 1)
+    )
+    submit = column_value(row, "time_submit", number)
+    start, end = _time(row, "time_start"), _time(row, "time_end")
+    if start is not None and start < submit:
+        raise RowProblem("time_start", "before time_submit")
+    if end is not None and (start is None or end < start):
+        raise RowProblem("time_end", "before time_start")
+    priority = (
+        column_value(row, "priority", lambda v: int(number(v))) if given(row, "priority") else 0
+    )
+    return JobRow(
+        name=name,
+        hosts=hosts,
+        pods=pods,
+        cpu_milli=math.ceil(cpus / pods) * 1000,
+        memory_mib=math.ceil(tres.get("2", 0) / pods),
+        gpus=math.ceil(tres.get(GPU_TRES, 0) / pods),
+        submit=submit,
+        start=start,
+        end=end,
+        priority=priority,
+    )
+
+
+def given(row: Mapping[str, Any], column: str) -> bool:
+    value = row.get(column)
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def column_value(row: Mapping[str, Any], column: str, parse: Any) -> Any:
+    """``parse(row[column])``; :class:`RowProblem` naming the column if missing or bad."""
+    if not given(row, column):
+        raise RowProblem(column, "is required")
+    try:
+        return parse(row[column])
+    except ValueError as exc:
+        raise RowProblem(column, str(exc)) from None
+
+
+def _time(row: Mapping[str, Any], column: str) -> float | None:
+    if not given(row, column):
+        return None
+    value = column_value(row, column, number)
+    return None if value <= 0 else float(value)  # Slurm writes 0 for "not yet"
+
+
+def _row_job_id(value: Any) -> str:
+    """A payload's job id: a whole number without '.0', else a number or string id."""
+    found = whole_job_id(value)
+    if found is not None:
+        return found
+    try:
+        return ident(number(value))
+    except ValueError:
+        return ident(value)
+
+
+def _hosts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                try:
+                    value = ast.literal_eval(text)
+                except (ValueError, SyntaxError):
+                    raise ValueError(f"expected ['node', ...], got {text!r}") from None
+        else:
+            value = [part.strip() for part in text.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"expected a list of node names, got {value!r}")
+    return value
+
+
+def _row_tres(value: Any) -> dict[str, int]:
+    if not isinstance(value, str):
+        raise ValueError(f"expected 'id=count,...', got {value!r}")
+    out: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        key, sep, count = part.partition("=")
+        if not sep or not key:
+            raise ValueError(f"bad TRES item {part!r}")
+        out[key.strip()] = whole(count)
+    return out

@@ -1,0 +1,61 @@
+"""``twin-json``: the twin's own JSON document (``twinsched/twin-v1``), the one reader of it.
+
+:func:`parse` validates a decoded document; :func:`read` reads a file into a scenario (phases
+and bindings are dropped) for the store; :func:`from_twin` gives the harmoniser the document
+and its node metrics as samples. A bad field in a file raises :class:`TraceFormatError` with
+the file, the line of the offending value (found by :mod:`twinsched.traces.jsonlines`) and the
+field's JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from twinsched.errors import TraceFormatError
+from twinsched.model.cluster import Scenario
+from twinsched.model.convert import document_to_scenario
+from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.traces.conversion import Conversion, HarmonizeError, Sample
+from twinsched.traces.jsonlines import line_of
+
+
+def parse(data: Any) -> TwinDocument:
+    """A decoded twin document, validated; :class:`DocumentError` names every bad field."""
+    return validate_document(data)
+
+
+def read(path: Path, name: str) -> Scenario:
+    """The scenario ``name`` of the twin document in the file ``path``."""
+    if not path.is_file():
+        raise TraceFormatError(str(path), 0, "-", "file not found")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(str(path), exc.lineno, "-", f"not JSON: {exc.msg}") from None
+    try:
+        scenario = document_to_scenario(parse(data), name)
+    except DocumentError as exc:
+        where, problem = exc.problems[0]
+        raise TraceFormatError(str(path), line_of(text, where), where, problem) from None
+    meta = {**scenario.meta, "source": "twin-json"}
+    return Scenario(
+        scenario.name, scenario.nodes, scenario.pods, scenario.links, scenario.labels, meta
+    )
+
+
+def from_twin(payload: Any, base: TwinDocument | None) -> Conversion:
+    """The document itself (validated later); its node metrics are samples at its timestamp."""
+    if not isinstance(payload, Mapping):
+        raise HarmonizeError((), f"a twin document must be an object, not {type(payload).__name__}")
+    doc = parse(payload)
+    out = Conversion(dict(payload))
+    for i, pool in enumerate(doc.nodepools):
+        for j, node in enumerate(pool.nodes):
+            for metric, value in node.metrics.items():
+                where = ("nodepools", i, "nodes", j, "metrics", metric)
+                out.samples.append(Sample(node.id, metric, doc.timestamp, value, where))
+    return out

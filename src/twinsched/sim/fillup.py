@@ -21,9 +21,11 @@ from twinsched.model.run import RunResult
 from twinsched.scheduling.controller import Binding, Outcome, arrival_order
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, Unschedulable
 from twinsched.scheduling.observers import RunObserver
-from twinsched.sim import runs
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
+from twinsched.sim.runs import SchedulerArg, scheduler_report, timings
+from twinsched.sim.runs import start as start_run
+from twinsched.sim.runs import summary as run_summary
 from twinsched.sim.tracker import FragmentationTracker
 
 Progress = Callable[[int, int], None]
@@ -113,12 +115,12 @@ class FillupRun:
     def __init__(
         self,
         scenario: Scenario,
-        scheduler: runs.SchedulerArg,
+        scheduler: SchedulerArg,
         seed: int,
         *,
         target_pct: float = TARGET_PCT,
         validate: bool = False,
-        fallback: runs.SchedulerArg | None = DEFAULT_FALLBACK,
+        fallback: SchedulerArg | None = DEFAULT_FALLBACK,
         observers: Sequence[RunObserver] = (),
         track: bool = True,
         explain: bool = True,
@@ -128,7 +130,7 @@ class FillupRun:
         workload = scenario.pods
         order = fillup_order(workload, scenario.nodes.total_gpu_milli, seed, target_pct)
         self.pods: Pods = workload.take(order)
-        self.control = runs.start(
+        self.control = start_run(
             scenario, self.pods, scheduler, seed, workload=workload, validate=validate,
             fallback=fallback, observers=observers, queue_sort=arrival_order,
         )  # fmt: skip
@@ -205,10 +207,10 @@ class FillupRun:
         )
         n = self.pods.n
         final_frag = float(frag_amount[-1]) if n else 0.0
-        summary = runs.summary(self.state) | {
+        summary = run_summary(self.state) | {
             "pods": n, "final_frag_amount_pct": round(final_frag, 4)
         }  # fmt: skip
-        summary |= runs.scheduler_report(self.control)
+        summary |= scheduler_report(self.control)
         return RunResult(
             scheduler=self.control.scheduler.name,
             seed=self.seed,
@@ -217,20 +219,20 @@ class FillupRun:
             wall_seconds=round(time.perf_counter() - self.started, 4),
             curve=curve,
             summary=summary,
-            timings=runs.timings(self.control),
+            timings=timings(self.control),
         )
 
 
 def run_fillup(
     scenario: Scenario,
-    scheduler: runs.SchedulerArg,
+    scheduler: SchedulerArg,
     seed: int,
     *,
     target_pct: float = TARGET_PCT,
     validate: bool = False,
     progress: Progress | None = None,
     clock: Clock | None = None,
-    fallback: runs.SchedulerArg | None = DEFAULT_FALLBACK,
+    fallback: SchedulerArg | None = DEFAULT_FALLBACK,
     observers: Sequence[RunObserver] = (),
 ) -> RunResult:
     """One fill-up run on the event engine (a paced clock makes it run in wall time)."""

@@ -20,9 +20,11 @@ from twinsched.scheduling import filters
 from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, PodView, Reason
 from twinsched.scheduling.observers import RunObserver
-from twinsched.sim import runs
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
+from twinsched.sim.runs import SchedulerArg, scheduler_report
+from twinsched.sim.runs import start as start_run
+from twinsched.sim.runs import summary as run_summary
 
 Progress = Callable[[int, int], None]
 
@@ -67,20 +69,20 @@ class PendingQueue:
 
 def run_replay(
     scenario: Scenario,
-    scheduler: runs.SchedulerArg,
+    scheduler: SchedulerArg,
     seed: int,
     *,
     sample_every_s: float = 3600.0,
     validate: bool = False,
     progress: Progress | None = None,
     clock: Clock | None = None,
-    fallback: runs.SchedulerArg | None = DEFAULT_FALLBACK,
+    fallback: SchedulerArg | None = DEFAULT_FALLBACK,
     observers: Sequence[RunObserver] = (),
 ) -> RunResult:
     """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start."""
     started = time.perf_counter()
     pods = scenario.pods
-    control = runs.start(
+    control = start_run(
         scenario, pods, scheduler, seed, validate=validate, fallback=fallback, observers=observers
     )
     state, views = control.state, control.views
@@ -171,7 +173,7 @@ def _summary(
     waits = (start_t - arrival_s)[started]
     ran = started & np.isfinite(duration_s)
     completion = start_t[ran] + duration_s[ran] - arrival_s[ran]
-    out = runs.summary(state) | {
+    out = run_summary(state) | {
         "pods": state.pods.n,
         "started": int(started.sum()),
         "completed": int((state.phase == Phase.SUCCEEDED).sum()),
@@ -180,7 +182,7 @@ def _summary(
         "completion_mean_s": round(float(completion.mean()), 3) if ran.any() else 0.0,
         "energy_kwh": round(energy_j / 3.6e6, 3),
     }
-    return out | runs.scheduler_report(control)
+    return out | scheduler_report(control)
 
 
 def _sample(state: ClusterState, now: float, queued: int) -> dict[str, float]:

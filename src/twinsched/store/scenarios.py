@@ -22,6 +22,7 @@ from sqlalchemy import delete, insert, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+import twinsched.store.colcache as colcache
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.model.columns import (
@@ -33,7 +34,6 @@ from twinsched.model.columns import (
     scenario_checksum,
     scenario_from_columns,
 )
-from twinsched.store import colcache
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.pgcopy import copy_in, read_columns, wire_types
 from twinsched.store.schema import Base, ScenarioRow

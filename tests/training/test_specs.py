@@ -21,7 +21,7 @@ RECORD_KEYS = (
 
 def test_the_record_keeps_the_stored_keys_in_order() -> None:
     record = Recipe(es=EsPhase(population=10), gates=GatePhase(depth=2)).record()
-    assert list(record) == RECORD_KEYS
+    assert tuple(record) == RECORD_KEYS
     assert record["es_population"] == 10 and record["gate_depth"] == 2
 
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from twinsched.cli import parse_seeds
 from twinsched.scheduling.ai.features import POD_KINDS
-from twinsched.scheduling.ai.gates import fit, leave_one_out, load, measure, save, write_csv
 from twinsched.scheduling.ai.policy import random_policy
+from twinsched.training.gates import fit, leave_one_out, load, measure, save, write_csv
 
 TRAIN = (
     "default,cpu0,cpu050,cpu100,cpu200,cpu300,gpushare20,gpushare40,gpushare80,gpushare100,"

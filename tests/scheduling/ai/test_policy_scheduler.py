@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from twinsched.scheduling import registry
+from twinsched.scheduling.ai.model_store import ModelRegistry
 from twinsched.scheduling.ai.policy import random_policy
-from twinsched.scheduling.ai.registry import ModelRegistry
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.sim import run_fillup
 from twinsched.traces import registry as traces

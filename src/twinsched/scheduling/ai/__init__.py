@@ -1,1 +1,3 @@
-"""The AI scheduler: node features, a permutation-equivariant policy, training, model registry."""
+"""The AI scheduler (inference only): node features, a permutation-equivariant policy, tie
+rules, the scheduler, serving and the model store. Training lives in :mod:`twinsched.training`.
+"""

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from twinsched.cli_console import expected_errors, make_console
 from twinsched.errors import TwinschedError
-from twinsched.scheduling.ai.registry import (
+from twinsched.scheduling.ai.model_store import (
     ModelCard,
     ModelRegistry,
     format_metrics,

@@ -3,7 +3,7 @@
 Each node's score is ``mlp(row)`` where ``row`` holds the node's features and the pod's
 (see :mod:`features`). The same weights score every node, so the policy is
 permutation-equivariant and works for any number of nodes. Inference is NumPy; PyTorch is
-only needed to train (:mod:`twinsched.scheduling.ai.torch_policy`).
+only needed to train (:mod:`twinsched.training.torch_policy`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Policy:
     heuristic (``prior`` on ``fgd_score`` with a zero last layer *is* FGD) and learn a
     residual on top of it. A prior of shape ``(features, len(POD_KINDS))`` has one column
     per pod kind (see :func:`~twinsched.scheduling.ai.features.pod_kind`); evolution
-    strategies tune such priors (:mod:`twinsched.scheduling.ai.es`).
+    strategies tune such priors (:mod:`twinsched.training.evolution`).
     """
 
     weights: tuple[F32, ...]

@@ -22,8 +22,8 @@ from twinsched.scheduling.ai.features import (
     placement_outcome,
     pod_kind,
 )
+from twinsched.scheduling.ai.model_store import ModelCard
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.registry import ModelCard
 from twinsched.scheduling.ai.serving import register_loader
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, ties_of, workload_context
 from twinsched.scheduling.cache import NodeMemo

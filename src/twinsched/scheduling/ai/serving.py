@@ -3,7 +3,7 @@
 The card's ``kind`` picks a loader (:func:`register_loader`) that turns the artifact folder
 into a ready scheduler, or into any object with ``predict`` (Stable-Baselines3 style), which
 :class:`PredictorScheduler` serves, masked to the eligible nodes. No pickle: a loader reads
-the files it knows. The models themselves are kept by :mod:`twinsched.scheduling.ai.registry`.
+the files it knows. The models themselves are kept by :mod:`twinsched.scheduling.ai.model_store`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ai.registry import (
+from twinsched.scheduling.ai.model_store import (
     ModelCard,
     ModelError,
     ModelRegistry,

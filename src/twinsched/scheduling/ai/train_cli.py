@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -143,25 +141,43 @@ def train_command(
 ) -> None:
     """Train a placement policy (imitation, PPO, evolution strategies); optionally register it."""
     from twinsched.cli import parse_seeds
-    from twinsched.scheduling.ai.es import ES_FEATURES
-    from twinsched.scheduling.ai.train import TrainSpec, train
     from twinsched.traces import registry as traces
+    from twinsched.training import artifacts
+    from twinsched.training import specs as ts
+    from twinsched.training.evolution import ES_FEATURES
+    from twinsched.training.recipe import train
 
     console, err = make_console(), make_console(stderr=True)
     with expected_errors():
-        spec = TrainSpec(
-            trace=trace, train_variants=_names(train_variants), val_variants=_names(val_variants),
-            teacher=teacher, seeds=_ints(seeds), dagger_rounds=dagger_rounds, epochs=epochs,
-            patience=patience, candidates=candidates, seed=seed, data=str(data) if data else None,
-            prior=_prior(prior), ppo_updates=ppo_updates, ppo_steps=ppo_steps,
-            teacher_ties=teacher_ties, tie_resolutions=_floats(tie_widths),
-            es_generations=es_generations, es_population=es_population, es_episodes=es_episodes,
-            es_sigma=es_sigma, es_sigma_width=es_sigma_width, es_sigma_slope=es_sigma_slope,
-            es_base_width=es_base_width, es_lr=es_lr, es_val_on_train=es_val_on_train,
-            es_patience=es_patience, val_seeds=_ints(val_seeds), workers=workers,
-            es_features=ES_FEATURES if es_features == "standard" else _names(es_features),
-            gate_seeds=tuple(parse_seeds(gate_seeds)), gate_widths=_floats(gate_widths),
-            gate_z=gate_z, gate_min_variants=gate_min_variants, gate_depth=gate_depth,
+        # parsed in the order the options are checked (the first bad one is reported)
+        clone_seeds, start, resolutions = _ints(seeds), _prior(prior), _floats(tie_widths)
+        val_orders = _ints(val_seeds)
+        features = ES_FEATURES if es_features == "standard" else _names(es_features)
+        gate_orders, widths = tuple(parse_seeds(gate_seeds)), _floats(gate_widths)
+        recipe = ts.Recipe(
+            data=ts.DataSpec(
+                trace=trace, train_variants=_names(train_variants),
+                val_variants=_names(val_variants), val_seeds=val_orders,
+                data=str(data) if data else None, val_on_train=es_val_on_train,
+            ),
+            clone=ts.ClonePhase(
+                teacher=teacher, seeds=clone_seeds, epochs=epochs, patience=patience,
+                candidates=candidates, prior=start, teacher_ties=teacher_ties,
+            ),
+            dagger=ts.DaggerPhase(rounds=dagger_rounds),
+            ppo=ts.PpoPhase(updates=ppo_updates, steps=ppo_steps),
+            es=ts.EsPhase(
+                generations=es_generations, population=es_population, episodes=es_episodes,
+                sigma=es_sigma, sigma_width=es_sigma_width, sigma_slope=es_sigma_slope,
+                base_width=es_base_width, lr=es_lr, patience=es_patience,
+                features=features,
+            ),
+            gates=ts.GatePhase(
+                seeds=gate_orders, widths=widths, z=gate_z,
+                min_variants=gate_min_variants, depth=gate_depth,
+            ),
+            ties=ts.TiePhase(resolutions=resolutions),
+            seed=seed, workers=workers,
         )  # fmt: skip
 
     @functools.cache
@@ -177,17 +193,12 @@ def train_command(
         def progress(what: str, done: int, total: int) -> None:
             bar.update(task, description=what, completed=done, total=total)
 
-        result = train(spec, load, out, log=console.print, progress=progress)
+        result = train(recipe, load, out, log=console.print, progress=progress)
     console.print(
         f"trained in {result.seconds:.1f} s on {int(result.metrics['decisions'])} decisions; "
         f"validation allocation {result.metrics['val_alloc_pct']:.3f} %; files in {out}"
     )
-    (out / "spec.json").write_text(json.dumps(asdict(spec), indent=2))
+    artifacts.write_spec(recipe, out)
     if register:
-        from twinsched.scheduling.ai.registry import ModelRegistry
-
-        card = ModelRegistry(models_dir).register(
-            register, "twinsched.policy", result.policy.save, asdict(spec),
-            result.data_checksum, result.metrics,
-        )  # fmt: skip
+        card = artifacts.register(recipe, result, register, models_dir)
         console.print(f"registered [bold]ai:{card.ref}[/]")

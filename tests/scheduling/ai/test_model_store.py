@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from twinsched.errors import UnknownNameError
-from twinsched.scheduling.ai.registry import (
+from twinsched.scheduling.ai.model_store import (
     CARD,
     ENV_VAR,
     ModelError,

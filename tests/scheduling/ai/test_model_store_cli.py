@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from twinsched.scheduling.ai.cli import app
-from twinsched.scheduling.ai.registry import ModelRegistry
+from twinsched.scheduling.ai.model_store import ModelRegistry
 
 runner = CliRunner()
 DATA = hashlib.sha256(b"data").hexdigest()

@@ -9,9 +9,10 @@ import numpy as np
 
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
-from twinsched.scheduling.ai.train import TrainSpec, train
 from twinsched.sim import run_fillup
 from twinsched.traces import registry as traces
+from twinsched.training.recipe import train
+from twinsched.training.specs import ClonePhase, DaggerPhase, DataSpec, PpoPhase, Recipe, TiePhase
 
 
 @functools.cache
@@ -20,11 +21,12 @@ def _load(variant: str) -> Scenario:
 
 
 def test_tiny_training_beats_random_and_writes_its_files(tmp_path: Path) -> None:
-    spec = TrainSpec(
-        trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
-        seeds=(0, 1), epochs=4, dagger_rounds=1, candidates=16,
-    )  # fmt: skip
-    result = train(spec, _load, tmp_path)
+    recipe = Recipe(
+        DataSpec("synthetic-continuum", ("1", "2"), ("3",)),
+        ClonePhase(seeds=(0, 1), epochs=4, candidates=16),
+        DaggerPhase(rounds=1),
+    )
+    result = train(recipe, _load, tmp_path)
     assert {"curves.csv", "curves.png", "policy.npz"} <= {p.name for p in tmp_path.iterdir()}
     assert any((tmp_path / "checkpoints").iterdir())
     assert len(result.data_checksum) == 64
@@ -44,37 +46,38 @@ def test_tiny_training_beats_random_and_writes_its_files(tmp_path: Path) -> None
 
 
 def test_training_is_deterministic(tmp_path: Path) -> None:
-    spec = TrainSpec(
-        trace="synthetic-continuum", train_variants=("4",), epochs=2, dagger_rounds=0,
-        candidates=8,
-    )  # fmt: skip
-    a = train(spec, _load, tmp_path / "a")
-    b = train(spec, _load, tmp_path / "b")
+    recipe = Recipe(
+        DataSpec("synthetic-continuum", ("4",)),
+        ClonePhase(epochs=2, candidates=8),
+        DaggerPhase(rounds=0),
+    )
+    a = train(recipe, _load, tmp_path / "a")
+    b = train(recipe, _load, tmp_path / "b")
     assert a.policy.checksum() == b.policy.checksum()
     assert a.data_checksum == b.data_checksum
 
 
 def test_ppo_fine_tuning_from_an_fgd_prior(tmp_path: Path) -> None:
     """PPO runs on the environment from FGD as a prior, logs its curves, changes the policy."""
-    spec = TrainSpec(
-        trace="synthetic-continuum", train_variants=("1",), val_variants=("1",), epochs=0,
-        candidates=8, prior=(("fgd_score", 100.0),), ppo_updates=2, ppo_steps=48,
-        ppo_segment=24, ppo_eval_every=1, patience=5,
-    )  # fmt: skip
-    result = train(spec, _load, tmp_path)
+    recipe = Recipe(
+        DataSpec("synthetic-continuum", ("1",), ("1",)),
+        ClonePhase(epochs=0, candidates=8, prior=(("fgd_score", 100.0),), patience=5),
+        ppo=PpoPhase(updates=2, steps=48, segment=24, eval_every=1),
+    )
+    result = train(recipe, _load, tmp_path)
     ppo_rows = [row for row in result.curves if "ppo_loss" in row]
     assert len(ppo_rows) == 2 and all(np.isfinite(row["ppo_loss"]) for row in ppo_rows)
     assert all("val_alloc_pct" in row for row in ppo_rows)
     assert result.policy.prior is not None
     assert result.metrics["val_alloc_pct"] >= result.curves[0]["val_alloc_pct"]  # best kept
-    again = train(spec, _load, tmp_path / "again")
+    again = train(recipe, _load, tmp_path / "again")
     assert again.policy.checksum() == result.policy.checksum()
 
 
 def test_teacher_ties_are_all_positives() -> None:
     """A plugin teacher's equal-score nodes are all "best"; other teachers name one node."""
-    from twinsched.scheduling.ai.dataset import collect
     from twinsched.scheduling.ai.policy import random_policy
+    from twinsched.training.dataset import collect
 
     scenario = _load("1")
     fgd = collect(scenario, "fgd", 0, candidates=16)
@@ -82,9 +85,10 @@ def test_teacher_ties_are_all_positives() -> None:
     assert (fgd.best.sum(axis=1) > 1).any()  # FGD's integer scores tie
     policy = collect(scenario, PolicyScheduler("p", random_policy()), 0, candidates=16)
     assert (policy.best.sum(axis=1) == 1).all()
-    spec = TrainSpec(
-        trace="synthetic-continuum", train_variants=("1",), epochs=2, candidates=16,
-        teacher_ties=True, tie_resolutions=(),
-    )  # fmt: skip
-    curves = train(spec, _load).curves
+    recipe = Recipe(
+        DataSpec("synthetic-continuum", ("1",)),
+        ClonePhase(epochs=2, candidates=16, teacher_ties=True),
+        ties=TiePhase(resolutions=()),
+    )
+    curves = train(recipe, _load).curves
     assert curves[-1]["val_agreement"] > 0.5  # one of FGD's equal-best nodes, most of the time

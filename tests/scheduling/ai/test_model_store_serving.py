@@ -13,7 +13,7 @@ import pytest
 from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import BoolA, Scenario
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ai.registry import (
+from twinsched.scheduling.ai.model_store import (
     ENV_VAR,
     ModelCard,
     ModelError,

@@ -11,7 +11,14 @@ import pytest
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
-from twinsched.scheduling.ai.es import (
+from twinsched.scheduling.ai.features import FEATURE_NAMES, POD_KINDS
+from twinsched.scheduling.ai.model_store import ModelRegistry
+from twinsched.scheduling.ai.policy import Policy, random_policy
+from twinsched.scheduling.ai.scheduler import PolicyScheduler
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
+from twinsched.sim import run_fillup
+from twinsched.traces import registry as traces
+from twinsched.training.evolution import (
     Adam,
     EsSpec,
     Runs,
@@ -24,14 +31,8 @@ from twinsched.scheduling.ai.es import (
     search,
     validation_runs,
 )
-from twinsched.scheduling.ai.features import FEATURE_NAMES, POD_KINDS
-from twinsched.scheduling.ai.policy import Policy, random_policy
-from twinsched.scheduling.ai.registry import ModelRegistry
-from twinsched.scheduling.ai.scheduler import PolicyScheduler
-from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, workload_context
-from twinsched.scheduling.ai.train import TrainSpec, train
-from twinsched.sim import run_fillup
-from twinsched.traces import registry as traces
+from twinsched.training.recipe import train
+from twinsched.training.specs import ClonePhase, DataSpec, EsPhase, Recipe
 
 FGD = {"fgd_score": 100.0}
 
@@ -117,7 +118,7 @@ def test_per_kind_priors_and_widths_are_checked() -> None:
 
 
 def test_per_kind_prior_round_trips_and_refuses_gradient_training(tmp_path: Path) -> None:
-    from twinsched.scheduling.ai.torch_policy import NodeScorer
+    from twinsched.training.torch_policy import NodeScorer
 
     policy = random_policy((4,), prior=FGD)
     theta = np.random.default_rng(1).standard_normal((2, len(POD_KINDS)))
@@ -147,11 +148,14 @@ def test_search_is_deterministic_and_independent_of_workers() -> None:
 def test_training_with_es_keeps_the_best_and_serves_its_widths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = TrainSpec(
-        trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
-        epochs=0, candidates=8, prior=(("fgd_score", 100.0),), es_generations=2,
-        es_population=4, es_episodes=2, es_seeds=(0, 1), val_seeds=(5, 6), workers=1,
-        es_sigma_slope=0.5,  # steps large enough for two tiny generations to beat the start
+    spec = Recipe(
+        DataSpec("synthetic-continuum", ("1", "2"), ("3",), val_seeds=(5, 6)),
+        ClonePhase(epochs=0, candidates=8, prior=(("fgd_score", 100.0),)),
+        es=EsPhase(
+            generations=2, population=4, episodes=2, seeds=(0, 1),
+            sigma_slope=0.5,  # steps large enough for two tiny generations to beat the start
+        ),
+        workers=1,
     )  # fmt: skip
     result = train(spec, _load, tmp_path)
     assert "resolution" not in result.metrics  # ES's rule won: no tie-width search after it
@@ -235,11 +239,14 @@ def test_a_prior_on_fgd_alone_is_scored_from_that_column_with_the_same_placement
 def test_es_measures_its_start_on_its_own_validation_runs(tmp_path: Path) -> None:
     """With validation on the training variants too, ES validates on more runs than the
     start was: generation 0 re-measures the start there, and it is the figure to beat."""
-    spec = TrainSpec(
-        trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
-        epochs=0, candidates=8, prior=(("fgd_score", 100.0),), es_generations=1,
-        es_population=2, es_episodes=1, es_seeds=(0,), val_seeds=(5,), workers=1,
-        es_val_on_train=True, es_lr=1e-9,  # the centre stays at the start
+    spec = Recipe(
+        DataSpec("synthetic-continuum", ("1", "2"), ("3",), val_seeds=(5,), val_on_train=True),
+        ClonePhase(epochs=0, candidates=8, prior=(("fgd_score", 100.0),)),
+        es=EsPhase(
+            generations=1, population=2, episodes=1, seeds=(0,),
+            lr=1e-9,  # the centre stays at the start
+        ),
+        workers=1,
     )  # fmt: skip
     result = train(spec, _load, tmp_path)
     start, generation0 = result.curves[0], result.curves[1]

@@ -26,7 +26,6 @@ import numpy as np
 import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
-from twinsched.scheduling.ai.es import Job, job_runner
 from twinsched.scheduling.ai.features import POD_KINDS, pod_kinds
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.ties import (
@@ -37,6 +36,7 @@ from twinsched.scheduling.ai.ties import (
     TieRule,
     workload_context,
 )
+from twinsched.training.evolution import Job, job_runner
 
 F64 = npt.NDArray[np.float64]
 Progress = Callable[[int, int], None]

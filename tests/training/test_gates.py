@@ -12,18 +12,8 @@ import pytest
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.features import POD_KINDS
-from twinsched.scheduling.ai.gates import (
-    GateGrid,
-    conditions,
-    fit,
-    leave_one_out,
-    load,
-    measure,
-    save,
-    thresholds,
-)
+from twinsched.scheduling.ai.model_store import ModelRegistry
 from twinsched.scheduling.ai.policy import random_policy
-from twinsched.scheduling.ai.registry import ModelRegistry
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.scheduling.ai.ties import (
     CONTEXT_NAMES,
@@ -33,9 +23,20 @@ from twinsched.scheduling.ai.ties import (
     TieRule,
     ties_of,
 )
-from twinsched.scheduling.ai.train import TrainSpec, train
 from twinsched.sim import run_fillup
 from twinsched.traces import registry as traces
+from twinsched.training.gates import (
+    GateGrid,
+    conditions,
+    fit,
+    leave_one_out,
+    load,
+    measure,
+    save,
+    thresholds,
+)
+from twinsched.training.recipe import train
+from twinsched.training.specs import ClonePhase, DataSpec, EsPhase, GatePhase, Recipe
 
 FGD = {"fgd_score": 100.0}
 CPU, SHARE, ONE, MULTI = range(len(POD_KINDS))
@@ -129,7 +130,7 @@ def test_gates_round_trip_through_meta_and_refuse_bad_input() -> None:
     with pytest.raises(TwinschedError, match="cannot read"):
         ties_of({"gates": [{"kind": "cpu"}]})
     with pytest.raises(TwinschedError, match="not both"):
-        TrainSpec(gate_seeds=(0,), es_generations=1)
+        Recipe(es=EsPhase(generations=1), gates=GatePhase(seeds=(0,)))
     with pytest.raises(TwinschedError, match="must be > 1"):
         measure(random_policy((4,), prior=FGD), "synthetic-continuum", ("1",), (1.0,), (0,))
 
@@ -159,10 +160,11 @@ def test_grid_is_paired_with_fgd_and_independent_of_workers() -> None:
 
 
 def test_training_with_gates_keeps_the_better_of_gates_and_fgd(tmp_path: Path) -> None:
-    spec = TrainSpec(
-        trace="synthetic-continuum", train_variants=("1", "2"), val_variants=("3",),
-        epochs=0, candidates=8, prior=(("fgd_score", 100.0),), gate_seeds=(0, 1),
-        gate_widths=(2.0, 8.0), gate_z=0.0, gate_min_variants=1, val_seeds=(5, 6), workers=1,
+    spec = Recipe(
+        DataSpec("synthetic-continuum", ("1", "2"), ("3",), val_seeds=(5, 6)),
+        ClonePhase(epochs=0, candidates=8, prior=(("fgd_score", 100.0),)),
+        gates=GatePhase(seeds=(0, 1), widths=(2.0, 8.0), z=0.0, min_variants=1),
+        workers=1,
     )  # fmt: skip
     said: list[str] = []
     result = train(spec, _load, tmp_path, log=said.append)

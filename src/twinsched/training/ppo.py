@@ -19,7 +19,7 @@ from torch import nn
 from twinsched.envs import ClusterPlacementEnv, EnvConfig
 from twinsched.scheduling.ai.features import N_FEATURES
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.torch_policy import NodeScorer
+from twinsched.training.torch_policy import NodeScorer
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.twin.conftest import TOKEN, tiny_document
-from twinsched.twin.cli import app
+from twinsched.cli.twin import app
 from twinsched.twin.deltas import StatePatch
 from twinsched.twin.history import HistoryStore
 from twinsched.twin.service import TwinService

@@ -6,13 +6,15 @@ import functools
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from twinsched.cli_console import expected_errors, make_console
-from twinsched.model.cluster import Scenario
+from twinsched.cli.console import expected_errors, make_console
+
+if TYPE_CHECKING:
+    from twinsched.model.cluster import Scenario
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -142,7 +144,7 @@ def train_command(
     data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
 ) -> None:
     """Train a placement policy (imitation, PPO, evolution strategies); optionally register it."""
-    from twinsched.cli import parse_seeds
+    from twinsched.cli.options import parse_seeds
     from twinsched.scheduling.ai.es import ES_FEATURES
     from twinsched.scheduling.ai.train import TrainSpec, train
     from twinsched.traces import registry as traces

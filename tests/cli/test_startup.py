@@ -42,8 +42,9 @@ def imported_packages(*args: str) -> set[str]:
     return {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in lines[1:]}  # 0: header
 
 
-GROUPS = ("schedulers", "twin", "scenarios", "runs", "train", "models", "workflow", "vte")
-HELP = [["--help"]] + [[group, "--help"] for group in GROUPS]
+COMMANDS = ("schedulers", "twin", "scenarios", "runs", "train", "models", "workflow", "vte",
+            "run", "autoscale", "twin serve")  # fmt: skip
+HELP = [["--help"]] + [[*command.split(), "--help"] for command in COMMANDS]
 
 
 @pytest.mark.parametrize("args", HELP, ids=" ".join)

@@ -17,7 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from twinsched.cli import parse_seeds
+from twinsched.cli.options import parse_seeds
 from twinsched.experiments.runner import RunSpec, execute_many
 
 HELD_OUT = ("cpu037", "cpu072", "cpu235", "gpushare60", "multigpu40", "gpuspec20")

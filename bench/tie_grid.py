@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsched.cli import parse_seeds
+from twinsched.cli.options import parse_seeds
 from twinsched.scheduling.ai.features import POD_KINDS
 from twinsched.scheduling.ai.policy import random_policy
 from twinsched.training.gates import fit, leave_one_out, load, measure, save, write_csv

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from twinsched.learning.cli import app
+from twinsched.cli.learning import app
 
 runner = CliRunner()
 

@@ -16,7 +16,7 @@ from twinsched.learning.forecasters.lstm import INSTALL_HINT, LSTMForecaster
 def test_core_imports_nothing_from_torch() -> None:
     code = (
         "import sys, twinsched.learning, twinsched.learning.autoscale, twinsched.learning.agents,"
-        " twinsched.learning.cli, twinsched.learning.backtest;"
+        " twinsched.cli.learning, twinsched.learning.backtest;"
         "from twinsched.learning.forecasters import make_forecaster;"
         "make_forecaster('lstm');"
         "assert 'torch' not in sys.modules, 'torch was imported'"

@@ -12,12 +12,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
 from tests import builders
+from twinsched.cli.sim import app
 from twinsched.errors import TwinschedError
 from twinsched.metrics import exposition as ex
 from twinsched.model.events import Arrive, Bind
 from twinsched.scheduling import registry
 from twinsched.sim import run_fillup
-from twinsched.sim.cli import app
 from twinsched.sim.exporter import LiveState, MetricsExporter, PacedClock
 
 NODES = [(4000, 8192, 2, "V100"), (2000, 1024, 0, "")]

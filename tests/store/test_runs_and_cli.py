@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from twinsched.cli.store import app, runs_app
 from twinsched.errors import TwinschedError
 from twinsched.experiments.runner import RunSpec
 from twinsched.model.run import RunResult
 from twinsched.store import get_run, import_scenario, list_runs, load_scenario, record_run
-from twinsched.store.cli import app, runs_app
 from twinsched.store.runs import Decision
 
 

@@ -21,7 +21,7 @@ try:
 except ImportError as exc:  # pragma: no cover - only without the extra
     raise ImportError(EXTRA_HINT) from exc
 
-START = "from twinsched.twin.cli import app; app()"
+START = "from twinsched.cli.twin import app; app()"
 
 
 def free_port() -> int:

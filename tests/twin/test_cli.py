@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.twin.conftest import TOKEN, tiny_document
+from twinsched.cli.twin import app
 from twinsched.store.history import HistoryStore
-from twinsched.twin.cli import app
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
 

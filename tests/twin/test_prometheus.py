@@ -9,7 +9,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from twinsched.twin.collectors.cli import app
+from twinsched.cli.collectors import app
 from twinsched.twin.collectors.prometheus import (
     DEFAULT_QUERIES,
     HttpTwinSink,

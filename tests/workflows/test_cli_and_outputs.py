@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.workflows.helpers import platform
+from twinsched.cli.workflows import app
 from twinsched.workflows import DataPlacement, build_dag, costs, create, lower_bounds
-from twinsched.workflows.cli import app
 from twinsched.workflows.gantt import plot_gantt
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"

@@ -86,7 +86,7 @@ def test_the_command_runs_an_instance_on_ray() -> None:
 
     from typer.testing import CliRunner
 
-    from twinsched.workflows.cli import app
+    from twinsched.cli.workflows import app
 
     data = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
     args = ["run", "srasearch", "--schedulers", "heft", "--data", str(data)]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from twinsched.scheduling.ai.cli import app
+from twinsched.cli.models import app
 from twinsched.scheduling.ai.model_store import ModelRegistry
 
 runner = CliRunner()

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from twinsched.cli_console import expected_errors, make_console
-from twinsched.model.cluster import Scenario
+from twinsched.cli.console import expected_errors, make_console
+
+if TYPE_CHECKING:
+    from twinsched.model.cluster import Scenario
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -92,7 +94,7 @@ def train_command(
     es_features: Annotated[
         str,
         typer.Option(
-            help="Features of a linear residual searched by ES ('standard': es.ES_FEATURES); "
+            help="Features of a linear residual searched by ES ('standard': evolution.ES_FEATURES); "
             "none: only the tie rule is searched."
         ),
     ] = "",
@@ -140,7 +142,7 @@ def train_command(
     data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
 ) -> None:
     """Train a placement policy (imitation, PPO, evolution strategies); optionally register it."""
-    from twinsched.cli import parse_seeds
+    from twinsched.cli.options import parse_seeds
     from twinsched.traces import registry as traces
     from twinsched.training import artifacts
     from twinsched.training import specs as ts

@@ -1,7 +1,7 @@
 """Commands of the scenario store (``app``) and of stored runs (``runs_app``).
 
-Mount them in the main command with ``app.add_typer(store_cli.app, name="scenarios")`` and
-``app.add_typer(store_cli.runs_app, name="runs")``.
+Mount them in the main command with ``app.add_typer(store.app, name="scenarios")`` and
+``app.add_typer(store.runs_app, name="runs")``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from twinsched.cli_console import expected_errors, make_console
+from twinsched.cli.console import expected_errors, make_console
 
 app = typer.Typer(
     help="Scenario store: import traces, list, show, export, delete (SQLite or PostgreSQL).",

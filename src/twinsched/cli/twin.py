@@ -1,6 +1,6 @@
 """``twinsched twin serve|compact``: run the twin service, compact its history.
 
-Mount in the main command with ``app.add_typer(twin_cli.app, name="twin")``.
+Mount in the main command with ``app.add_typer(twin.app, name="twin")``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from twinsched.cli_console import error_exit
+from twinsched.cli.collectors import collect
+from twinsched.cli.console import error_exit
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -29,12 +30,6 @@ def _quiet_gc() -> None:
     gc.freeze()  # what exists at start-up (the restored document) is never scanned again
     first, _, _ = gc.get_threshold()
     gc.set_threshold(max(first, 50_000), 20, 100)
-
-
-def _mount_collectors() -> None:
-    from twinsched.twin.collectors.cli import collect
-
-    app.command("collect")(collect)
 
 
 Db = Annotated[
@@ -155,4 +150,4 @@ def compact(
     )
 
 
-_mount_collectors()
+app.command("collect")(collect)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from twinsched.cli_console import error_exit, make_console
+from twinsched.cli.console import error_exit, make_console
+from twinsched.cli.options import DataOpt, TraceOpt
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -26,9 +26,7 @@ def _group() -> None:
 
 @app.command()
 def serve(
-    trace: Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")] = (
-        "synthetic-continuum"
-    ),
+    trace: TraceOpt = "synthetic-continuum",
     variant: Annotated[str, typer.Option(help="trace variant")] = "",
     mode: Annotated[str, typer.Option(help="replay (trace times) or fillup")] = "replay",
     scheduler: Annotated[str, typer.Option(help="scheduler name")] = "fgd",
@@ -39,9 +37,7 @@ def serve(
     hold: Annotated[float, typer.Option(help="keep serving this many seconds after the run")] = (
         0.0
     ),
-    data: Annotated[
-        Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA, else ../shared/data)")
-    ] = None,
+    data: DataOpt = None,
 ) -> None:
     """Run a scenario on the wall clock and serve its node metrics until it ends (+ --hold)."""
     if mode not in ("fillup", "replay"):

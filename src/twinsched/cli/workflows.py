@@ -1,6 +1,6 @@
 """``twinsched workflow``: schedule WfCommons instances on a continuum and compare schedulers.
 
-Mount with ``app.add_typer(workflows_app, name="workflow")`` in the main command.
+Mount with ``app.add_typer(workflows.app, name="workflow")`` in the main command.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from twinsched.cli_console import expected_errors, make_console
+from twinsched.cli.console import expected_errors, make_console
+from twinsched.cli.options import DataOpt, split_list
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
@@ -33,9 +34,6 @@ _WIDTH = 240  # columns off a terminal: workflow tables are wide
 
 SchedulersOpt = Annotated[str, typer.Option(help="comma-separated workflow scheduler names")]
 OutOpt = Annotated[Path | None, typer.Option(help="folder for results.json, table.md, Gantt PNGs")]
-DataOpt = Annotated[
-    Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA, else ../shared/data)")
-]
 PlatformOpt = Annotated[
     str, typer.Option(help="three-tier (small, 10 nodes) or continuum (88 nodes, seed 0)")
 ]
@@ -67,7 +65,7 @@ def run(
     from twinsched.workflows.wfcommons import find_instance, instance_paths, load_instance
 
     console, err = make_console(width=_WIDTH), make_console(stderr=True, width=_WIDTH)
-    names = [s.strip() for s in schedulers.split(",") if s.strip()]
+    names = split_list(schedulers)
     with expected_errors():
         if executor not in ("sim", "ray"):
             raise TwinschedError(f"unknown executor {executor!r}; known: ray, sim")
@@ -195,7 +193,3 @@ def _write(results: list[InstanceResult], platform: Platform, out: Path) -> int:
     ]
     write_html(out / "report.html", f"Workflows on {platform.name}", tables, images)
     return 3 + len(images)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    app()

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from twinsched.cli_console import error_exit, make_console
+from twinsched.cli.console import error_exit, make_console
 from twinsched.errors import TwinschedError
 
 err = make_console(stderr=True)

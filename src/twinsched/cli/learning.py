@@ -1,6 +1,6 @@
 """``twinsched autoscale`` and ``twinsched forecast-backtest``: a Typer app for the main CLI.
 
-Wire it in with ``app.add_typer(twinsched.learning.cli.app)`` (commands join the top level).
+Wire it in with ``app.add_typer(twinsched.cli.learning.app)`` (commands join the top level).
 """
 
 from __future__ import annotations
@@ -11,17 +11,14 @@ from typing import Annotated, Any
 
 import typer
 
-from twinsched.cli_console import error_exit, make_console
+from twinsched.cli.console import error_exit, make_console
+from twinsched.cli.options import split_list
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(help="Learning plane: forecasting and predictive autoscaling.")
 
 
 _WIDTH = 200  # columns off a terminal
-
-
-def _split(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 @app.command()
@@ -60,7 +57,7 @@ def autoscale(
         service = ServiceConfig(capacity=capacity, slo_p95_ms=slo_ms, tolerance=tolerance)
         spec = AutoscaleSpec(
             trace,
-            tuple(_split(policies)),
+            tuple(split_list(policies)),
             parse_minutes(window),
             seed,
             train_weeks,
@@ -121,11 +118,11 @@ def forecast_backtest(
     rows: list[dict[str, Any]] = []
     try:
         minutes = parse_minutes(horizon)
-        for trace in _split(traces):
+        for trace in split_list(traces):
             series = resample(load_series(trace, data), 5)
             steps = max(minutes // 5, 1)
             spec = BacktestSpec(train=series.week, horizon=steps, stride=steps, seed=seed)
-            for name in _split(forecasters):
+            for name in split_list(forecasters):
                 result = rolling_origin(name, series, spec)
                 rows.append(
                     {

@@ -1,26 +1,22 @@
 """Commands of the model registry: ``twinsched models list/show/delete/verify``.
 
-Mount in the main command with ``app.add_typer(ai_cli.app, name="models")``.
+Mount in the main command with ``app.add_typer(models.app, name="models")``.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from twinsched.cli_console import expected_errors, make_console
+from twinsched.cli.console import expected_errors, make_console
 from twinsched.errors import TwinschedError
-from twinsched.scheduling.ai.model_store import (
-    ModelCard,
-    ModelRegistry,
-    format_metrics,
-    format_value,
-    parse_ref,
-)
+
+if TYPE_CHECKING:
+    from twinsched.scheduling.ai.model_store import ModelCard
 
 app = typer.Typer(
     help="Registered models: list, show, delete, verify (files under --models-dir).",
@@ -44,6 +40,8 @@ def list_command(
     models_dir: ModelsDir = None,
 ) -> None:
     """Every registered version: kind, creation time, metrics and checksums."""
+    from twinsched.scheduling.ai.model_store import ModelRegistry, format_metrics
+
     registry = ModelRegistry(models_dir)
     with expected_errors():
         cards = registry.list(registry.get(name).name if name else None)
@@ -59,6 +57,8 @@ def list_command(
 @app.command("show")
 def show_command(ref: Ref, models_dir: ModelsDir = None) -> None:
     """One version's card: provenance, training spec, metrics, files and framework versions."""
+    from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
+
     with expected_errors():
         card = ModelRegistry(models_dir).get(*parse_ref(ref))
     table = Table("field", "value", show_header=False)
@@ -90,6 +90,8 @@ def delete_command(
     models_dir: ModelsDir = None,
 ) -> None:
     """Remove one version (NAME@VERSION) or a model with all its versions (NAME)."""
+    from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
+
     registry = ModelRegistry(models_dir)
     with expected_errors():
         name, number = parse_ref(ref)
@@ -108,6 +110,8 @@ def verify_command(
     models_dir: ModelsDir = None,
 ) -> None:
     """Check artifact files against their cards' SHA-256; exit status 1 if any differ."""
+    from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
+
     registry = ModelRegistry(models_dir)
     with expected_errors():
         if ref is None:
@@ -126,6 +130,8 @@ def verify_command(
 
 
 def _card_rows(card: ModelCard) -> list[tuple[str, str]]:
+    from twinsched.scheduling.ai.model_store import format_value
+
     rows = [
         ("name", card.name),
         ("version", str(card.version)),

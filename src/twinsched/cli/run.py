@@ -1,76 +1,38 @@
-"""The ``twinsched`` command."""
+"""``twinsched run|demo|optimum|schedulers|traces``: run schedulers on traces and compare them.
+
+Mounted at the top level of the main command (``app.add_typer(run.app)`` in ``twinsched.cli``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from twinsched.cli_console import error_exit, expected_errors, make_console
+from twinsched.cli.console import error_exit, expected_errors, make_console
+from twinsched.cli.options import DataOpt, SeedsOpt, TraceOpt, VariantOpt, parse_seeds, split_list
 from twinsched.errors import TwinschedError
-from twinsched.experiments.runner import execute_many
-from twinsched.model.run import Mode, RunResult, RunSpec
 
-app = typer.Typer(
-    help="Train, evaluate and deploy schedulers for the device-edge-cloud-HPC continuum.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
+if TYPE_CHECKING:
+    from twinsched.model.run import Mode, RunResult, RunSpec
 
+app = typer.Typer(pretty_exceptions_enable=False)
 
 console = make_console()
 err = make_console(stderr=True)
-
-
-def _add_subsystems() -> None:
-    """Commands of the other subsystems: each package owns its Typer app."""
-    from twinsched.learning.cli import app as learning_app
-    from twinsched.store import cli as store_cli
-    from twinsched.workflows.cli import app as workflows_app
-
-    app.add_typer(learning_app)  # autoscale, forecast-backtest, forecasters, policies
-    app.add_typer(workflows_app, name="workflow", help="Task DAGs across the continuum.")
-    app.add_typer(store_cli.app, name="scenarios", help="The scenario store.")
-    app.add_typer(store_cli.runs_app, name="runs", help="Recorded runs and their results.")
-    from twinsched.scheduling.ai import cli as ai_cli
-    from twinsched.scheduling.ai.train_cli import train_command
-
-    app.add_typer(ai_cli.app, name="models", help="Registered models: the ai:NAME schedulers.")
-    app.command("train")(train_command)
-    from twinsched.sim.cli import app as vte_app
-    from twinsched.twin.cli import app as twin_app
-
-    app.add_typer(twin_app, name="twin", help="The digital twin service.")
-
-    app.add_typer(vte_app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
-
-
-_add_subsystems()
 
 DEMO_SCHEDULERS = (
     "leastallocated,mostallocated,balancedallocation,bestfit,fgd,leastallocated+labels"
 )
 
 
-def _split(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def parse_seeds(text: str) -> list[int]:
-    """Seeds from ``--seeds``: comma-separated integers and ranges like ``0-9``."""
-    seeds: list[int] = []
-    for part in _split(text):
-        lo, _, hi = part.partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            raise typer.BadParameter(f"seeds are integers or ranges like 0-9, got {part!r}")
-        seeds += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
-    return seeds
-
-
 def _run_all(specs: list[RunSpec], jobs: int) -> list[RunResult]:
     """Run every spec with a progress bar; results come back in spec order."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from twinsched.experiments.runner import execute_many
+
     results: list[RunResult | None] = [None] * len(specs)
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -103,15 +65,9 @@ def _report(
         )
 
 
-TraceOpt = Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")]
-VariantOpt = Annotated[str, typer.Option(help="trace variant: default, gpushare40, ...")]
 ModeOpt = Annotated[str, typer.Option(help="fillup (FGD protocol) or replay (trace times)")]
 SchedulersOpt = Annotated[str, typer.Option(help="comma-separated names; a+b sums scores")]
-SeedsOpt = Annotated[str, typer.Option(help="comma-separated seeds or ranges, e.g. 0-9")]
 OutOpt = Annotated[Path | None, typer.Option(help="folder for results.json, CSV, PNG, HTML")]
-DataOpt = Annotated[
-    Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA, else ../shared/data)")
-]
 TargetOpt = Annotated[float, typer.Option(help="fill-up target, % of GPU capacity")]
 JobsOpt = Annotated[int, typer.Option(help="parallel local processes")]
 ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after every event")]
@@ -156,10 +112,11 @@ def run(
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
+    from twinsched.model.run import RunSpec
     from twinsched.scheduling import registry
     from twinsched.traces import registry as traces
 
-    names = _split(schedulers)
+    names = split_list(schedulers)
     if aggregate:
         names.append("aggregate:" + "|".join(names))
     data_dir = str(data) if data else None
@@ -213,6 +170,7 @@ def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None
 
 
 def mode_of(text: str) -> Mode:
+    """The run mode named by ``--mode`` (already checked to be fillup or replay)."""
     return "replay" if text == "replay" else "fillup"
 
 
@@ -297,7 +255,3 @@ def list_traces() -> None:
     for name, (_, about) in TRACES.items():
         table.add_row(name, about)
     console.print(table)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    app()

@@ -1,0 +1,32 @@
+"""The ``twinsched`` command: one module per command group, mounted on ``app``.
+
+Start-up stays light (``twinsched --help`` imports no database, dataframe, plotting, learning
+or web library): the command modules import only typer, rich and light twinsched modules at
+module level, and everything else inside the commands that use it. ``tests/cli/
+test_startup.py`` holds that.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from twinsched.cli import learning, models, run, sim, store, train, twin, workflows
+
+app = typer.Typer(
+    help="Train, evaluate and deploy schedulers for the device-edge-cloud-HPC continuum.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+# The order of the mounts is the order of `twinsched --help`.
+app.command("train")(train.train_command)
+app.add_typer(run.app)  # run, demo, optimum, schedulers, traces
+app.add_typer(learning.app)  # autoscale, forecast-backtest, forecasters, policies
+app.add_typer(workflows.app, name="workflow", help="Task DAGs across the continuum.")
+app.add_typer(store.app, name="scenarios", help="The scenario store.")
+app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results.")
+app.add_typer(models.app, name="models", help="Registered models: the ai:NAME schedulers.")
+app.add_typer(twin.app, name="twin", help="The digital twin service.")
+app.add_typer(sim.app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
+
+__all__ = ["app"]

@@ -1,0 +1,70 @@
+"""Start-up stays light: ``twinsched --help`` imports none of the heavy libraries.
+
+Each command imports what it needs inside its function; a module-level import of the store,
+the twin app or a training module in ``twinsched.cli`` would pull them into every command's
+start-up (it took 0.95 s before the ``cli/`` package). The test looks at the modules imported,
+not at wall time, which depends on the machine.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import twinsched
+
+SRC = Path(twinsched.__file__).resolve().parents[1]
+
+HEAVY = frozenset(
+    {
+        "sqlalchemy", "alembic", "pandas", "matplotlib", "torch", "ray", "fastapi", "ortools",
+        "uvicorn", "httpx", "sklearn", "statsmodels", "gymnasium",
+    }
+)  # fmt: skip
+
+
+def imported_packages(*args: str) -> set[str]:
+    """Top-level packages that ``python -m twinsched.cli ARGS`` imports (``-X importtime``)."""
+    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "twinsched.cli", *args],
+        capture_output=True, text=True, env=env, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    # lines read "import time: <self us> | <cumulative us> | <indent>package.module"
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    return {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in lines[1:]}  # 0: header
+
+
+COMMANDS = ("schedulers", "twin", "scenarios", "runs", "train", "models", "workflow", "vte",
+            "run", "autoscale", "twin serve")  # fmt: skip
+HELP = [["--help"]] + [[*command.split(), "--help"] for command in COMMANDS]
+
+
+@pytest.mark.parametrize("args", HELP, ids=" ".join)
+def test_help_imports_no_heavy_library(args: list[str]) -> None:
+    packages = imported_packages(*args)
+    assert "twinsched" in packages  # the parse worked
+    heavy = sorted(packages & HEAVY)
+    assert not heavy, f"twinsched {' '.join(args)} imports {heavy}"
+
+
+def test_nothing_below_the_cli_imports_it() -> None:
+    """The CLI is the top layer: no other module of twinsched imports it, even in a function."""
+    offenders = []
+    for path in sorted((SRC / "twinsched").rglob("*.py")):
+        if (SRC / "twinsched" / "cli") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names] if isinstance(node, ast.Import)
+                else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            )  # fmt: skip
+            offenders += [f"{path}: {n}" for n in names if n.split(".")[:2] == ["twinsched", "cli"]]
+    assert not offenders

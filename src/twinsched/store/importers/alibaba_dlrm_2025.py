@@ -30,7 +30,7 @@ from twinsched.model.cluster import (
     pods_from_columns,
     single_pool_links,
 )
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.store.importers._columns import float_column
 from twinsched.traces.csvcheck import int_column, read_table, unique_names
 
@@ -47,9 +47,6 @@ HEADROOM = 1.2
 OPTIONS = {"cn_nodes": "number of CPU nodes", "hn_nodes": "number of GPU nodes"}
 
 
-@register(
-    "alibaba-gpu-2025-dlrm", "Alibaba DLRM serving trace 2025 (instances, anti-affinity)", OPTIONS
-)
 def import_dlrm(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     file = path / FILE if path.is_dir() else path
     frame = read_table(file, COLUMNS)

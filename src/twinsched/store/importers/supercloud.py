@@ -29,7 +29,7 @@ from twinsched.model.cluster import (
     pods_from_columns,
     single_pool_links,
 )
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.store.importers._columns import float_column, unique_suffixed
 from twinsched.traces.csvcheck import int_column, read_table
 
@@ -38,7 +38,6 @@ COLUMNS = ("id_job", "nodes_alloc", "nodelist", "time_submit", "time_start", "ti
 GPU_TRES = "1002"
 
 
-@register("supercloud", "MIT SuperCloud Slurm job table (slurm-log*.csv[.gz])")
 def import_supercloud(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     option(options, "", "", {})
     file = path / FILE if path.is_dir() else path

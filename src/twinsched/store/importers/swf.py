@@ -26,7 +26,7 @@ from twinsched.model.cluster import (
     pods_from_columns,
     single_pool_links,
 )
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 
 FIELDS = (
     "job_number", "submit_time", "wait_time", "run_time", "allocated_processors",
@@ -40,7 +40,6 @@ OPTIONS = {
 }
 
 
-@register("swf", "Standard Workload Format HPC log (Parallel Workloads Archive)", OPTIONS)
 def import_swf(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     header, jobs = _read(path)
     procs_total, node_count = _machine(path, header, jobs)

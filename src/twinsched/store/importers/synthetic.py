@@ -15,7 +15,6 @@ from pathlib import Path
 
 from twinsched.errors import TraceFormatError, UnknownNameError
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import register
 from twinsched.traces.synthetic import GENERATOR, regenerate
 
 OPTIONS = {
@@ -29,9 +28,6 @@ OPTIONS = {
 }
 
 
-@register(
-    "synthetic", "the synthetic continuum generator (PATH: continuum|cluster|FILE.json)", OPTIONS
-)
 def import_synthetic(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     params: dict[str, object] = {"function": str(path)}
     if path.suffix == ".json":

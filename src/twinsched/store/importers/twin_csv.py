@@ -24,7 +24,7 @@ from twinsched.store.codec import (
     content_columns,
     scenario_from_columns,
 )
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.traces.csvcheck import read_table
 
 TABLES: dict[str, dict[str, Any]] = {
@@ -59,7 +59,6 @@ def _text(values: Any, dtype: Any) -> Any:
     return values
 
 
-@register("twin-csv", "a folder written by 'export --format csv'")
 def import_twin_csv(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     option(options, "", "", {})
     header_file = path / "scenario.json"

@@ -14,11 +14,10 @@ from twinsched.errors import TraceFormatError
 from twinsched.model.cluster import Scenario
 from twinsched.model.convert import document_to_scenario
 from twinsched.model.io import DocumentError, validate_document
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.store.jsonlines import line_of
 
 
-@register("twin-json", "a twin JSON document (twinsched/twin-v1)")
 def import_twin_json(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     option(options, "", "", {})
     if not path.is_file():

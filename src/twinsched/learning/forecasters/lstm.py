@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from twinsched.learning.forecasters.base import Factory, History
+from twinsched.learning.forecasters.base import History
 from twinsched.learning.series import FloatArray
 
 if TYPE_CHECKING:
@@ -233,10 +233,6 @@ def _train(
     return loss_value
 
 
-def _lstm(seed: int) -> LSTMForecaster:
+def lstm(seed: int) -> LSTMForecaster:
+    """A new LSTM forecaster; torch is imported on the first fit."""
     return LSTMForecaster(seed)
-
-
-BUILTINS: list[tuple[str, Factory, str]] = [
-    ("lstm", _lstm, "LSTM (PyTorch), one step ahead, closed-loop over the horizon"),
-]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from importlib import import_module
+import importlib
 from types import ModuleType
 
 from twinsched.errors import MissingExtraError
+
+
+def install_hint(why: str, extra: str) -> str:
+    """The message of a missing extra: ``why`` it is needed and the command that installs it."""
+    return f"{why}: pip install 'twinsched[{extra}]'"
 
 
 def require(module: str, extra: str, why: str) -> ModuleType:
@@ -15,6 +20,6 @@ def require(module: str, extra: str, why: str) -> ModuleType:
     error is both a :class:`TwinschedError` and an :class:`ImportError`.
     """
     try:
-        return import_module(module)
+        return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtraError(f"{why}: pip install 'twinsched[{extra}]'") from exc
+        raise MissingExtraError(install_hint(why, extra)) from exc

@@ -24,22 +24,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from twinsched.extras import install_hint, require
 from twinsched.learning.forecasters.base import History
 from twinsched.learning.series import FloatArray
 
 if TYPE_CHECKING:
     import torch
 
-INSTALL_HINT = "the LSTM forecaster needs PyTorch: pip install 'twinsched[learning]'"
+WHY = "the LSTM forecaster needs PyTorch"
+INSTALL_HINT = install_hint(WHY, "learning")
 
 
 def import_torch() -> Any:
     """torch, or an ImportError that names the extra to install."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(INSTALL_HINT) from exc
-    return torch
+    return require("torch", "learning", WHY)
 
 
 @contextmanager

@@ -30,5 +30,13 @@ class UnknownNameError(TwinschedError, KeyError):
         return str(self.args[0])
 
 
+class DuplicateNameError(TwinschedError, ValueError):
+    """A name is registered twice in one registry; the first one stays."""
+
+
+class MissingExtraError(TwinschedError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
 class InvariantError(TwinschedError):
     """A state invariant broke (over-commit, lost pod): always a bug, raised only with validate."""

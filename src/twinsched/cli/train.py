@@ -94,8 +94,8 @@ def train_command(
     es_features: Annotated[
         str,
         typer.Option(
-            help="Features of a linear residual searched by ES ('standard': evolution.ES_FEATURES); "
-            "none: only the tie rule is searched."
+            help="Features of a linear residual searched by ES ('standard': "
+            "evolution.ES_FEATURES); none: only the tie rule is searched."
         ),
     ] = "",
     es_val_on_train: Annotated[

@@ -3,65 +3,104 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
-from importlib.metadata import entry_points
 
-from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.errors import TwinschedError
+from twinsched.registry import Registry, load
 from twinsched.scheduling.framework import Scheduler
+from twinsched.scheduling.ilp.targets import TARGETS
 
 Factory = Callable[..., Scheduler]
-_REGISTRY: dict[str, Factory] = {}
-_DESCRIPTIONS: dict[str, str] = {}
 ENTRY_POINT_GROUP = "twinsched.schedulers"
+_H = "twinsched.scheduling.heuristics."
+ILP_PARAMS = " (params: /w=WINDOW/t=SECONDS/k=CANDIDATES)"
+
+
+def _score(target: str) -> Factory:
+    """A factory of the plugin scheduler made of one score plugin, imported on first use."""
+
+    def make() -> Scheduler:
+        from twinsched.scheduling.plugin_scheduler import single
+
+        return single(load(target))()
+
+    return make
+
+
+def _ilp(target: str) -> Factory:
+    """A factory of the window ILP for ``target``; OR-Tools is imported on the first solve."""
+
+    def make(w: int = 16, t: float = 1.0, k: int = 16) -> Scheduler:
+        from twinsched.scheduling.ilp.scheduler import IlpScheduler
+
+        return IlpScheduler(target, window=int(w), time_limit_s=float(t), candidates=int(k))
+
+    return make
+
+
+_K8S = "Kubernetes {} over CPU, memory and GPU"
+BUILT_INS: dict[str, tuple[str | Factory, str]] = {
+    "random": (
+        _H + "simple:RandomScheduler",
+        "uniformly random eligible node and GPU (FGD study's Random)",
+    ),
+    "firstfit": (_H + "simple:FirstFitScheduler", "first eligible node in node-list order"),
+    "leastallocated": (_score(_H + "kubernetes:LeastAllocated"), _K8S.format("LeastAllocated")),
+    "mostallocated": (_score(_H + "kubernetes:MostAllocated"), _K8S.format("MostAllocated")),
+    "balancedallocation": (
+        _score(_H + "kubernetes:BalancedAllocation"),
+        _K8S.format("BalancedAllocation"),
+    ),
+    "fgd": (
+        _score(_H + "fgd:FragmentationGradient"),
+        "Fragmentation Gradient Descent (FGD, USENIX ATC'23)",
+    ),
+    "bestfit": (
+        _score(_H + "fgd_study:BestFit"),
+        "FGD study's BestFit: least weighted CPU+GPU left after placing",
+    ),
+    "dotprod": (
+        _score(_H + "fgd_study:DotProd"),
+        "FGD study's DotProd: smallest dot product of free and requested",
+    ),
+    "gpupacking": (
+        _score(_H + "fgd_study:GpuPacking"),
+        "FGD study's GpuPacking: shared GPUs, then used nodes, then empty",
+    ),
+    "gpuclustering": (
+        _score(_H + "fgd_study:GpuClustering"),
+        "FGD study's GpuClustering: pods of one kind together",
+    ),
+    "labels": (
+        _score(_H + "labels:LabelPreference"),
+        "preferred labels attract, retracted labels repel (composes with +)",
+    ),
+    **{target: (_ilp(target), about + ILP_PARAMS) for target, (_, _, about) in TARGETS.items()},
+}
+SCHEDULERS: Registry[Factory] = Registry("scheduler", BUILT_INS, ENTRY_POINT_GROUP)
 
 
 def register(name: str, description: str = "") -> Callable[[Factory], Factory]:
     """Decorator: register a scheduler factory under ``name``; duplicates are refused."""
 
     def wrap(factory: Factory) -> Factory:
-        if name in _REGISTRY:
-            raise TwinschedError(f"scheduler '{name}' is already registered")
-        _REGISTRY[name] = factory
-        _DESCRIPTIONS[name] = description or (factory.__doc__ or "").strip().split("\n")[0]
-        return factory
+        about = description or (factory.__doc__ or "").strip().split("\n")[0]
+        return SCHEDULERS.register(name, factory, about)
 
     return wrap
 
 
-BUILT_INS = (
-    "twinsched.scheduling.heuristics",
-    "twinsched.scheduling.ilp.scheduler",  # OR-Tools itself is imported on the first solve
-)
-
-
-_LOADED = False
-
-
-def _load() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    for module in BUILT_INS:  # importing a module registers its schedulers
-        import_module(module)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _REGISTRY:
-            _REGISTRY[ep.name] = ep.load()
-
-
 def names() -> list[str]:
-    _load()
-    return sorted(_REGISTRY)
+    """Every scheduler name, sorted."""
+    return sorted(SCHEDULERS.names())
 
 
 def describe() -> dict[str, str]:
-    _load()
-    return {n: _DESCRIPTIONS.get(n, "") for n in sorted(_REGISTRY)}
+    """Scheduler name -> one line about it, sorted by name."""
+    return dict(sorted(SCHEDULERS.describe().items()))
 
 
 def create(name: str) -> Scheduler:
     """A fresh scheduler; ``a+b`` or ``a*2+b`` sums the score plugins of plugin schedulers."""
-    _load()
     if name.startswith("ai:"):
         from twinsched.scheduling.ai.serving import create_ai_scheduler
 
@@ -76,11 +115,10 @@ def create(name: str) -> Scheduler:
     if "+" in name:
         return _compose(name)
     base, *params = name.split("/")
-    if base not in _REGISTRY:
-        raise UnknownNameError("scheduler", base, list(_REGISTRY))
+    factory = SCHEDULERS.get(base)  # unknown names fail listing the known ones
     kwargs = dict(_param(name, p) for p in params)
     try:
-        return _REGISTRY[base](**kwargs)
+        return factory(**kwargs)
     except TypeError as exc:
         raise TwinschedError(
             f"scheduler '{base}' does not take parameters {kwargs}: {exc}"

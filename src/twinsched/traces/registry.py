@@ -1,12 +1,15 @@
-"""Traces by name. ``alibaba-gpu-2023`` takes a variant; ``synthetic-continuum`` a seed."""
+"""Traces by name. ``alibaba-gpu-2023`` takes a variant; ``synthetic-continuum`` a seed.
+
+``TRACES`` is the in-tree table; plug-ins come from the ``twinsched.traces`` entry points.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import Scenario
+from twinsched.registry import Registry
 
 Loader = Callable[[str, "str | Path | None", int], Scenario]
 
@@ -40,10 +43,14 @@ TRACES: dict[str, tuple[Loader, str]] = {
     ),
     "synthetic-cluster": (_cluster, "large synthetic cluster for benchmarks; --variant NODES"),
 }
+READERS: Registry[Loader] = Registry("trace", TRACES, "twinsched.traces")
+
+
+def describe() -> dict[str, str]:
+    """Trace name -> one line about it: the in-tree table, then entry points."""
+    return READERS.describe()
 
 
 def load(trace: str, variant: str = "", data: str | Path | None = None, seed: int = 0) -> Scenario:
     """Load a scenario by trace name; unknown names list the known ones."""
-    if trace not in TRACES:
-        raise UnknownNameError("trace", trace, list(TRACES))
-    return TRACES[trace][0](variant, data, seed)
+    return READERS.create(trace, variant, data, seed)

@@ -25,7 +25,6 @@ import numpy as np
 from twinsched.workflows.dag import DAG
 from twinsched.workflows.placement import F64, I64, Schedule, place, unschedulable
 from twinsched.workflows.platform import Platform
-from twinsched.workflows.registry import register
 
 PORTFOLIO = ("heft", "cpop", "lns", "lnsnl", "lpt", "spt")
 
@@ -135,27 +134,22 @@ def _heft(dag: DAG, platform: Platform) -> I64:
     return ready_order(dag, upward_rank(dag, *mean_costs(dag, platform)))
 
 
-@register("spt", "COMPSs: level by level, shortest work first")
 def spt() -> OrderScheduler:
     return OrderScheduler("spt", _spt)
 
 
-@register("lpt", "COMPSs: level by level, longest work first")
 def lpt() -> OrderScheduler:
     return OrderScheduler("lpt", _lpt)
 
 
-@register("lnsnl", "COMPSs: level by level, most successors in the next level first")
 def lnsnl() -> OrderScheduler:
     return OrderScheduler("lnsnl", _lnsnl)
 
 
-@register("lns", "COMPSs: level by level, most successors (all descendants) first")
 def lns() -> OrderScheduler:
     return OrderScheduler("lns", _lns)
 
 
-@register("heft", "HEFT: decreasing upward rank, earliest finish time with transfers")
 def heft() -> OrderScheduler:
     return OrderScheduler("heft", _heft, insertion=True)
 
@@ -197,7 +191,6 @@ def critical_path(dag: DAG, priority: F64) -> I64:
     return np.array(path, dtype=np.int64)
 
 
-@register("cpop", "CPOP: upward + downward rank; the critical path on its fastest node")
 def cpop() -> CPOP:
     return CPOP()
 
@@ -227,6 +220,5 @@ class Portfolio:
         )
 
 
-@register("portfolio", "every heuristic above, simulated; keeps the best makespan")
 def portfolio() -> Portfolio:
     return Portfolio()

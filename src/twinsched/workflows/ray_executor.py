@@ -14,7 +14,6 @@ start and end and the resources Ray gave it, next to the simulated times.
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -22,12 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from twinsched.errors import TwinschedError
+from twinsched.extras import require
 from twinsched.workflows.api import Future, TaskCall
 from twinsched.workflows.dag import DAG
 from twinsched.workflows.placement import Schedule
 from twinsched.workflows.platform import Platform
 
-INSTALL_HINT = "Ray is not installed: pip install 'twinsched[workflows]'"
 TIER_RESOURCE = "twinsched-tier-{}"
 TIER_SHARE = 0.001  # of a tier resource per task: many tasks share a tier
 
@@ -66,11 +65,7 @@ class _Slot:
 
 
 def _import_ray() -> Any:
-    # importlib keeps type checking independent of whether the optional extra is installed.
-    try:
-        return importlib.import_module("ray")
-    except ImportError as exc:
-        raise TwinschedError(INSTALL_HINT) from exc
+    return require("ray", "workflows", "Ray is not installed")
 
 
 def run_on_ray(

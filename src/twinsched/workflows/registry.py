@@ -6,10 +6,9 @@ A workflow scheduler is anything with a ``name`` and ``schedule(dag, platform) -
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Protocol
 
-from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.registry import Registry
 from twinsched.workflows.dag import DAG
 from twinsched.workflows.placement import Schedule
 from twinsched.workflows.platform import Platform
@@ -24,44 +23,38 @@ class WorkflowScheduler(Protocol):
 
 
 Factory = Callable[[], WorkflowScheduler]
-_REGISTRY: dict[str, Factory] = {}
-_DESCRIPTIONS: dict[str, str] = {}
+_H = "twinsched.workflows.heuristics:"
+BUILT_INS: dict[str, tuple[str | Factory, str]] = {
+    "spt": (_H + "spt", "COMPSs: level by level, shortest work first"),
+    "lpt": (_H + "lpt", "COMPSs: level by level, longest work first"),
+    "lnsnl": (_H + "lnsnl", "COMPSs: level by level, most successors in the next level first"),
+    "lns": (_H + "lns", "COMPSs: level by level, most successors (all descendants) first"),
+    "heft": (_H + "heft", "HEFT: decreasing upward rank, earliest finish time with transfers"),
+    "cpop": (_H + "cpop", "CPOP: upward + downward rank; the critical path on its fastest node"),
+    "portfolio": (_H + "portfolio", "every heuristic above, simulated; keeps the best makespan"),
+}
+SCHEDULERS: Registry[Factory] = Registry("workflow scheduler", BUILT_INS, ENTRY_POINT_GROUP)
 
 
 def register(name: str, description: str) -> Callable[[Factory], Factory]:
     """Decorator: register a workflow scheduler factory under ``name``; duplicates are refused."""
 
     def wrap(factory: Factory) -> Factory:
-        if name in _REGISTRY:
-            raise TwinschedError(f"workflow scheduler '{name}' is already registered")
-        _REGISTRY[name] = factory
-        _DESCRIPTIONS[name] = description
-        return factory
+        return SCHEDULERS.register(name, factory, description)
 
     return wrap
 
 
-def _load() -> None:
-    import twinsched.workflows.heuristics  # noqa: F401  (registers the built-ins)
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _REGISTRY:
-            _REGISTRY[ep.name] = ep.load()
-
-
 def names() -> list[str]:
-    _load()
-    return list(_REGISTRY)
+    """Every workflow scheduler name, built-ins first."""
+    return SCHEDULERS.names()
 
 
 def describe() -> dict[str, str]:
-    _load()
-    return {n: _DESCRIPTIONS.get(n, "") for n in _REGISTRY}
+    """Workflow scheduler name -> one line about it."""
+    return SCHEDULERS.describe()
 
 
 def create(name: str) -> WorkflowScheduler:
     """A fresh scheduler; unknown names fail listing the known ones."""
-    _load()
-    if name not in _REGISTRY:
-        raise UnknownNameError("workflow scheduler", name, list(_REGISTRY))
-    return _REGISTRY[name]()
+    return SCHEDULERS.create(name)

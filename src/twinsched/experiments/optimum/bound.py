@@ -27,6 +27,7 @@ import numpy as np
 from twinsched.errors import TwinschedError
 from twinsched.experiments.optimum.decode import patterns_of, place_patterns
 from twinsched.experiments.optimum.patterns import Grouping, Pattern, group, price
+from twinsched.extras import require
 from twinsched.model.cluster import Links, Nodes, Pods, Scenario
 from twinsched.model.state import ClusterState
 from twinsched.sim.fillup import fillup_order
@@ -99,12 +100,7 @@ def best_packing(
     nodes: Nodes, pods: Pods, links: Links | None, work_limit: float, seed: int = 0
 ) -> Packing:
     """The most GPU milli of ``pods`` placeable at once on ``nodes``: bound and placement."""
-    try:
-        from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
-    except ImportError as exc:
-        raise TwinschedError(
-            "the offline bound needs OR-Tools: pip install 'twinsched[ilp]'"
-        ) from exc
+    pywraplp = require("ortools.linear_solver.pywraplp", "ilp", "the offline bound needs OR-Tools")
 
     # -- data -------------------------------------------------------------------------------
     started, timer = time.perf_counter(), {}

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from twinsched.errors import TwinschedError
+from twinsched.extras import require
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Pods
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
@@ -111,12 +111,7 @@ def price(
     With ``per_gpu=False`` only the node's total GPU milli and whole GPUs are counted: a
     relaxation proven much faster, which gives an ``upper`` and no pattern.
     """
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:
-        raise TwinschedError(
-            "the offline bound needs OR-Tools: pip install 'twinsched[ilp]'"
-        ) from exc
+    cp_model = require("ortools.sat.python.cp_model", "ilp", "the offline bound needs OR-Tools")
 
     # -- data -------------------------------------------------------------------------------
     cpu, mem, ngpu = (int(v) for v in grouping.type_cap[node_type])

@@ -12,11 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from twinsched.extras import require
 from twinsched.learning.agents.agent import Action
-
-INSTALL_HINT = (
-    "the Kubernetes actuator needs the official client: pip install 'twinsched[kubernetes]'"
-)
 
 
 def deployment_patch(action: Action) -> dict[str, Any]:
@@ -45,10 +42,9 @@ class KubernetesActuator:
 
     def _client(self) -> Any:
         if self.api is None:
-            try:
-                from kubernetes import client, config  # type: ignore[import-not-found, unused-ignore]
-            except ImportError as exc:  # pragma: no cover - depends on the environment
-                raise ImportError(INSTALL_HINT) from exc
+            why = "the Kubernetes actuator needs the official client"
+            client = require("kubernetes.client", "kubernetes", why)
+            config = require("kubernetes.config", "kubernetes", why)
             config.load_kube_config()  # type: ignore[no-untyped-call, unused-ignore]
             self.api = client.AppsV1Api()
         return self.api

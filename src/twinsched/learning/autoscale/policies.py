@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from twinsched.errors import UnknownNameError
 from twinsched.learning.autoscale.service import ServiceConfig
 from twinsched.learning.autoscale.simulator import Observation, Policy
 from twinsched.learning.forecasters import Forecaster, make_forecaster
 from twinsched.learning.series import FloatArray, LoadSeries, fill_gaps, resample
+from twinsched.registry import Registry
 
 
 @dataclass
@@ -263,12 +263,18 @@ POLICIES: dict[str, tuple[PolicyFactory, str]] = {
         _with_forecaster(PredictiveFallback),
         "predictive with a reactive correction on SLO misses",
     ),
-}
+}  # the in-tree table; plug-ins come from the ``twinsched.autoscaling_policies`` entry points
+AUTOSCALERS: Registry[PolicyFactory] = Registry(
+    "autoscaling policy", POLICIES, "twinsched.autoscaling_policies"
+)
+
+
+def describe() -> dict[str, str]:
+    """Policy name -> one line about it."""
+    return AUTOSCALERS.describe()
 
 
 def make_policy(spec: str, options: PolicyOptions | None = None) -> Policy:
     """A policy from ``NAME`` or ``NAME:FORECASTER``; unknown names list the known ones."""
     name, _, arg = spec.partition(":")
-    if name not in POLICIES:
-        raise UnknownNameError("autoscaling policy", name, list(POLICIES))
-    return POLICIES[name][0](arg, options or PolicyOptions())
+    return AUTOSCALERS.create(name, arg, options or PolicyOptions())

@@ -12,8 +12,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from twinsched.errors import UnknownNameError
 from twinsched.learning.series import FloatArray
+from twinsched.registry import Registry
 
 
 @runtime_checkable
@@ -33,28 +33,29 @@ class Forecaster(Protocol):
 
 
 Factory = Callable[[int], Forecaster]
-_REGISTRY: dict[str, tuple[Factory, str]] = {}
+_F = "twinsched.learning.forecasters."
+BUILT_INS: dict[str, tuple[str | Factory, str]] = {
+    "seasonal-naive": (_F + "naive:seasonal_naive", "the same step one day earlier"),
+    "seasonal-naive-weekly": (_F + "naive:seasonal_naive_weekly", "the same step one week earlier"),
+    "ets": (_F + "ets:ets", "ETS(A,N,A): additive Holt-Winters on the daily season (statsmodels)"),
+    "lstm": (_F + "lstm:lstm", "LSTM (PyTorch), one step ahead, closed-loop over the horizon"),
+}
+FORECASTERS: Registry[Factory] = Registry("forecaster", BUILT_INS, "twinsched.forecasters")
 
 
 def register(name: str, factory: Factory, description: str) -> None:
     """Add a forecaster factory (called with a seed); duplicate names are refused."""
-    if name in _REGISTRY:
-        raise ValueError(f"forecaster '{name}' is already registered")
-    _REGISTRY[name] = (factory, description)
+    FORECASTERS.register(name, factory, description)
 
 
 def make_forecaster(name: str, seed: int = 0) -> Forecaster:
     """A new, unfitted forecaster by name; unknown names list the known ones."""
-    _load_builtins()
-    if name not in _REGISTRY:
-        raise UnknownNameError("forecaster", name, list(_REGISTRY))
-    return _REGISTRY[name][0](seed)
+    return FORECASTERS.create(name, seed)
 
 
 def forecaster_names() -> dict[str, str]:
     """Registered forecaster names and their descriptions."""
-    _load_builtins()
-    return {name: desc for name, (_, desc) in _REGISTRY.items()}
+    return FORECASTERS.describe()
 
 
 class History:
@@ -76,13 +77,3 @@ class History:
     @property
     def values(self) -> FloatArray:
         return self._data[: self._n]
-
-
-def _load_builtins() -> None:
-    if _REGISTRY:
-        return
-    from twinsched.learning.forecasters import ets, lstm, naive
-
-    for module in (naive, ets, lstm):
-        for name, factory, description in module.BUILTINS:
-            register(name, factory, description)

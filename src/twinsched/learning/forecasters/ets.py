@@ -18,7 +18,6 @@ import warnings
 
 import numpy as np
 
-from twinsched.learning.forecasters.base import Factory
 from twinsched.learning.series import FloatArray
 
 
@@ -74,10 +73,6 @@ class ETS:
         return np.asarray(self._level + self._season[idx], dtype=np.float64)
 
 
-def _ets(seed: int) -> ETS:
+def ets(seed: int) -> ETS:
+    """A new ETS forecaster (``seed`` is unused: the fit is deterministic)."""
     return ETS()
-
-
-BUILTINS: list[tuple[str, Factory, str]] = [
-    ("ets", _ets, "ETS(A,N,A): additive Holt-Winters on the daily season (statsmodels)"),
-]

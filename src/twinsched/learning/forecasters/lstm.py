@@ -24,22 +24,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from twinsched.learning.forecasters.base import Factory, History
+from twinsched.extras import install_hint, require
+from twinsched.learning.forecasters.base import History
 from twinsched.learning.series import FloatArray
 
 if TYPE_CHECKING:
     import torch
 
-INSTALL_HINT = "the LSTM forecaster needs PyTorch: pip install 'twinsched[learning]'"
+WHY = "the LSTM forecaster needs PyTorch"
+INSTALL_HINT = install_hint(WHY, "learning")
 
 
 def import_torch() -> Any:
     """torch, or an ImportError that names the extra to install."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(INSTALL_HINT) from exc
-    return torch
+    return require("torch", "learning", WHY)
 
 
 @contextmanager
@@ -233,10 +231,6 @@ def _train(
     return loss_value
 
 
-def _lstm(seed: int) -> LSTMForecaster:
+def lstm(seed: int) -> LSTMForecaster:
+    """A new LSTM forecaster; torch is imported on the first fit."""
     return LSTMForecaster(seed)
-
-
-BUILTINS: list[tuple[str, Factory, str]] = [
-    ("lstm", _lstm, "LSTM (PyTorch), one step ahead, closed-loop over the horizon"),
-]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsched.learning.forecasters.base import Factory, History
+from twinsched.learning.forecasters.base import History
 from twinsched.learning.series import FloatArray
 
 
@@ -31,15 +31,11 @@ class SeasonalNaive:
         return np.resize(last, horizon).astype(np.float64)
 
 
-def _daily(seed: int) -> SeasonalNaive:
+def seasonal_naive(seed: int) -> SeasonalNaive:
+    """The same step one day earlier (``seed`` is unused)."""
     return SeasonalNaive(False, "seasonal-naive")
 
 
-def _weekly(seed: int) -> SeasonalNaive:
+def seasonal_naive_weekly(seed: int) -> SeasonalNaive:
+    """The same step one week earlier (``seed`` is unused)."""
     return SeasonalNaive(True, "seasonal-naive-weekly")
-
-
-BUILTINS: list[tuple[str, Factory, str]] = [
-    ("seasonal-naive", _daily, "the same step one day earlier"),
-    ("seasonal-naive-weekly", _weekly, "the same step one week earlier"),
-]

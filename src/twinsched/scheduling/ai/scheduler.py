@@ -24,7 +24,6 @@ from twinsched.scheduling.ai.features import (
 )
 from twinsched.scheduling.ai.model_store import ModelCard
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.serving import register_loader
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, ties_of, workload_context
 from twinsched.scheduling.cache import NodeMemo
 from twinsched.scheduling.framework import (
@@ -123,7 +122,6 @@ class PolicyScheduler:
         return Placement(best, gpus)
 
 
-@register_loader("twinsched.policy")
 def load_policy(card: ModelCard, folder: Path) -> PolicyScheduler:
     """A registered policy as a scheduler named ``ai:NAME@VERSION``."""
     return PolicyScheduler(f"ai:{card.ref}", Policy.load(folder))

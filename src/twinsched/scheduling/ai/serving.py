@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
+from twinsched.registry import Registry
 from twinsched.scheduling.ai.model_store import (
     ModelCard,
     ModelError,
@@ -41,7 +39,6 @@ from twinsched.scheduling.gpus import default_gpus
 
 Observe = Callable[[ClusterState, PodView, BoolA], Any]
 LOADER_GROUP = "twinsched.model_loaders"  # entry points: kind -> loader function
-LOADER_MODULES = {"twinsched.policy": "twinsched.scheduling.ai.scheduler"}  # imported on first use
 
 
 @runtime_checkable
@@ -56,7 +53,15 @@ class Predictor(Protocol):
 
 
 Loader = Callable[["ModelCard", Path], "Predictor | Scheduler"]
-_LOADERS: dict[str, tuple[Loader, Observe | None]] = {}
+# The in-tree table: kind -> loader, imported on first use.
+BUILT_IN_LOADERS: dict[str, tuple[str | Loader, str]] = {
+    "twinsched.policy": (
+        "twinsched.scheduling.ai.scheduler:load_policy",
+        "a twinsched placement policy (policy.json)",
+    ),
+}
+LOADERS: Registry[Loader] = Registry("model kind", BUILT_IN_LOADERS, LOADER_GROUP)
+_OBSERVE: dict[str, Observe] = {}  # kind -> observation builder, for predictor kinds
 
 
 def register_loader(kind: str, observe: Observe | None = None) -> Callable[[Loader], Loader]:
@@ -67,9 +72,11 @@ def register_loader(kind: str, observe: Observe | None = None) -> Callable[[Load
     """
 
     def wrap(loader: Loader) -> Loader:
-        if kind in _LOADERS:
+        if kind in LOADERS:
             raise ModelError(f"model loader '{kind}' is already registered")
-        _LOADERS[kind] = (loader, observe)
+        LOADERS.register(kind, loader)
+        if observe is not None:
+            _OBSERVE[kind] = observe
         return loader
 
     return wrap
@@ -77,19 +84,11 @@ def register_loader(kind: str, observe: Observe | None = None) -> Callable[[Load
 
 def loader_kinds() -> list[str]:
     """Kinds with a loader: registered, built in, or from the entry-point group."""
-    found = {ep.name for ep in entry_points(group=LOADER_GROUP)}
-    return sorted(set(_LOADERS) | set(LOADER_MODULES) | found)
+    return sorted(LOADERS.names())
 
 
 def _loader(kind: str) -> tuple[Loader, Observe | None]:
-    if kind not in _LOADERS and kind in LOADER_MODULES:
-        import_module(LOADER_MODULES[kind])  # registers its loaders
-    if kind not in _LOADERS:
-        for ep in entry_points(group=LOADER_GROUP, name=kind):
-            register_loader(kind)(ep.load())
-    if kind not in _LOADERS:
-        raise UnknownNameError("model kind", kind, loader_kinds())
-    return _LOADERS[kind]
+    return LOADERS.get(kind), _OBSERVE.get(kind)
 
 
 class PredictorScheduler:

@@ -1,9 +1,4 @@
-"""Built-in heuristic schedulers, one module per policy family; importing registers them."""
+"""Built-in heuristic schedulers, one module per policy family.
 
-from twinsched.scheduling.heuristics import (  # noqa: F401
-    fgd,
-    fgd_study,
-    kubernetes,
-    labels,
-    simple,
-)
+``twinsched.scheduling.registry`` names them in its in-tree table.
+"""

@@ -13,8 +13,6 @@ from twinsched.metrics.fragmentation import TypicalPods, fragmentation, typical_
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, RunContext, Scores
-from twinsched.scheduling.plugin_scheduler import single
-from twinsched.scheduling.registry import register
 from twinsched.scheduling.rows import distinct_rows
 
 DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
@@ -103,8 +101,3 @@ class FragmentationGradient(BaseScore):
         values[rows[starts]] = best // (g + 1)
         chosen[rows[starts]] = g - best % (g + 1)
         return Scores(values, chosen)
-
-
-register("fgd", "Fragmentation Gradient Descent (FGD, USENIX ATC'23)")(
-    single(FragmentationGradient)
-)

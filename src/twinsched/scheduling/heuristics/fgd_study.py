@@ -11,8 +11,6 @@ import numpy as np
 from twinsched.model.cluster import I64, MILLI_PER_GPU
 from twinsched.model.state import SHARE_TAG, ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, Scores, min_max_normalize
-from twinsched.scheduling.plugin_scheduler import single
-from twinsched.scheduling.registry import register
 
 CPU_SCALE = 128_000.0
 GPU_SCALE = 8_000.0
@@ -94,12 +92,3 @@ class GpuClustering(BaseScore):
         has_tag = tags[:, tag] if tag < tags.shape[1] else np.zeros(nodes.size, dtype=bool)
         bonus = np.select([has_tag & (n_tags == 1), has_tag, n_tags == 0], [75, 50, 25], default=0)
         return Scores((base + bonus).astype(np.int64))
-
-
-for _plugin, _about in (
-    (BestFit, "FGD study's BestFit: least weighted CPU+GPU left after placing"),
-    (DotProd, "FGD study's DotProd: smallest dot product of free and requested"),
-    (GpuPacking, "FGD study's GpuPacking: shared GPUs, then used nodes, then empty"),
-    (GpuClustering, "FGD study's GpuClustering: pods of one kind together"),
-):
-    register(_plugin.name, _about)(single(_plugin))

@@ -11,8 +11,6 @@ import numpy as np
 from twinsched.model.cluster import F64, I64
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import MAX_SCORE, BaseScore, PodView, Scores
-from twinsched.scheduling.plugin_scheduler import single
-from twinsched.scheduling.registry import register
 
 
 def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, F64]:
@@ -59,9 +57,3 @@ class BalancedAllocation(BaseScore):
         mean = _mean(used, has)
         var = (((used - mean[:, None]) * has) ** 2).sum(axis=1) / np.maximum(has.sum(axis=1), 1)
         return Scores(((1.0 - np.sqrt(var)) * MAX_SCORE).astype(np.int64))
-
-
-for _plugin in (LeastAllocated, MostAllocated, BalancedAllocation):
-    register(_plugin.name, f"Kubernetes {_plugin.__name__} over CPU, memory and GPU")(
-        single(_plugin)
-    )

@@ -12,8 +12,6 @@ import numpy as np
 from twinsched.model.cluster import I64, U64
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, Scores
-from twinsched.scheduling.plugin_scheduler import single
-from twinsched.scheduling.registry import register
 
 
 def popcount(values: U64) -> I64:
@@ -37,8 +35,3 @@ class LabelPreference(BaseScore):
         if n_retr:
             values -= 50.0 * popcount(labels & retr) / n_retr
         return Scores(np.clip(values, 0, 100).astype(np.int64))
-
-
-register("labels", "preferred labels attract, retracted labels repel (composes with +)")(
-    single(LabelPreference)
-)

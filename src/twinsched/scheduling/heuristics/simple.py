@@ -15,7 +15,6 @@ from twinsched.scheduling.framework import (
     Unschedulable,
 )
 from twinsched.scheduling.gpus import default_gpus, fitting_gpus
-from twinsched.scheduling.registry import register
 
 
 class RandomScheduler:
@@ -53,7 +52,3 @@ class FirstFitScheduler:
         if not eligible[node]:
             return Unschedulable(Reason.NO_ELIGIBLE_NODE)
         return Placement(node, default_gpus(state, pod, node))
-
-
-register("random", "uniformly random eligible node and GPU (FGD study's Random)")(RandomScheduler)
-register("firstfit", "first eligible node in node-list order")(FirstFitScheduler)

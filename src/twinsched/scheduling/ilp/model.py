@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from twinsched.errors import TwinschedError
+from twinsched.extras import require
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.scheduling.gpus import free_gpus
 from twinsched.scheduling.ilp.problem import WindowProblem
@@ -43,12 +43,7 @@ def solve_window(
     hint: list[tuple[int, tuple[int, ...]] | None] | None = None,
     seed: int = 0,
 ) -> WindowSolution:
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:  # an optional extra
-        raise TwinschedError(
-            "the ILP schedulers need OR-Tools: pip install 'twinsched[ilp]'"
-        ) from exc
+    cp_model = require("ortools.sat.python.cp_model", "ilp", "the ILP schedulers need OR-Tools")
 
     started = time.perf_counter()
     m = cp_model.CpModel()

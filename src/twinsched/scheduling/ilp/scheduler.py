@@ -183,20 +183,3 @@ def _left_out(eligible: BoolA) -> Unschedulable:
     return Unschedulable(
         Reason.LEFT_OUT_BY_WINDOW, "the window's optimum places other pods instead"
     )
-
-
-def factory(target: str) -> Any:
-    def make(w: int = 16, t: float = 1.0, k: int = 16) -> IlpScheduler:
-        return IlpScheduler(target, window=int(w), time_limit_s=float(t), candidates=int(k))
-
-    return make
-
-
-def _register() -> None:
-    from twinsched.scheduling.registry import register
-
-    for target, (_, _, about) in TARGETS.items():
-        register(target, about + " (params: /w=WINDOW/t=SECONDS/k=CANDIDATES)")(factory(target))
-
-
-_register()

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 
-from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import Scenario
+from twinsched.registry import Registry, load
 
 ImportFunction = Callable[[Path, str, Mapping[str, str]], list[Scenario]]
 
@@ -29,16 +29,49 @@ class Importer:
     options: Mapping[str, str]  # option -> what it means
 
 
-_BUILTINS = {
-    "alibaba-gpu-2023": "alibaba_gpu_2023",
-    "alibaba-gpu-2025-dlrm": "alibaba_dlrm_2025",
-    "swf": "swf",
-    "supercloud": "supercloud",
-    "twin-json": "twin_json",
-    "twin-csv": "twin_csv",
-    "synthetic": "synthetic",
+_M = "twinsched.store.importers."
+# name -> (the import function, its help, its options or None); imported on first use
+_BUILT_INS: dict[str, tuple[str, str, str | None]] = {
+    "alibaba-gpu-2023": (
+        _M + "alibaba_gpu_2023:import_alibaba",
+        "Alibaba GPU trace 2023 (openb): node list + pod-list variants",
+        _M + "alibaba_gpu_2023:OPTIONS",
+    ),
+    "alibaba-gpu-2025-dlrm": (
+        _M + "alibaba_dlrm_2025:import_dlrm",
+        "Alibaba DLRM serving trace 2025 (instances, anti-affinity)",
+        _M + "alibaba_dlrm_2025:OPTIONS",
+    ),
+    "swf": (
+        _M + "swf:import_swf",
+        "Standard Workload Format HPC log (Parallel Workloads Archive)",
+        _M + "swf:OPTIONS",
+    ),
+    "supercloud": (
+        _M + "supercloud:import_supercloud",
+        "MIT SuperCloud Slurm job table (slurm-log*.csv[.gz])",
+        None,
+    ),
+    "twin-json": (
+        _M + "twin_json:import_twin_json",
+        "a twin JSON document (twinsched/twin-v1)",
+        None,
+    ),
+    "twin-csv": (
+        _M + "twin_csv:import_twin_csv",
+        "a folder written by 'export --format csv'",
+        None,
+    ),
+    "synthetic": (
+        _M + "synthetic:import_synthetic",
+        "the synthetic continuum generator (PATH: continuum|cluster|FILE.json)",
+        _M + "synthetic:OPTIONS",
+    ),
 }
-_REGISTRY: dict[str, Importer] = {}
+IMPORTERS: Registry[ImportFunction] = Registry(
+    "importer", {n: (fn, about) for n, (fn, about, _) in _BUILT_INS.items()}, "twinsched.importers"
+)
+_OPTIONS: dict[str, Mapping[str, str]] = {}  # options of importers registered in code
 
 
 def register(
@@ -47,31 +80,28 @@ def register(
     """Decorator: add an importer under ``name``; a second one with the same name is refused."""
 
     def add(function: ImportFunction) -> ImportFunction:
-        if name in _REGISTRY and _REGISTRY[name].function is not function:
-            raise TwinschedError(f"importer '{name}' is registered already")
-        _REGISTRY[name] = Importer(name, function, help, dict(options or {}))
+        IMPORTERS.register(name, function, help)
+        _OPTIONS[name] = dict(options or {})
         return function
 
     return add
 
 
-def importers() -> dict[str, Importer]:
-    """Every importer: the built-ins plus the ``twinsched.importers`` entry points."""
-    for module in _BUILTINS.values():
-        import_module(f"twinsched.store.importers.{module}")
-    from importlib.metadata import entry_points
-
-    for entry in entry_points(group="twinsched.importers"):
-        if entry.name not in _REGISTRY:
-            register(entry.name, f"plug-in from {entry.value}")(entry.load())
-    return dict(sorted(_REGISTRY.items()))
+def _options(name: str) -> Mapping[str, str]:
+    if name in _OPTIONS:
+        return _OPTIONS[name]
+    target = _BUILT_INS[name][2] if name in _BUILT_INS else None
+    return dict(load(target)) if target else {}
 
 
 def get_importer(name: str) -> Importer:
-    known = importers()
-    if name not in known:
-        raise UnknownNameError("importer", name, list(known))
-    return known[name]
+    """One importer, imported on first use; unknown names list the known ones."""
+    return Importer(name, IMPORTERS.get(name), IMPORTERS.describe()[name], _options(name))
+
+
+def importers() -> dict[str, Importer]:
+    """Every importer: the built-ins plus the ``twinsched.importers`` entry points."""
+    return {name: get_importer(name) for name in sorted(IMPORTERS.names())}
 
 
 def option(options: Mapping[str, str], key: str, default: str, known: Mapping[str, str]) -> str:

@@ -6,13 +6,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import option, register
-from twinsched.traces.alibaba_dlrm_2025 import ROLES, TRACE, read
+from twinsched.store.importers import option
+from twinsched.traces.alibaba_dlrm_2025 import ROLES, read
 
 OPTIONS = {"cn_nodes": "number of CPU nodes", "hn_nodes": "number of GPU nodes"}
 
 
-@register(TRACE, "Alibaba DLRM serving trace 2025 (instances, anti-affinity)", OPTIONS)
 def import_dlrm(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     """The trace at ``path`` as the one scenario ``name``; options set the node counts."""
     option(options, "", "", OPTIONS)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from twinsched.errors import TraceFormatError, UnknownNameError
 from twinsched.model.cluster import LabelVocabulary, Scenario, single_pool_links
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.traces.alibaba_gpu_2023 import TRACE, VARIANTS, read_nodes, read_pods
 
 OPTIONS = {
@@ -20,7 +20,6 @@ OPTIONS = {
 }
 
 
-@register(TRACE, "Alibaba GPU trace 2023 (openb): node list + pod-list variants", OPTIONS)
 def import_alibaba(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     folder = path / "csv" if (path / "csv").is_dir() else path
     if not folder.is_dir():

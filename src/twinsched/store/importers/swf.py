@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.traces import swf
 
 OPTIONS = {
@@ -15,7 +15,6 @@ OPTIONS = {
 }
 
 
-@register("swf", "Standard Workload Format HPC log (Parallel Workloads Archive)", OPTIONS)
 def import_swf(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     """The log at ``path`` (``.swf`` or ``.swf.gz``) as the one scenario ``name``."""
     option(options, "", "", OPTIONS)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import register
 from twinsched.traces.synthetic import GENERATOR, read_params, regenerate
 
 OPTIONS = {
@@ -28,9 +27,6 @@ OPTIONS = {
 }
 
 
-@register(
-    "synthetic", "the synthetic continuum generator (PATH: continuum|cluster|FILE.json)", OPTIONS
-)
 def import_synthetic(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     """The generator's scenario as ``name``; options override its parameters."""
     params = read_params(path)

@@ -6,11 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.traces import twin_csv
 
 
-@register("twin-csv", "a folder written by 'export --format csv'")
 def import_twin_csv(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     """The folder ``path`` as the one scenario ``name``; it takes no options."""
     option(options, "", "", {})

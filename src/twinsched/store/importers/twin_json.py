@@ -6,11 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import option, register
+from twinsched.store.importers import option
 from twinsched.traces import twin_json
 
 
-@register("twin-json", "a twin JSON document (twinsched/twin-v1)")
 def import_twin_json(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     """The document at ``path`` as the one scenario ``name`` (phases and bindings dropped)."""
     option(options, "", "", {})

@@ -19,7 +19,8 @@ from twinsched.learning.agents.twin import (
     TwinService,
     scaling_deltas,
 )
-from twinsched.model.io import TwinDocument, parse_document
+from twinsched.model.document import TwinDocument
+from twinsched.model.schema import parse_document
 from twinsched.sim.clock import SimClock
 from twinsched.twin.client import TwinClient
 

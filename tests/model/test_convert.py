@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from tests.model.test_io import tiny
+from tests.model.test_document import tiny
 from tests.strategies import scenarios
 from twinsched.model.cluster import Scenario
 from twinsched.model.convert import document_to_scenario, scenario_to_document
+from twinsched.model.document import DocumentError
 from twinsched.model.events import Arrive, Bind, NodeDown, Reject, Release
-from twinsched.model.io import DocumentError, validate_document
+from twinsched.model.schema import validate_document
 from twinsched.model.state import ClusterState
 from twinsched.traces.synthetic import continuum
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.model.test_io import tiny
+from tests.model.test_document import tiny
 from twinsched.store.importers import get_importer
 from twinsched.traces import supercloud, twin_json
 from twinsched.twin.harmonize import harmonize

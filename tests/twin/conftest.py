@@ -16,7 +16,8 @@ import pytest
 from fastapi import FastAPI
 
 from tests.store.conftest import pg_url  # noqa: F401  (a fixture, re-exported)
-from twinsched.model.io import TwinDocument, parse_document
+from twinsched.model.document import TwinDocument
+from twinsched.model.schema import parse_document
 from twinsched.store.db import dispose
 from twinsched.twin.api.app import create_app
 from twinsched.twin.core.settings import TwinSettings

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.model.document import DocumentError, TwinDocument
+from twinsched.model.schema import validate_document
 from twinsched.twin.harmonize import HarmonizeError, HarmonizeResult, harmonize
 
 Doc = dict[str, Any]

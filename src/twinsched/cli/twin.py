@@ -89,7 +89,7 @@ def _preload(snapshot: Path | None, trace: str | None, variant: str, data: Path 
     if snapshot is not None:
         import json
 
-        from twinsched.model.io import validate_document
+        from twinsched.model.schema import validate_document
 
         try:
             raw = json.loads(snapshot.read_text(encoding="utf-8"))
@@ -105,7 +105,7 @@ def _preload(snapshot: Path | None, trace: str | None, variant: str, data: Path 
 
 
 def _describe(document: object) -> str:
-    from twinsched.model.io import TwinDocument
+    from twinsched.model.document import TwinDocument
 
     assert isinstance(document, TwinDocument)
     nodes = sum(len(p.nodes) for p in document.nodepools)

@@ -29,15 +29,9 @@ from twinsched.model.cluster import (
     nodes_from_columns,
     pods_from_columns,
 )
+from twinsched.model.document import UNBOUND_PHASES, DocumentError, NodePool, Pod, TwinDocument
 from twinsched.model.events import Phase
-from twinsched.model.io import (
-    UNBOUND_PHASES,
-    DocumentError,
-    NodePool,
-    Pod,
-    TwinDocument,
-    parse_document,
-)
+from twinsched.model.schema import parse_document
 from twinsched.model.state import ClusterState
 
 PHASE_NAMES = {

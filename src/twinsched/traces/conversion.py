@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from twinsched.errors import TwinschedError
-from twinsched.model.io import format_path
+from twinsched.model.schema import format_path
 
 Path = tuple[str | int, ...]
 

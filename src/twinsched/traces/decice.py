@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from twinsched.model.io import Link, Node, TwinDocument
+from twinsched.model.document import Link, Node, TwinDocument
 from twinsched.traces._values import ident, label_value, mapping, number, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
 from twinsched.traces.decice_jobs import object_id, read_jobs, read_workloads

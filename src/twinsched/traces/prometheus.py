@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from twinsched.model.io import TwinDocument, format_path
+from twinsched.model.document import TwinDocument
+from twinsched.model.schema import format_path
 from twinsched.traces._values import number
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
 

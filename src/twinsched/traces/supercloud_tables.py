@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from twinsched.model.cluster import MILLI_PER_GPU
-from twinsched.model.io import TwinDocument
+from twinsched.model.document import TwinDocument
 from twinsched.traces._values import GpuBinder, ident, label_value, number, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
 from twinsched.traces.supercloud import JobRow, RowProblem, column_value, given, parse_job

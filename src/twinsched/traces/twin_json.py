@@ -17,7 +17,8 @@ from typing import Any
 from twinsched.errors import TraceFormatError
 from twinsched.model.cluster import Scenario
 from twinsched.model.convert import document_to_scenario
-from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.model.document import DocumentError, TwinDocument
+from twinsched.model.schema import validate_document
 from twinsched.traces.conversion import Conversion, HarmonizeError, Sample
 from twinsched.traces.jsonlines import line_of
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 from twinsched.errors import TwinschedError
-from twinsched.model.io import TwinDocument
+from twinsched.model.document import TwinDocument
 from twinsched.twin import EXTRA_HINT
 from twinsched.twin.core.deltas import PatchResult, StatePatch
 

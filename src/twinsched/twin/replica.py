@@ -19,8 +19,8 @@ import numpy as np
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA
 from twinsched.model.convert import PHASE_NAMES
+from twinsched.model.document import TwinDocument
 from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Phase, Reject, Release, Unbind
-from twinsched.model.io import TwinDocument
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
 from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Scheduler

@@ -19,7 +19,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
-from twinsched.model.io import TwinDocument
+from twinsched.model.document import TwinDocument
 from twinsched.store.history import HistoryStore, compact
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics

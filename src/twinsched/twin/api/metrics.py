@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from twinsched.model.io import TwinDocument
+from twinsched.model.document import TwinDocument
 from twinsched.twin.core.service import TwinService
 
 PREFIX = "twinsched_twin"

@@ -15,7 +15,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
-from twinsched.model.io import DocumentError, format_path
+from twinsched.model.document import DocumentError
+from twinsched.model.schema import format_path
 from twinsched.twin.core.service import DeltaError
 
 

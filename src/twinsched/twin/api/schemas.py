@@ -1,6 +1,6 @@
 """Request and response bodies of the twin's HTTP routes (pydantic models, OpenAPI schemas).
 
-The state's own models stay where they are defined: the document in ``model.io``, the
+The state's own models stay where they are defined: the document in ``model.document``, the
 PATCH batch and its answer in ``core.deltas``, the typed views in ``core.views``, error
 bodies in ``problems``.
 """

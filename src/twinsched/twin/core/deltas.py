@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from twinsched.model.io import Id, Pod, PodPhase
+from twinsched.model.document import Id, Pod, PodPhase
 
 MAX_TIME = 1e12  # seconds; keeps time / step buckets inside 64-bit integers
 MAX_VALUE = 1e18  # keeps sums of samples finite in SQL aggregates

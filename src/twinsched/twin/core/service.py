@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from twinsched.errors import TwinschedError
-from twinsched.model.io import Job, Node, Pod, TwinDocument
+from twinsched.model.document import Job, Node, Pod, TwinDocument
 from twinsched.store.history.store import HistoryStore, SampleBatch
 from twinsched.twin.core.deltas import (
     MetricsDelta,
@@ -323,7 +323,7 @@ class _Staging:
 
 
 def _validated_pod(where: str, data: dict[str, Any], rename: dict[str, str]) -> Pod:
-    from twinsched.model.io import FieldProblem
+    from twinsched.model.document import FieldProblem
 
     try:
         return Pod.model_validate(data)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from twinsched.model.io import Id, Link, Node, NodePool, Pod, TwinDocument
+from twinsched.model.document import Id, Link, Node, NodePool, Pod, TwinDocument
 
 
 class NodeView(Node):

@@ -6,7 +6,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.model.document import DocumentError, TwinDocument
+from twinsched.model.schema import validate_document
 from twinsched.traces.conversion import Conversion, HarmonizeError, Sample
 from twinsched.traces.decice import from_decice
 from twinsched.traces.prometheus import from_prometheus
@@ -49,7 +50,7 @@ def harmonize(
     Samples of unknown nodes, stale samples and duplicates are dropped; each node's latest
     sample becomes its metric in the document. With ``step_s`` the series are aligned on a
     common grid (:mod:`twinsched.twin.harmonize.align`). Raises :class:`HarmonizeError`
-    (or :class:`~twinsched.model.io.DocumentError` for a bad twin document) naming the field.
+    (or :class:`~twinsched.model.schema.DocumentError` for a bad twin document) naming the field.
     """
     if source != "auto" and source not in SOURCES:
         known = ", ".join(("auto", *SOURCES))

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from twinsched.model.io import TwinDocument, format_path
+from twinsched.model.document import TwinDocument
+from twinsched.model.schema import format_path
 from twinsched.traces.conversion import Conversion
 
 Source = Literal["decice", "tables", "prometheus", "twin"]

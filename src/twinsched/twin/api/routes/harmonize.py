@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 from fastapi.responses import JSONResponse
 
-from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.model.document import DocumentError, TwinDocument
+from twinsched.model.schema import validate_document
 from twinsched.twin.api.problems import ERROR_RESPONSES, problem_response
 from twinsched.twin.api.schemas import HarmonizeRequest
 from twinsched.twin.harmonize import HarmonizeError, HarmonizeResult, harmonize

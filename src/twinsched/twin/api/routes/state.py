@@ -14,7 +14,8 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ValidationError
 
-from twinsched.model.io import DocumentError, TwinDocument, validate_document
+from twinsched.model.document import DocumentError, TwinDocument
+from twinsched.model.schema import validate_document
 from twinsched.twin.api.deps import Service, WriteAccess
 from twinsched.twin.api.problems import (
     ERROR_RESPONSES,

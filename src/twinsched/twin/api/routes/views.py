@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from twinsched.model.io import Link, NodePool, PodPhase
+from twinsched.model.document import Link, NodePool, PodPhase
 from twinsched.twin.api.deps import Service
 from twinsched.twin.api.problems import ERROR_RESPONSES
 from twinsched.twin.core import views

@@ -13,10 +13,8 @@ from jsonschema import Draft7Validator
 
 from twinsched.errors import TwinschedError
 from twinsched.model.convert import scenario_to_document
-from twinsched.model.io import (
-    DRAFT_07,
-    DocumentError,
-    TwinDocument,
+from twinsched.model.document import DRAFT_07, DocumentError, TwinDocument
+from twinsched.model.schema import (
     format_path,
     load_schema,
     shipped_schema_path,
@@ -69,7 +67,7 @@ def tiny() -> Doc:
 
 
 def test_shipped_schema_is_the_generated_one() -> None:
-    assert load_schema() == twin_json_schema(), "run: python -m twinsched.model.io"
+    assert load_schema() == twin_json_schema(), "run: python -m twinsched.model.schema"
     text = shipped_schema_path().read_text(encoding="utf-8")
     assert text == json.dumps(twin_json_schema(), indent=2) + "\n"
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from twinsched.model.events import Arrive, Bind, Event, Reject, Unbind
+from twinsched.model.events import Bind, Event, Reject, Unbind
 from twinsched.model.state import ClusterState
 
 STORE = Path(__file__).with_name("fingerprints.json")
@@ -76,20 +76,23 @@ def recording() -> Iterator[list[tuple[int, Event]]]:
 
 
 def run_events(log: list[tuple[int, Event]]) -> list[Event]:
-    """The run's decisions: events of the states pods arrived in, what-if binds taken out.
+    """The run's decisions: events of the live state, what-if binds taken out.
 
-    A what-if placement (the ILP's hint) is a bind later undone by an unbind of the same pod
-    before anything else happened to it, on the live state or on a copy; neither is a
-    decision. Copies see no arrivals, so only states that saw an ``Arrive`` count.
+    The live state is the one the first event went to (the run's first arrival); a what-if
+    copy (the ILP hint's, since the redesign) replays the live events later and is not
+    counted. A what-if placement made on the live state itself (the ILP hint before the
+    redesign) is a bind undone by an unbind of the same pod; neither is a decision.
     """
-    live = {sid for sid, e in log if isinstance(e, Arrive)}
-    out: list[Event] = []
+    if not log:
+        return []
+    live = log[0][0]
+    out: list[Event | None] = []
     last_bind: dict[int, int] = {}
     for sid, e in log:
-        if sid not in live:
+        if sid != live:
             continue
         if isinstance(e, Unbind) and e.pod in last_bind:
-            out[last_bind.pop(e.pod)] = None  # type: ignore[call-overload]
+            out[last_bind.pop(e.pod)] = None
             continue
         if isinstance(e, Bind):
             last_bind[e.pod] = len(out)

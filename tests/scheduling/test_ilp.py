@@ -118,3 +118,32 @@ def test_timeouts_fall_back_and_say_so() -> None:
     assert stats["status"].get("TIMEOUT", 0) > 0
     assert result.summary["fallbacks"]["NoDecision"] >= stats["status"]["TIMEOUT"]
     assert result.at(10) >= 9.5  # the fallback heuristic placed the pods instead
+
+
+class _Log:
+    """A run observer that keeps every event the live state saw."""
+
+    def __init__(self) -> None:
+        self.events: list[object] = []
+
+    def on_start(self, state, ctx) -> None:
+        self.state = state
+
+    def on_events(self, state, events) -> None:
+        self.events += events
+
+    def on_end(self, state) -> None:
+        return None
+
+
+def test_the_hint_tries_placements_on_a_copy_never_on_the_live_state() -> None:
+    from twinsched.model.events import Bind, Unbind
+    from twinsched.traces import synthetic
+
+    sc = synthetic.continuum()
+    log = _Log()
+    result = run_fillup(sc, "ilp-frag/w=8/t=0.5", 0, target_pct=60, observers=[log])
+    binds = [e for e in log.events if isinstance(e, Bind)]
+    assert not [e for e in log.events if isinstance(e, Unbind)]  # no what-if undone here
+    assert len(binds) == result.summary["running"]  # every live bind is a decision
+    assert log.state.events == log.events  # observers saw the whole live log, in order

@@ -29,6 +29,7 @@ from twinsched.scheduling.ilp.model import WindowSolution, solve_window
 from twinsched.scheduling.ilp.problem import WindowProblem, build_problem, candidate_nodes
 from twinsched.scheduling.ilp.targets import TARGETS, TargetContext
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.whatif import WhatIf
 
 
 class IlpScheduler:
@@ -52,6 +53,7 @@ class IlpScheduler:
         self._follows_hint = target == "ilp-alloc"  # its secondary goal: agree with the hint
         self._hint_name = hint
         self._hint: PluginScheduler | None = None
+        self._whatif: WhatIf | None = None
         self._tctx: TargetContext | None = None
         self._seed = 0
         self.counts: Counter[str] = Counter()
@@ -64,7 +66,8 @@ class IlpScheduler:
         hint = registry.create(self._hint_name)
         if not isinstance(hint, PluginScheduler):
             raise TypeError(f"the ILP hint '{self._hint_name}' must be a score-plugin scheduler")
-        hint.reset(state, ctx)
+        self._whatif = WhatIf(state)  # the hint tries its placements on a copy
+        hint.reset(self._whatif.state, ctx)
         self._hint, self._seed = hint, ctx.seed
         self._tctx = TargetContext(typical_pods(ctx.workload), ctx.node_rank)
         self.counts.clear()
@@ -81,12 +84,13 @@ class IlpScheduler:
         The hint is the heuristic's own sequential placement of the window. When it places
         every pod it is optimal for the primary objective (all placed), so no solve is needed.
         """
-        assert self._hint is not None and self._tctx is not None, "reset() first"
-        hint = sequential_hint(state, self._hint, pods)
+        assert self._whatif and self._hint and self._tctx, "reset() first"
+        copy = self._whatif.sync()
+        hint = sequential_hint(copy, self._hint, pods)
         if self._follows_hint and all(h is not None for h in hint):
             self.counts["HINT_OPTIMAL"] += 1
             return [Placement(h[0], h[1]) for h in hint if h is not None]
-        problem = self._problem(state, pods, eligible, hint)
+        problem = self._problem(state, copy, pods, eligible, hint)
         if not problem.options:
             return [Unschedulable(Reason.NO_ELIGIBLE_NODE) for _ in pods]
         solution = solve_window(problem, time_limit_s=self.time_limit_s, hint=hint, seed=self._seed)
@@ -115,6 +119,7 @@ class IlpScheduler:
     def _problem(
         self,
         state: ClusterState,
+        copy: ClusterState,
         pods: list[PodView],
         eligible: list[BoolA],
         hint: list[tuple[int, tuple[int, ...]] | None],
@@ -123,7 +128,7 @@ class IlpScheduler:
         nodes_per_pod: list[I64] = []
         values = []
         for pod, mask, chosen in zip(pods, eligible, hint, strict=True):
-            key, _ = self._hint.node_keys(state, pod, mask)
+            key, _ = self._hint.node_keys(copy, pod, mask)  # the hint's caches live on the copy
             nodes = candidate_nodes(key, mask, self.candidates)
             if chosen is not None and chosen[0] not in nodes:
                 nodes = np.append(nodes, chosen[0])
@@ -157,8 +162,8 @@ def sequential_hint(
 ) -> list[tuple[int, tuple[int, ...]] | None]:
     """The heuristic's placement of the window pod by pod, each seeing the ones before.
 
-    Binds are applied to the live state and undone afterwards (``Unbind``), so the
-    heuristic's caches stay exact.
+    Binds are applied to ``state`` and undone afterwards (``Unbind``), so the heuristic's
+    caches stay exact; ``state`` is a what-if copy (:class:`WhatIf`), never the live state.
     """
     everything = np.arange(state.nodes.n, dtype=np.int64)
     out: list[tuple[int, tuple[int, ...]] | None] = []

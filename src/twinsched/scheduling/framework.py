@@ -178,6 +178,13 @@ class Scheduler(Protocol):
 
 
 @runtime_checkable
+class ScoringScheduler(Scheduler, Protocol):
+    """A scheduler that can say how it rates every node (the score it maximises)."""
+
+    def node_scores(self, state: ClusterState, pod: PodView, eligible: BoolA) -> I64: ...
+
+
+@runtime_checkable
 class BatchScheduler(Protocol):
     """Places a window of pending pods jointly (the ILP schedulers)."""
 

@@ -143,6 +143,11 @@ class PluginScheduler:
                 gpu[nodes] = share_gpu
         return key, gpu
 
+    def node_scores(self, state: ClusterState, pod: PodView, eligible: BoolA) -> I64:
+        """Per node, the score (without the tie-break rank); valid where ``eligible``."""
+        key, _ = self.node_keys(state, pod, eligible)
+        return key // (state.nodes.n + 1)  # a key is score * (N + 1) + tie-break rank
+
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if self._fast:

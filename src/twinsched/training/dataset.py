@@ -19,7 +19,14 @@ from twinsched.model.cluster import BoolA, Scenario
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.features import F32, N_FEATURES, Scales, node_features
-from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext, Scheduler
+from twinsched.scheduling.framework import (
+    Decision,
+    Placement,
+    PodView,
+    RunContext,
+    Scheduler,
+    ScoringScheduler,
+)
 from twinsched.sim import run_fillup
 
 
@@ -57,7 +64,12 @@ class Decisions:
 
 
 class _Recorder:
-    """Acts with ``actor``, records what ``teacher`` would have done in the same state."""
+    """Acts with ``actor``, records what ``teacher`` would have done in the same state.
+
+    A fan-out of two schedulers (as the ensemble is), not an observer: the teacher must
+    decide on the state the actor is about to change, and with the actor absent its
+    decision is the run's.
+    """
 
     def __init__(self, teacher: Scheduler, actor: Scheduler | None, candidates: int) -> None:
         self.name = f"record:{teacher.name}"
@@ -98,9 +110,8 @@ class _Recorder:
         self.valid.append(np.arange(self.k) < nodes.size)
         best = np.zeros(self.k, dtype=bool)
         best[0] = True
-        keys = getattr(self.teacher, "node_keys", None)
-        if callable(keys):  # a plugin scheduler: score = key // (N + 1), the rest is the rank
-            score = keys(state, pod, eligible)[0][nodes] // (state.nodes.n + 1)
+        if isinstance(self.teacher, ScoringScheduler):  # it exposes its scores: mark ties
+            score = self.teacher.node_scores(state, pod, eligible)[nodes]
             best[: nodes.size] = score == score[0]
         self.best.append(best)
 

@@ -61,3 +61,34 @@ def test_fast_thinning_draws_the_same_pods_as_the_plain_loop() -> None:
         fast = fillup_order(sc.pods, sc.nodes.total_gpu_milli, seed, target_pct=pct)
         plain = _thinned_one_by_one(sc.pods, sc.nodes.total_gpu_milli, seed, pct)
         assert fast.tolist() == plain.tolist(), (seed, pct)
+
+
+def test_progress_is_an_observer_that_ends_at_the_total() -> None:
+    from twinsched.sim import run_fillup, run_replay
+    from twinsched.traces import synthetic
+
+    sc = synthetic.continuum()
+    for run in (run_fillup, run_replay):
+        seen: list[tuple[int, int]] = []
+        run(sc, "bestfit", 0, progress=lambda done, total, log=seen: log.append((done, total)))
+        assert seen and seen[-1][0] == seen[-1][1]
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_pending_queue_skips_a_failed_class_until_resources_are_freed() -> None:
+    from twinsched.sim.replay import PendingQueue
+
+    class View:
+        def __init__(self, cls: int) -> None:
+            self.cls = cls
+
+    views = [View(0), View(0), View(1)]
+    queue = PendingQueue()
+    for i in range(3):
+        queue.add(i)
+    queue.failed(0)
+    assert sorted(queue.ready(views)) == [2]  # class 0 would fail again: nothing was freed
+    queue.freed()
+    assert sorted(queue.ready(views)) == [0, 1, 2]
+    queue.remove(0)
+    assert len(queue) == 2 and not queue.stale(0)

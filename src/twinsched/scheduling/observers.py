@@ -9,10 +9,10 @@ the scheduler is about to see it (Dask's "stimulus in": the state's own log is t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from twinsched.model.events import Event
+from twinsched.model.events import Bind, Event, Reject
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
 
@@ -72,3 +72,20 @@ class Observers:
         self.feed(state)
         for o in self.observers:
             o.on_end(state)
+
+
+class ProgressObserver(BaseObserver):
+    """Calls ``report(decided, total)`` every ``every`` pods bound or rejected, and at the end."""
+
+    def __init__(self, report: Callable[[int, int], None], total: int, every: int = 500) -> None:
+        self.report, self.total, self.every = report, total, every
+        self.decided = 0
+
+    def on_events(self, state: ClusterState, events: Sequence[Event]) -> None:
+        before = self.decided
+        self.decided += sum(isinstance(e, Bind | Reject) for e in events)
+        if self.decided // self.every > before // self.every:
+            self.report(min(self.decided, self.total), self.total)
+
+    def on_end(self, state: ClusterState) -> None:
+        self.report(self.total, self.total)

@@ -20,7 +20,7 @@ from twinsched.model.events import Arrive, Reject
 from twinsched.model.run import RunResult
 from twinsched.scheduling.controller import Binding, Outcome, arrival_order
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, Unschedulable
-from twinsched.scheduling.observers import RunObserver
+from twinsched.scheduling.observers import ProgressObserver, RunObserver
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.runs import SchedulerArg, scheduler_report, timings
@@ -124,12 +124,15 @@ class FillupRun:
         observers: Sequence[RunObserver] = (),
         track: bool = True,
         explain: bool = True,
+        progress: Progress | None = None,
     ) -> None:
         self.started = time.perf_counter()
         self.scenario, self.seed, self.target_pct = scenario, seed, target_pct
         workload = scenario.pods
         order = fillup_order(workload, scenario.nodes.total_gpu_milli, seed, target_pct)
         self.pods: Pods = workload.take(order)
+        if progress is not None:
+            observers = [*observers, ProgressObserver(progress, self.pods.n)]
         self.control = start_run(
             scenario, self.pods, scheduler, seed, workload=workload, validate=validate,
             fallback=fallback, observers=observers, queue_sort=arrival_order,
@@ -238,17 +241,14 @@ def run_fillup(
     """One fill-up run on the event engine (a paced clock makes it run in wall time)."""
     run = FillupRun(
         scenario, scheduler, seed, target_pct=target_pct, validate=validate,
-        fallback=fallback, observers=observers,
+        fallback=fallback, observers=observers, progress=progress,
     )  # fmt: skip
-    n = run.pods.n
+    engine = Engine(clock)
+    for start in range(0, run.pods.n, run.control.window):
+        engine.at(float(start), Kind.ARRIVE, start)
 
     def handle(kind: Kind, start: int) -> None:
-        for i, _ in run.step():
-            if progress is not None and (i % 500 == 0 or i == n - 1):
-                progress(i + 1, n)
+        run.step()
 
-    engine = Engine(clock)
-    for start in range(0, n, run.control.window):
-        engine.at(float(start), Kind.ARRIVE, start)
     engine.run(handle)
     return run.result()

@@ -19,7 +19,7 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
 from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, PodView, Reason
-from twinsched.scheduling.observers import RunObserver
+from twinsched.scheduling.observers import ProgressObserver, RunObserver
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.runs import SchedulerArg, scheduler_report
@@ -82,6 +82,8 @@ def run_replay(
     """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start."""
     started = time.perf_counter()
     pods = scenario.pods
+    if progress is not None:
+        observers = [*observers, ProgressObserver(progress, pods.n)]
     control = start_run(
         scenario, pods, scheduler, seed, validate=validate, fallback=fallback, observers=observers
     )
@@ -92,7 +94,6 @@ def run_replay(
     never_fits: dict[int, bool] = {}  # pod class -> cannot fit even on the empty cluster
     samples: list[dict[str, float]] = []
     energy_j, last_t, last_power = 0.0, 0.0, cm.power_w(state)
-    done = 0
 
     for i in np.argsort(pods.arrival_s, kind="stable").tolist():
         engine.at(float(pods.arrival_s[i]), Kind.ARRIVE, i)
@@ -124,16 +125,13 @@ def run_replay(
                 queue.failed(cls)
 
     def handle(kind: Kind, i: int) -> None:
-        nonlocal energy_j, last_t, last_power, done
+        nonlocal energy_j, last_t, last_power
         now = engine.clock.now()
         energy_j += last_power * (now - last_t)
         last_t = now
         if kind is Kind.ARRIVE:
             state.apply(Arrive(i))
             queue.add(i)
-            done += 1
-            if progress is not None and done % 500 == 0:
-                progress(done, pods.n)
         elif kind is Kind.COMPLETE:
             state.apply(Release(i))
             queue.freed()
@@ -146,8 +144,6 @@ def run_replay(
     engine.run(handle)
     for i in sorted(queue.pending):  # still waiting at the end of the trace
         state.apply(Reject(i, Reason.STILL_PENDING_AT_END))
-    if progress is not None:
-        progress(pods.n, pods.n)
     control.finish()
     return RunResult(
         scheduler=control.scheduler.name,

@@ -117,6 +117,8 @@ class SchedulerController:
         self.fallbacks: Counter[str] = Counter()
         self.fallback = fallback
         self._fallback_ready = False
+        # A runtime protocol check costs microseconds: once per run, not once per step.
+        self._batch = scheduler if isinstance(scheduler, BatchScheduler) else None
         self.views = pod_views(state.pods)
         self._filters = EligibleMemo()
         self._reasons = ReasonMemo()
@@ -126,7 +128,7 @@ class SchedulerController:
     @property
     def window(self) -> int:
         """How many pods the scheduler places jointly (1 unless it is a batch scheduler)."""
-        return self.scheduler.window if isinstance(self.scheduler, BatchScheduler) else 1
+        return self._batch.window if self._batch is not None else 1
 
     # -- the cycle -----------------------------------------------------------------------------
     def schedule(
@@ -152,14 +154,14 @@ class SchedulerController:
 
     def schedule_window(self, window: Sequence[int]) -> Iterator[Outcome]:
         """A batch scheduler places the window jointly; each answer is checked and bound in turn."""
-        if not isinstance(self.scheduler, BatchScheduler):
+        if self._batch is None:
             yield from self.schedule(window)
             return
         indices = list(window)
         pods = [self.views[i] for i in indices]
         masks = [self.eligible(p).copy() for p in pods]
         self.observers.feed(self.state)
-        raw = self.scheduler.place_batch(self.state, pods, masks)
+        raw = self._batch.place_batch(self.state, pods, masks)
         for i, decision in zip(indices, raw, strict=True):
             pod = self.views[i]
             yield i, self.bind(i, self._settle(pod, self.eligible(pod), decision, True))

@@ -78,6 +78,8 @@ class _Recorder:
         self.valid: list[BoolA] = []
         self.best: list[BoolA] = []
         self._rng = np.random.default_rng(0)
+        # Checked once: a runtime protocol check costs microseconds per decision.
+        self._scoring = teacher if isinstance(teacher, ScoringScheduler) else None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._rng = np.random.default_rng([ctx.seed, 7])
@@ -110,8 +112,8 @@ class _Recorder:
         self.valid.append(np.arange(self.k) < nodes.size)
         best = np.zeros(self.k, dtype=bool)
         best[0] = True
-        if isinstance(self.teacher, ScoringScheduler):  # it exposes its scores: mark ties
-            score = self.teacher.node_scores(state, pod, eligible)[nodes]
+        if self._scoring is not None:  # the teacher exposes its scores: mark its ties
+            score = self._scoring.node_scores(state, pod, eligible)[nodes]
             best[: nodes.size] = score == score[0]
         self.best.append(best)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -21,22 +22,66 @@ from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 Compute = Callable[[ClusterState, PodView, I64], tuple[np.ndarray, ...]]
 
 
-@dataclass
-class _Entry:
-    columns: tuple[np.ndarray, ...]
+class _Caught(Protocol):
     seen: int  # length of state.changes already folded in
 
 
-class NodeMemo:
+E = TypeVar("E", bound=_Caught)
+
+
+class ClassMemo(Generic[E]):
+    """One entry per pod class, caught up with the change log on every :meth:`entry`.
+
+    A subclass says how to build an entry (:meth:`fresh`) and how to redo it on the nodes
+    changed since (:meth:`refresh`); this class owns the entries and their ``seen`` mark.
+    ``only``, where a subclass uses it, is a mask of the nodes the caller cares about.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, E] = {}
+
+    def clear(self) -> None:
+        """Forget every class (a new run or a new state)."""
+        self._entries.clear()
+
+    def entry(self, state: ClusterState, pod: PodView, only: BoolA | None = None) -> E:
+        """The class's entry, refreshed on the nodes changed since it was last caught up."""
+        entry = self._entries.get(pod.cls)
+        end = len(state.changes)
+        if entry is None:
+            entry = self._entries[pod.cls] = self.fresh(state, pod, only)
+        elif entry.seen < end:
+            self.refresh(entry, state, pod, state.changed_since(entry.seen), only)
+        else:
+            return entry
+        entry.seen = end
+        return entry
+
+    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> E:
+        """A new entry for the pod's class, computed over every node (its ``seen`` is set
+        by :meth:`entry`)."""
+        raise NotImplementedError
+
+    def refresh(
+        self, entry: E, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        """Bring ``entry`` up to date on the ``stale`` nodes."""
+        raise NotImplementedError
+
+
+@dataclass
+class _Columns:
+    columns: tuple[np.ndarray, ...]
+    seen: int = 0
+
+
+class NodeMemo(ClassMemo[_Columns]):
     """Arrays per pod class, each with one entry (a value or a row) per node, kept in step
     with the state."""
 
     def __init__(self, compute: Compute) -> None:
+        super().__init__()
         self._compute = compute
-        self._entries: dict[int, _Entry] = {}
-
-    def clear(self) -> None:
-        self._entries.clear()
 
     def get(
         self, state: ClusterState, pod: PodView, only: BoolA | None = None
@@ -47,69 +92,65 @@ class NodeMemo:
         elsewhere. Sound when ``only`` is itself a pure function of (node state, pod class),
         such as eligibility: a node outside it can only enter it by changing.
         """
-        entry = self._entries.get(pod.cls)
-        log = state.changes
-        if entry is None:
-            nodes = np.arange(state.nodes.n, dtype=np.int64)
-            if only is not None:
-                nodes = nodes[only]
-            fresh = self._compute(state, pod, nodes)
-            columns = tuple(np.zeros((state.nodes.n, *f.shape[1:]), dtype=f.dtype) for f in fresh)
-            for column, values in zip(columns, fresh, strict=True):
-                column[nodes] = values
-            self._entries[pod.cls] = _Entry(columns, len(log))
-            return columns
-        if entry.seen < len(log):
-            stale = state.changed_since(entry.seen)
-            if only is not None:
-                stale = stale[only[stale]]
-            fresh = self._compute(state, pod, stale)
-            for column, values in zip(entry.columns, fresh, strict=True):
-                column[stale] = values
-            entry.seen = len(log)
-        return entry.columns
+        return self.entry(state, pod, only).columns
+
+    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Columns:
+        nodes = np.arange(state.nodes.n, dtype=np.int64)
+        if only is not None:
+            nodes = nodes[only]
+        values = self._compute(state, pod, nodes)
+        columns = tuple(np.zeros((state.nodes.n, *v.shape[1:]), dtype=v.dtype) for v in values)
+        for column, value in zip(columns, values, strict=True):
+            column[nodes] = value
+        return _Columns(columns)
+
+    def refresh(
+        self, entry: _Columns, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        if only is not None:
+            stale = stale[only[stale]]
+        values = self._compute(state, pod, stale)
+        for column, value in zip(entry.columns, values, strict=True):
+            column[stale] = value
 
 
 @dataclass
 class _Eligible:
     static: BoolA | None  # the rules on what never changes, over all nodes (None: all pass)
     mask: BoolA  # every rule, over all nodes
-    seen: int
+    seen: int = 0
 
 
-class EligibleMemo:
+class EligibleMemo(ClassMemo[_Eligible]):
     """The eligible-node mask per pod class, kept in step with the state.
 
     The rules on static node attributes (GPU model, labels, latency) are evaluated once per
     class; a refresh re-checks only resources and faults, and only on changed nodes.
     """
 
-    def __init__(self) -> None:
-        self._entries: dict[int, _Eligible] = {}
-
     def get(self, state: ClusterState, pod: PodView) -> BoolA:
         """The class's mask (shared: callers must not write to it)."""
-        entry = self._entries.get(pod.cls)
-        end = len(state.changes)
-        if entry is None:
-            everything = np.arange(state.nodes.n, dtype=np.int64)
-            static = filters.static_rules(state, pod, everything)
-            mask = filters.fits_now(state, pod, everything) & static
-            self._entries[pod.cls] = _Eligible(None if static.all() else static, mask, end)
-            return mask
-        if entry.seen < end:
-            stale, always = state.changed_since(entry.seen), entry.static
-            if stale.size == 1:
-                node = int(stale[0])
-                fits = filters.fits_node(state, pod, node)
-                entry.mask[node] = fits and (always is None or bool(always[node]))
-            else:
-                fits_now = filters.fits_now(state, pod, stale)
-                if always is not None:
-                    fits_now &= always[stale]
-                entry.mask[stale] = fits_now
-            entry.seen = end
-        return entry.mask
+        return self.entry(state, pod).mask
+
+    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Eligible:
+        everything = np.arange(state.nodes.n, dtype=np.int64)
+        static = filters.static_rules(state, pod, everything)
+        mask = filters.fits_now(state, pod, everything) & static
+        return _Eligible(None if static.all() else static, mask)
+
+    def refresh(
+        self, entry: _Eligible, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        always = entry.static
+        if stale.size == 1:  # the common case: one node changed, scalars cost less
+            node = int(stale[0])
+            fits = filters.fits_node(state, pod, node)
+            entry.mask[node] = fits and (always is None or bool(always[node]))
+        else:
+            fits_now = filters.fits_now(state, pod, stale)
+            if always is not None:
+                fits_now &= always[stale]
+            entry.mask[stale] = fits_now
 
 
 @dataclass
@@ -118,33 +159,29 @@ class _Reasons:
     first: I64  # per node: index of the first rule that rejects it (len(rules): none)
     per_rule: I64  # how many nodes have each value of ``first``
     answer: Unschedulable
-    seen: int
+    seen: int = 0
 
 
-class ReasonMemo:
+class ReasonMemo(ClassMemo[_Reasons]):
     """Why a pod class fits nowhere, kept per node and refreshed only where nodes changed."""
-
-    def __init__(self) -> None:
-        self._entries: dict[int, _Reasons] = {}
 
     def get(self, state: ClusterState, pod: PodView) -> Unschedulable:
         """The same value as :func:`filters.explain`, at the cost of the changed nodes."""
-        entry = self._entries.get(pod.cls)
-        end = len(state.changes)
-        if entry is None:
-            rules = filters.applicable(pod)
-            everything = np.arange(state.nodes.n, dtype=np.int64)
-            first = filters.first_rejection(state, pod, rules, everything)
-            per_rule = np.bincount(first, minlength=len(rules) + 1)
-            answer = filters.unschedulable(state, rules, per_rule)
-            entry = self._entries[pod.cls] = _Reasons(rules, first, per_rule, answer, end)
-        elif entry.seen < end:
-            stale = state.changed_since(entry.seen)
-            size = len(entry.rules) + 1
-            now = filters.first_rejection(state, pod, entry.rules, stale)
-            entry.per_rule -= np.bincount(entry.first[stale], minlength=size)
-            entry.per_rule += np.bincount(now, minlength=size)
-            entry.first[stale] = now
-            entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)
-            entry.seen = end
-        return entry.answer
+        return self.entry(state, pod).answer
+
+    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Reasons:
+        rules = filters.applicable(pod)
+        everything = np.arange(state.nodes.n, dtype=np.int64)
+        first = filters.first_rejection(state, pod, rules, everything)
+        per_rule = np.bincount(first, minlength=len(rules) + 1)
+        return _Reasons(rules, first, per_rule, filters.unschedulable(state, rules, per_rule))
+
+    def refresh(
+        self, entry: _Reasons, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        size = len(entry.rules) + 1
+        now = filters.first_rejection(state, pod, entry.rules, stale)
+        entry.per_rule -= np.bincount(entry.first[stale], minlength=size)
+        entry.per_rule += np.bincount(now, minlength=size)
+        entry.first[stale] = now
+        entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)

@@ -12,14 +12,13 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling.cache import ClassMemo
 from twinsched.scheduling.framework import (
     Decision,
-    Placement,
     PodView,
     Reason,
     RunContext,
     ScorePlugin,
     Unschedulable,
 )
-from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.gpus import placement
 
 
 def single(plugin: type[ScorePlugin], name: str | None = None) -> Callable[[], PluginScheduler]:
@@ -174,5 +173,4 @@ class PluginScheduler:
             keys, gpus = self._keys(state, pod, nodes)
             i = int(np.argmax(keys))
             best, share = int(nodes[i]), int(gpus[i]) if gpus is not None else -1
-        gpus_used = (share,) if pod.is_share and share >= 0 else default_gpus(state, pod, best)
-        return Placement(best, gpus_used)
+        return placement(state, pod, best, share)

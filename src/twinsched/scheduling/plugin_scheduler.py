@@ -40,32 +40,46 @@ class _ClassKeys:
     seen: int = 0
 
 
-Store = Callable[[_ClassKeys, ClusterState, PodView, I64], None]
+Combined = Callable[[ClusterState, PodView, I64], tuple[I64, I64 | None]]
 
 
 class _KeyMemo(ClassMemo[_ClassKeys]):
-    """Each class's keys, recomputed (by ``store``) on the eligible nodes changed since its
-    previous pod; ``only`` is the eligible mask."""
+    """Each class's keys, ``score * (N + 1) + tiebreak`` on eligible nodes (``only``) and -1
+    elsewhere, recomputed on the nodes changed since its previous pod."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, combined: Combined, tiebreak: I64) -> None:
         super().__init__()
-        self._store = store
+        self._combined, self._tiebreak = combined, tiebreak
 
     def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _ClassKeys:
-        assert only is not None, "the eligible mask"
         entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None)
-        self._store(entry, state, pod, np.flatnonzero(only))
+        self.refresh(entry, state, pod, np.arange(state.nodes.n, dtype=np.int64), only)
         return entry
 
     def refresh(
         self, entry: _ClassKeys, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
     ) -> None:
         assert only is not None, "the eligible mask"
-        if stale.size == 1 and only[stale[0]]:  # the common case, without masking
-            self._store(entry, state, pod, stale)
-        else:
+        nodes = stale
+        if stale.size != 1 or not only[stale[0]]:  # (one eligible node: the common case)
             entry.key[stale] = -1
-            self._store(entry, state, pod, stale[only[stale]])
+            nodes = stale[only[stale]]
+            if nodes.size == 0:
+                return
+        score, share_gpu = self._combined(state, pod, nodes)
+        if nodes.size == 1:  # often a single node changed: scalars cost less than arrays
+            node = int(nodes[0])
+            entry.key[node] = score[0] * (state.nodes.n + 1) + self._tiebreak[node]
+        else:
+            key = score * (state.nodes.n + 1)
+            key += self._tiebreak[nodes]
+            entry.key[nodes] = key
+        if share_gpu is not None:
+            if entry.gpu is None:
+                entry.gpu = np.full(state.nodes.n, -1, dtype=np.int64)
+            entry.gpu[nodes] = share_gpu
+        elif entry.gpu is not None:
+            entry.gpu[nodes] = -1
 
 
 class PluginScheduler:
@@ -83,7 +97,7 @@ class PluginScheduler:
         self.plugins = list(plugins)
         self._ctx: RunContext | None = None
         self._tiebreak: I64 = np.zeros(0, dtype=np.int64)
-        self._classes = _KeyMemo(self._store)
+        self._classes = _KeyMemo(self._combined, self._tiebreak)
         self._only = self.plugins[0][0] if [w for _, w in self.plugins] == [1] else None
         self._fast = all(p.cacheable for p, _ in self.plugins) and (
             len(self.plugins) == 1 or not any(p.normalizes for p, _ in self.plugins)
@@ -92,7 +106,7 @@ class PluginScheduler:
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._tiebreak = state.nodes.n - ctx.node_rank
-        self._classes = _KeyMemo(self._store)
+        self._classes = _KeyMemo(self._combined, self._tiebreak)
         for plugin, _ in self.plugins:
             plugin.prepare(state, ctx)
 
@@ -116,24 +130,6 @@ class PluginScheduler:
         score, share_gpu = self._combined(state, pod, nodes)
         key: I64 = score * (state.nodes.n + 1) + self._tiebreak[nodes]
         return key, share_gpu
-
-    def _store(self, entry: _ClassKeys, state: ClusterState, pod: PodView, nodes: I64) -> None:
-        if nodes.size == 0:
-            return
-        score, share_gpu = self._combined(state, pod, nodes)
-        if nodes.size == 1:  # often a single node changed: scalars cost less than arrays
-            node = int(nodes[0])
-            entry.key[node] = score[0] * (state.nodes.n + 1) + self._tiebreak[node]
-        else:
-            key = score * (state.nodes.n + 1)
-            key += self._tiebreak[nodes]
-            entry.key[nodes] = key
-        if share_gpu is not None:
-            if entry.gpu is None:
-                entry.gpu = np.full(state.nodes.n, -1, dtype=np.int64)
-            entry.gpu[nodes] = share_gpu
-        elif entry.gpu is not None:
-            entry.gpu[nodes] = -1
 
     def node_keys(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[I64, I64]:
         """Per node: the ranking key (score, then tie-break rank) and a share pod's GPU.

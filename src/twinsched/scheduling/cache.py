@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -22,66 +22,60 @@ from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 Compute = Callable[[ClusterState, PodView, I64], tuple[np.ndarray, ...]]
 
 
-class _Caught(Protocol):
-    seen: int  # length of state.changes already folded in
-
-
-E = TypeVar("E", bound=_Caught)
+E = TypeVar("E")
+Fresh = Callable[[ClusterState, PodView, BoolA | None], E]
+Refresh = Callable[[E, ClusterState, PodView, I64, BoolA | None], None]
 
 
 class ClassMemo(Generic[E]):
-    """One entry per pod class, caught up with the change log on every :meth:`entry`.
+    """One entry per pod class, caught up with the change log on every :meth:`get`.
 
-    A subclass says how to build an entry (:meth:`fresh`) and how to redo it on the nodes
-    changed since (:meth:`refresh`); this class owns the entries and their ``seen`` mark.
-    ``only``, where a subclass uses it, is a mask of the nodes the caller cares about.
+    ``fresh(state, pod, only)`` builds a class's entry over every node; ``refresh(entry,
+    state, pod, stale, only)`` redoes it on the ``stale`` nodes, those changed since it was
+    last caught up. This class owns the entries and how far each has caught up. ``only``,
+    where the owner uses it, is a mask of the nodes the caller cares about.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fresh: Fresh[E], refresh: Refresh[E]) -> None:
+        # Plain callables rather than subclass hooks: every memo then runs this one
+        # method on one type, which keeps CPython's attribute caches hot on the hot path.
+        self._fresh, self._refresh = fresh, refresh
         self._entries: dict[int, E] = {}
+        self._seen: dict[int, int] = {}  # per class: length of state.changes folded in
 
     def clear(self) -> None:
         """Forget every class (a new run or a new state)."""
         self._entries.clear()
+        self._seen.clear()
 
-    def entry(self, state: ClusterState, pod: PodView, only: BoolA | None = None) -> E:
+    def get(self, state: ClusterState, pod: PodView, only: BoolA | None = None) -> E:
         """The class's entry, refreshed on the nodes changed since it was last caught up."""
-        entry = self._entries.get(pod.cls)
-        end = len(state.changes)
+        cls, end = pod.cls, len(state.changes)
+        entry = self._entries.get(cls)
         if entry is None:
-            entry = self._entries[pod.cls] = self.fresh(state, pod, only)
-        elif entry.seen < end:
-            self.refresh(entry, state, pod, state.changed_since(entry.seen), only)
+            entry = self._entries[cls] = self._fresh(state, pod, only)
         else:
-            return entry
-        entry.seen = end
+            seen = self._seen[cls]
+            if seen >= end:
+                return entry
+            self._refresh(entry, state, pod, state.changed_since(seen), only)
+        self._seen[cls] = end
         return entry
 
-    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> E:
-        """A new entry for the pod's class, computed over every node (its ``seen`` is set
-        by :meth:`entry`)."""
-        raise NotImplementedError
 
-    def refresh(
-        self, entry: E, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
-    ) -> None:
-        """Bring ``entry`` up to date on the ``stale`` nodes."""
-        raise NotImplementedError
+Columns = tuple[np.ndarray, ...]
 
 
-@dataclass
-class _Columns:
-    columns: tuple[np.ndarray, ...]
-    seen: int = 0
-
-
-class NodeMemo(ClassMemo[_Columns]):
+class NodeMemo:
     """Arrays per pod class, each with one entry (a value or a row) per node, kept in step
     with the state."""
 
     def __init__(self, compute: Compute) -> None:
-        super().__init__()
         self._compute = compute
+        self._memo = ClassMemo(self._fresh, self._refresh)
+
+    def clear(self) -> None:
+        self._memo.clear()
 
     def get(
         self, state: ClusterState, pod: PodView, only: BoolA | None = None
@@ -92,9 +86,9 @@ class NodeMemo(ClassMemo[_Columns]):
         elsewhere. Sound when ``only`` is itself a pure function of (node state, pod class),
         such as eligibility: a node outside it can only enter it by changing.
         """
-        return self.entry(state, pod, only).columns
+        return self._memo.get(state, pod, only)
 
-    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Columns:
+    def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> Columns:
         nodes = np.arange(state.nodes.n, dtype=np.int64)
         if only is not None:
             nodes = nodes[only]
@@ -102,15 +96,15 @@ class NodeMemo(ClassMemo[_Columns]):
         columns = tuple(np.zeros((state.nodes.n, *v.shape[1:]), dtype=v.dtype) for v in values)
         for column, value in zip(columns, values, strict=True):
             column[nodes] = value
-        return _Columns(columns)
+        return columns
 
-    def refresh(
-        self, entry: _Columns, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    def _refresh(
+        self, columns: Columns, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
     ) -> None:
         if only is not None:
             stale = stale[only[stale]]
         values = self._compute(state, pod, stale)
-        for column, value in zip(entry.columns, values, strict=True):
+        for column, value in zip(columns, values, strict=True):
             column[stale] = value
 
 
@@ -118,27 +112,29 @@ class NodeMemo(ClassMemo[_Columns]):
 class _Eligible:
     static: BoolA | None  # the rules on what never changes, over all nodes (None: all pass)
     mask: BoolA  # every rule, over all nodes
-    seen: int = 0
 
 
-class EligibleMemo(ClassMemo[_Eligible]):
+class EligibleMemo:
     """The eligible-node mask per pod class, kept in step with the state.
 
     The rules on static node attributes (GPU model, labels, latency) are evaluated once per
     class; a refresh re-checks only resources and faults, and only on changed nodes.
     """
 
+    def __init__(self) -> None:
+        self._memo = ClassMemo(self._fresh, self._refresh)
+
     def get(self, state: ClusterState, pod: PodView) -> BoolA:
         """The class's mask (shared: callers must not write to it)."""
-        return self.entry(state, pod).mask
+        return self._memo.get(state, pod).mask
 
-    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Eligible:
+    def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Eligible:
         everything = np.arange(state.nodes.n, dtype=np.int64)
         static = filters.static_rules(state, pod, everything)
         mask = filters.fits_now(state, pod, everything) & static
         return _Eligible(None if static.all() else static, mask)
 
-    def refresh(
+    def _refresh(
         self, entry: _Eligible, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
     ) -> None:
         always = entry.static
@@ -159,24 +155,26 @@ class _Reasons:
     first: I64  # per node: index of the first rule that rejects it (len(rules): none)
     per_rule: I64  # how many nodes have each value of ``first``
     answer: Unschedulable
-    seen: int = 0
 
 
-class ReasonMemo(ClassMemo[_Reasons]):
+class ReasonMemo:
     """Why a pod class fits nowhere, kept per node and refreshed only where nodes changed."""
+
+    def __init__(self) -> None:
+        self._memo = ClassMemo(self._fresh, self._refresh)
 
     def get(self, state: ClusterState, pod: PodView) -> Unschedulable:
         """The same value as :func:`filters.explain`, at the cost of the changed nodes."""
-        return self.entry(state, pod).answer
+        return self._memo.get(state, pod).answer
 
-    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Reasons:
+    def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Reasons:
         rules = filters.applicable(pod)
         everything = np.arange(state.nodes.n, dtype=np.int64)
         first = filters.first_rejection(state, pod, rules, everything)
         per_rule = np.bincount(first, minlength=len(rules) + 1)
         return _Reasons(rules, first, per_rule, filters.unschedulable(state, rules, per_rule))
 
-    def refresh(
+    def _refresh(
         self, entry: _Reasons, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
     ) -> None:
         size = len(entry.rules) + 1

@@ -37,49 +37,6 @@ class _ClassKeys:
 
     key: I64
     gpu: I64 | None  # None until a plugin names a GPU for this class (then -1 = none)
-    seen: int = 0
-
-
-Combined = Callable[[ClusterState, PodView, I64], tuple[I64, I64 | None]]
-
-
-class _KeyMemo(ClassMemo[_ClassKeys]):
-    """Each class's keys, ``score * (N + 1) + tiebreak`` on eligible nodes (``only``) and -1
-    elsewhere, recomputed on the nodes changed since its previous pod."""
-
-    def __init__(self, combined: Combined, tiebreak: I64) -> None:
-        super().__init__()
-        self._combined, self._tiebreak = combined, tiebreak
-
-    def fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _ClassKeys:
-        entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None)
-        self.refresh(entry, state, pod, np.arange(state.nodes.n, dtype=np.int64), only)
-        return entry
-
-    def refresh(
-        self, entry: _ClassKeys, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
-    ) -> None:
-        assert only is not None, "the eligible mask"
-        nodes = stale
-        if stale.size != 1 or not only[stale[0]]:  # (one eligible node: the common case)
-            entry.key[stale] = -1
-            nodes = stale[only[stale]]
-            if nodes.size == 0:
-                return
-        score, share_gpu = self._combined(state, pod, nodes)
-        if nodes.size == 1:  # often a single node changed: scalars cost less than arrays
-            node = int(nodes[0])
-            entry.key[node] = score[0] * (state.nodes.n + 1) + self._tiebreak[node]
-        else:
-            key = score * (state.nodes.n + 1)
-            key += self._tiebreak[nodes]
-            entry.key[nodes] = key
-        if share_gpu is not None:
-            if entry.gpu is None:
-                entry.gpu = np.full(state.nodes.n, -1, dtype=np.int64)
-            entry.gpu[nodes] = share_gpu
-        elif entry.gpu is not None:
-            entry.gpu[nodes] = -1
 
 
 class PluginScheduler:
@@ -97,7 +54,7 @@ class PluginScheduler:
         self.plugins = list(plugins)
         self._ctx: RunContext | None = None
         self._tiebreak: I64 = np.zeros(0, dtype=np.int64)
-        self._classes = _KeyMemo(self._combined, self._tiebreak)
+        self._classes = ClassMemo(self._fresh_keys, self._refresh_keys)
         self._only = self.plugins[0][0] if [w for _, w in self.plugins] == [1] else None
         self._fast = all(p.cacheable for p, _ in self.plugins) and (
             len(self.plugins) == 1 or not any(p.normalizes for p, _ in self.plugins)
@@ -106,7 +63,7 @@ class PluginScheduler:
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._tiebreak = state.nodes.n - ctx.node_rank
-        self._classes = _KeyMemo(self._combined, self._tiebreak)
+        self._classes = ClassMemo(self._fresh_keys, self._refresh_keys)
         for plugin, _ in self.plugins:
             plugin.prepare(state, ctx)
 
@@ -131,6 +88,37 @@ class PluginScheduler:
         key: I64 = score * (state.nodes.n + 1) + self._tiebreak[nodes]
         return key, share_gpu
 
+    def _fresh_keys(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _ClassKeys:
+        entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None)
+        self._refresh_keys(entry, state, pod, np.arange(state.nodes.n, dtype=np.int64), only)
+        return entry
+
+    def _refresh_keys(
+        self, entry: _ClassKeys, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        """The class's keys on the ``stale`` nodes: recomputed where eligible (``only``)."""
+        assert only is not None, "the eligible mask"
+        nodes = stale
+        if stale.size != 1 or not only[stale[0]]:  # (one eligible node: the common case)
+            entry.key[stale] = -1
+            nodes = stale[only[stale]]
+            if nodes.size == 0:
+                return
+        score, share_gpu = self._combined(state, pod, nodes)
+        if nodes.size == 1:  # often a single node changed: scalars cost less than arrays
+            node = int(nodes[0])
+            entry.key[node] = score[0] * (state.nodes.n + 1) + self._tiebreak[node]
+        else:
+            key = score * (state.nodes.n + 1)
+            key += self._tiebreak[nodes]
+            entry.key[nodes] = key
+        if share_gpu is not None:
+            if entry.gpu is None:
+                entry.gpu = np.full(state.nodes.n, -1, dtype=np.int64)
+            entry.gpu[nodes] = share_gpu
+        elif entry.gpu is not None:
+            entry.gpu[nodes] = -1
+
     def node_keys(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[I64, I64]:
         """Per node: the ranking key (score, then tie-break rank) and a share pod's GPU.
 
@@ -138,7 +126,7 @@ class PluginScheduler:
         """
         n = state.nodes.n
         if self._fast:
-            entry = self._classes.entry(state, pod, eligible)
+            entry = self._classes.get(state, pod, eligible)
             gpu = entry.gpu if entry.gpu is not None else np.full(n, -1, dtype=np.int64)
             return entry.key, gpu
         key, gpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
@@ -152,7 +140,7 @@ class PluginScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if self._fast:
-            entry = self._classes.entry(state, pod, eligible)
+            entry = self._classes.get(state, pod, eligible)
             best = int(entry.key.argmax())
             if entry.key[best] < 0:
                 return Unschedulable(Reason.NO_ELIGIBLE_NODE)

@@ -12,7 +12,7 @@ import typer
 
 from twinsched.cli.console import error_exit, expected_errors, make_console
 from twinsched.cli.options import DataOpt, SeedsOpt, TraceOpt, VariantOpt, parse_seeds, split_list
-from twinsched.errors import TwinschedError
+from twinsched.errors import MissingExtraError, TwinschedError
 
 if TYPE_CHECKING:
     from twinsched.model.run import Mode, RunResult, RunSpec
@@ -154,8 +154,8 @@ def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None
     """Store every run's spec and results (after the files are written: nothing is lost)."""
     try:
         from twinsched.store import record_run, resolve_url
-    except ImportError:
-        err.print("runs not recorded: the store needs pip install 'twinsched[store]'")
+    except MissingExtraError as exc:  # the message names the extra to install
+        err.print(f"runs not recorded: {exc}")
         return
     try:
         ids = [

@@ -10,10 +10,11 @@ import importlib
 import importlib.util
 from typing import Any
 
-from twinsched.errors import TwinschedError
+from twinsched.errors import MissingExtraError
+from twinsched.extras import install_hint
 
 ENV_ID = "twinsched/ClusterPlacement-v0"
-EXTRA_HINT = "the Gymnasium environments need Gymnasium: pip install 'twinsched[ai]'"
+EXTRA_HINT = install_hint("the Gymnasium environments need Gymnasium", "ai")
 
 __all__ = [
     "ENV_ID",
@@ -32,9 +33,12 @@ _LAZY = {
 
 
 def require_gymnasium() -> None:
-    """Raise a :class:`TwinschedError` naming the extra when Gymnasium is missing."""
+    """Raise a :class:`MissingExtraError` naming the extra when Gymnasium is missing.
+
+    Looks the module up without importing it: Gymnasium is imported on first use.
+    """
     if importlib.util.find_spec("gymnasium") is None:
-        raise TwinschedError(EXTRA_HINT)
+        raise MissingExtraError(EXTRA_HINT)
 
 
 def __getattr__(name: str) -> Any:

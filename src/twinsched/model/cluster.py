@@ -253,3 +253,15 @@ def nodes_from_columns(
 
 def single_pool_links() -> Links:
     return Links(latency_ms=np.zeros((1, 1)), bandwidth_mbps=np.full((1, 1), 10_000.0))
+
+
+def single_pool_scenario(
+    name: str,
+    nodes: Nodes,
+    pods: Pods,
+    meta: dict[str, object],
+    labels: LabelVocabulary | None = None,
+) -> Scenario:
+    """A scenario whose nodes all share one nodepool (traces that record no network)."""
+    vocab = LabelVocabulary() if labels is None else labels
+    return Scenario(name, nodes, pods, single_pool_links(), vocab, meta)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -21,10 +22,48 @@ from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 Compute = Callable[[ClusterState, PodView, I64], tuple[np.ndarray, ...]]
 
 
-@dataclass
-class _Entry:
-    columns: tuple[np.ndarray, ...]
-    seen: int  # length of state.changes already folded in
+E = TypeVar("E")
+Fresh = Callable[[ClusterState, PodView, BoolA | None], E]
+Refresh = Callable[[E, ClusterState, PodView, I64, BoolA | None], None]
+
+
+class ClassMemo(Generic[E]):
+    """One entry per pod class, caught up with the change log on every :meth:`get`.
+
+    ``fresh(state, pod, only)`` builds a class's entry over every node; ``refresh(entry,
+    state, pod, stale, only)`` redoes it on the ``stale`` nodes, those changed since it was
+    last caught up. This class owns the entries and how far each has caught up. ``only``,
+    where the owner uses it, is a mask of the nodes the caller cares about.
+    """
+
+    def __init__(self, fresh: Fresh[E], refresh: Refresh[E]) -> None:
+        # Plain callables rather than subclass hooks: every memo then runs this one
+        # method on one type, which keeps CPython's attribute caches hot on the hot path.
+        self._fresh, self._refresh = fresh, refresh
+        self._entries: dict[int, E] = {}
+        self._seen: dict[int, int] = {}  # per class: length of state.changes folded in
+
+    def clear(self) -> None:
+        """Forget every class (a new run or a new state)."""
+        self._entries.clear()
+        self._seen.clear()
+
+    def get(self, state: ClusterState, pod: PodView, only: BoolA | None = None) -> E:
+        """The class's entry, refreshed on the nodes changed since it was last caught up."""
+        cls, end = pod.cls, len(state.changes)
+        entry = self._entries.get(cls)
+        if entry is None:
+            entry = self._entries[cls] = self._fresh(state, pod, only)
+        else:
+            seen = self._seen[cls]
+            if seen >= end:
+                return entry
+            self._refresh(entry, state, pod, state.changed_since(seen), only)
+        self._seen[cls] = end
+        return entry
+
+
+Columns = tuple[np.ndarray, ...]
 
 
 class NodeMemo:
@@ -33,10 +72,10 @@ class NodeMemo:
 
     def __init__(self, compute: Compute) -> None:
         self._compute = compute
-        self._entries: dict[int, _Entry] = {}
+        self._memo = ClassMemo(self._fresh, self._refresh)
 
     def clear(self) -> None:
-        self._entries.clear()
+        self._memo.clear()
 
     def get(
         self, state: ClusterState, pod: PodView, only: BoolA | None = None
@@ -47,34 +86,32 @@ class NodeMemo:
         elsewhere. Sound when ``only`` is itself a pure function of (node state, pod class),
         such as eligibility: a node outside it can only enter it by changing.
         """
-        entry = self._entries.get(pod.cls)
-        log = state.changes
-        if entry is None:
-            nodes = np.arange(state.nodes.n, dtype=np.int64)
-            if only is not None:
-                nodes = nodes[only]
-            fresh = self._compute(state, pod, nodes)
-            columns = tuple(np.zeros((state.nodes.n, *f.shape[1:]), dtype=f.dtype) for f in fresh)
-            for column, values in zip(columns, fresh, strict=True):
-                column[nodes] = values
-            self._entries[pod.cls] = _Entry(columns, len(log))
-            return columns
-        if entry.seen < len(log):
-            stale = state.changed_since(entry.seen)
-            if only is not None:
-                stale = stale[only[stale]]
-            fresh = self._compute(state, pod, stale)
-            for column, values in zip(entry.columns, fresh, strict=True):
-                column[stale] = values
-            entry.seen = len(log)
-        return entry.columns
+        return self._memo.get(state, pod, only)
+
+    def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> Columns:
+        nodes = np.arange(state.nodes.n, dtype=np.int64)
+        if only is not None:
+            nodes = nodes[only]
+        values = self._compute(state, pod, nodes)
+        columns = tuple(np.zeros((state.nodes.n, *v.shape[1:]), dtype=v.dtype) for v in values)
+        for column, value in zip(columns, values, strict=True):
+            column[nodes] = value
+        return columns
+
+    def _refresh(
+        self, columns: Columns, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        if only is not None:
+            stale = stale[only[stale]]
+        values = self._compute(state, pod, stale)
+        for column, value in zip(columns, values, strict=True):
+            column[stale] = value
 
 
 @dataclass
 class _Eligible:
     static: BoolA | None  # the rules on what never changes, over all nodes (None: all pass)
     mask: BoolA  # every rule, over all nodes
-    seen: int
 
 
 class EligibleMemo:
@@ -85,31 +122,31 @@ class EligibleMemo:
     """
 
     def __init__(self) -> None:
-        self._entries: dict[int, _Eligible] = {}
+        self._memo = ClassMemo(self._fresh, self._refresh)
 
     def get(self, state: ClusterState, pod: PodView) -> BoolA:
         """The class's mask (shared: callers must not write to it)."""
-        entry = self._entries.get(pod.cls)
-        end = len(state.changes)
-        if entry is None:
-            everything = np.arange(state.nodes.n, dtype=np.int64)
-            static = filters.static_rules(state, pod, everything)
-            mask = filters.fits_now(state, pod, everything) & static
-            self._entries[pod.cls] = _Eligible(None if static.all() else static, mask, end)
-            return mask
-        if entry.seen < end:
-            stale, always = state.changed_since(entry.seen), entry.static
-            if stale.size == 1:
-                node = int(stale[0])
-                fits = filters.fits_node(state, pod, node)
-                entry.mask[node] = fits and (always is None or bool(always[node]))
-            else:
-                fits_now = filters.fits_now(state, pod, stale)
-                if always is not None:
-                    fits_now &= always[stale]
-                entry.mask[stale] = fits_now
-            entry.seen = end
-        return entry.mask
+        return self._memo.get(state, pod).mask
+
+    def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Eligible:
+        everything = np.arange(state.nodes.n, dtype=np.int64)
+        static = filters.static_rules(state, pod, everything)
+        mask = filters.fits_now(state, pod, everything) & static
+        return _Eligible(None if static.all() else static, mask)
+
+    def _refresh(
+        self, entry: _Eligible, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        always = entry.static
+        if stale.size == 1:  # the common case: one node changed, scalars cost less
+            node = int(stale[0])
+            fits = filters.fits_node(state, pod, node)
+            entry.mask[node] = fits and (always is None or bool(always[node]))
+        else:
+            fits_now = filters.fits_now(state, pod, stale)
+            if always is not None:
+                fits_now &= always[stale]
+            entry.mask[stale] = fits_now
 
 
 @dataclass
@@ -118,33 +155,31 @@ class _Reasons:
     first: I64  # per node: index of the first rule that rejects it (len(rules): none)
     per_rule: I64  # how many nodes have each value of ``first``
     answer: Unschedulable
-    seen: int
 
 
 class ReasonMemo:
     """Why a pod class fits nowhere, kept per node and refreshed only where nodes changed."""
 
     def __init__(self) -> None:
-        self._entries: dict[int, _Reasons] = {}
+        self._memo = ClassMemo(self._fresh, self._refresh)
 
     def get(self, state: ClusterState, pod: PodView) -> Unschedulable:
         """The same value as :func:`filters.explain`, at the cost of the changed nodes."""
-        entry = self._entries.get(pod.cls)
-        end = len(state.changes)
-        if entry is None:
-            rules = filters.applicable(pod)
-            everything = np.arange(state.nodes.n, dtype=np.int64)
-            first = filters.first_rejection(state, pod, rules, everything)
-            per_rule = np.bincount(first, minlength=len(rules) + 1)
-            answer = filters.unschedulable(state, rules, per_rule)
-            entry = self._entries[pod.cls] = _Reasons(rules, first, per_rule, answer, end)
-        elif entry.seen < end:
-            stale = state.changed_since(entry.seen)
-            size = len(entry.rules) + 1
-            now = filters.first_rejection(state, pod, entry.rules, stale)
-            entry.per_rule -= np.bincount(entry.first[stale], minlength=size)
-            entry.per_rule += np.bincount(now, minlength=size)
-            entry.first[stale] = now
-            entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)
-            entry.seen = end
-        return entry.answer
+        return self._memo.get(state, pod).answer
+
+    def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Reasons:
+        rules = filters.applicable(pod)
+        everything = np.arange(state.nodes.n, dtype=np.int64)
+        first = filters.first_rejection(state, pod, rules, everything)
+        per_rule = np.bincount(first, minlength=len(rules) + 1)
+        return _Reasons(rules, first, per_rule, filters.unschedulable(state, rules, per_rule))
+
+    def _refresh(
+        self, entry: _Reasons, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        size = len(entry.rules) + 1
+        now = filters.first_rejection(state, pod, entry.rules, stale)
+        entry.per_rule -= np.bincount(entry.first[stale], minlength=size)
+        entry.per_rule += np.bincount(now, minlength=size)
+        entry.first[stale] = now
+        entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)

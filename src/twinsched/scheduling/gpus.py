@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.framework import PodView
+from twinsched.scheduling.framework import Placement, PodView
 
 # Rows hold at most a handful of GPUs: plain Python beats NumPy's per-call overhead here.
 
@@ -36,3 +36,10 @@ def default_gpus(state: ClusterState, pod: PodView, node: int) -> tuple[int, ...
     if pod.is_share:
         return (best_fit_gpu(left, pod.gpu_milli),)
     return whole_gpus(left, pod.gpu_count)
+
+
+def placement(state: ClusterState, pod: PodView, node: int, share: int = -1) -> Placement:
+    """``node`` with the GPU ``share`` for a share pod where a scorer named one (>= 0), else
+    with :func:`default_gpus`."""
+    gpus = (share,) if pod.is_share and share >= 0 else default_gpus(state, pod, node)
+    return Placement(node, gpus)

@@ -9,16 +9,16 @@ import numpy as np
 
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
+from twinsched.scheduling.cache import ClassMemo
 from twinsched.scheduling.framework import (
     Decision,
-    Placement,
     PodView,
     Reason,
     RunContext,
     ScorePlugin,
     Unschedulable,
 )
-from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.gpus import placement
 
 
 def single(plugin: type[ScorePlugin], name: str | None = None) -> Callable[[], PluginScheduler]:
@@ -37,7 +37,6 @@ class _ClassKeys:
 
     key: I64
     gpu: I64 | None  # None until a plugin names a GPU for this class (then -1 = none)
-    seen: int  # length of state.changes already folded in
 
 
 class PluginScheduler:
@@ -46,7 +45,7 @@ class PluginScheduler:
     When every plugin is cacheable and normalisation cannot change the winner (one plugin,
     or none normalises), a per-class key array ``score * (N + 1) + (N - rank)`` is kept
     in step with the state, with -1 where the node is not eligible. A decision then costs
-    the changed nodes' scores plus one argmax. Like :class:`NodeMemo`, this relies on the
+    the changed nodes' scores plus one argmax. Like :class:`cache.NodeMemo`, this relies on the
     eligible mask being a pure function of (node state, pod class), as the filters are.
     """
 
@@ -55,7 +54,7 @@ class PluginScheduler:
         self.plugins = list(plugins)
         self._ctx: RunContext | None = None
         self._tiebreak: I64 = np.zeros(0, dtype=np.int64)
-        self._classes: dict[int, _ClassKeys] = {}
+        self._classes = ClassMemo(self._fresh_keys, self._refresh_keys)
         self._only = self.plugins[0][0] if [w for _, w in self.plugins] == [1] else None
         self._fast = all(p.cacheable for p, _ in self.plugins) and (
             len(self.plugins) == 1 or not any(p.normalizes for p, _ in self.plugins)
@@ -64,7 +63,7 @@ class PluginScheduler:
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._tiebreak = state.nodes.n - ctx.node_rank
-        self._classes = {}
+        self._classes = ClassMemo(self._fresh_keys, self._refresh_keys)
         for plugin, _ in self.plugins:
             plugin.prepare(state, ctx)
 
@@ -89,27 +88,22 @@ class PluginScheduler:
         key: I64 = score * (state.nodes.n + 1) + self._tiebreak[nodes]
         return key, share_gpu
 
-    def _class_keys(self, state: ClusterState, pod: PodView, eligible: BoolA) -> _ClassKeys:
-        """The class's keys, recomputed on the nodes changed since its previous pod."""
-        entry = self._classes.get(pod.cls)
-        end = len(state.changes)
-        if entry is None:
-            entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None, end)
-            self._classes[pod.cls] = entry
-            self._store(entry, state, pod, np.flatnonzero(eligible))
-        elif entry.seen < end:
-            stale = state.changed_since(entry.seen)
-            if stale.size == 1 and eligible[stale[0]]:  # the common case, without masking
-                self._store(entry, state, pod, stale)
-            else:
-                entry.key[stale] = -1
-                self._store(entry, state, pod, stale[eligible[stale]])
-            entry.seen = end
+    def _fresh_keys(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _ClassKeys:
+        entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None)
+        self._refresh_keys(entry, state, pod, np.arange(state.nodes.n, dtype=np.int64), only)
         return entry
 
-    def _store(self, entry: _ClassKeys, state: ClusterState, pod: PodView, nodes: I64) -> None:
-        if nodes.size == 0:
-            return
+    def _refresh_keys(
+        self, entry: _ClassKeys, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
+    ) -> None:
+        """The class's keys on the ``stale`` nodes: recomputed where eligible (``only``)."""
+        assert only is not None, "the eligible mask"
+        nodes = stale
+        if stale.size != 1 or not only[stale[0]]:  # (one eligible node: the common case)
+            entry.key[stale] = -1
+            nodes = stale[only[stale]]
+            if nodes.size == 0:
+                return
         score, share_gpu = self._combined(state, pod, nodes)
         if nodes.size == 1:  # often a single node changed: scalars cost less than arrays
             node = int(nodes[0])
@@ -132,7 +126,7 @@ class PluginScheduler:
         """
         n = state.nodes.n
         if self._fast:
-            entry = self._class_keys(state, pod, eligible)
+            entry = self._classes.get(state, pod, eligible)
             gpu = entry.gpu if entry.gpu is not None else np.full(n, -1, dtype=np.int64)
             return entry.key, gpu
         key, gpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
@@ -151,7 +145,7 @@ class PluginScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if self._fast:
-            entry = self._class_keys(state, pod, eligible)
+            entry = self._classes.get(state, pod, eligible)
             best = int(entry.key.argmax())
             if entry.key[best] < 0:
                 return Unschedulable(Reason.NO_ELIGIBLE_NODE)
@@ -168,5 +162,4 @@ class PluginScheduler:
             keys, gpus = self._keys(state, pod, nodes)
             i = int(np.argmax(keys))
             best, share = int(nodes[i]), int(gpus[i]) if gpus is not None else -1
-        gpus_used = (share,) if pod.is_share and share >= 0 else default_gpus(state, pod, best)
-        return Placement(best, gpus_used)
+        return placement(state, pod, best, share)

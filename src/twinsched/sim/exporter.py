@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from twinsched.errors import TwinschedError
+from twinsched.extras import needs
 from twinsched.metrics.exposition import Family, clock_family, families
 from twinsched.model.events import Event
 from twinsched.model.state import ClusterState
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-INSTALL_HINT = "the Prometheus exporter needs prometheus-client: pip install 'twinsched[twin]'"
+WHY = "the Prometheus exporter needs prometheus-client"
 
 
 class LiveState:
@@ -132,10 +133,8 @@ class MetricsExporter:
 
     def start(self) -> MetricsExporter:
         """Start serving; raises a :class:`TwinschedError` when the port is taken."""
-        try:
+        with needs("twin", WHY):
             from prometheus_client import CollectorRegistry, start_http_server
-        except ImportError as exc:
-            raise TwinschedError(INSTALL_HINT) from exc
         registry = CollectorRegistry(auto_describe=False)
         registry.register(StateCollector(self.live))
         try:

@@ -7,13 +7,12 @@ Needs the ``store`` extra: ``pip install 'twinsched[store]'``.
 
 from __future__ import annotations
 
-try:  # the optional extra, with a message that names it
+from twinsched import extras
+
+# The one guard of the store: every module below runs this package's import first.
+with extras.needs("store", "the scenario store needs SQLAlchemy, Alembic and psycopg"):
     import alembic  # noqa: F401
     import sqlalchemy  # noqa: F401
-except ImportError as _exc:  # pragma: no cover - only without the extra
-    raise ImportError(
-        "the scenario store needs SQLAlchemy, Alembic and psycopg: pip install 'twinsched[store]'"
-    ) from _exc
 
 from twinsched.store.api import export_scenario, import_scenario
 from twinsched.store.db import StoreError, resolve_url

@@ -12,18 +12,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+# SQLAlchemy is the ``store`` extra, guarded once in ``twinsched.store``'s own import.
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
 from twinsched.errors import TwinschedError
+from twinsched.extras import data_home
 
 ENV_VAR = "TWINSCHED_DB"
-EXTRA_HINT = (
-    "the scenario store needs SQLAlchemy, Alembic and psycopg: pip install 'twinsched[store]'"
-)
-
-try:  # optional extra: a clear message instead of a bare ImportError
-    import sqlalchemy as sa
-    from sqlalchemy.engine import Engine
-except ImportError as exc:  # pragma: no cover - only without the extra
-    raise ImportError(EXTRA_HINT) from exc
 
 
 class StoreError(TwinschedError):
@@ -32,13 +28,7 @@ class StoreError(TwinschedError):
 
 def default_path() -> Path:
     """The SQLite file used when neither ``db`` nor ``$TWINSCHED_DB`` is given."""
-    try:
-        from platformdirs import user_data_dir
-
-        base = Path(user_data_dir("twinsched", appauthor=False))
-    except ImportError:
-        base = Path.home() / ".local" / "share" / "twinsched"
-    return base / "twinsched.db"
+    return data_home() / "twinsched.db"
 
 
 def resolve_url(db: str | Path | None = None) -> str:

@@ -25,7 +25,7 @@ from sqlalchemy import (
     String,
     Text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -95,7 +95,30 @@ class LinkRow(Base):
     bandwidth_mbps: Mapped[float] = mapped_column(Float(53))
 
 
-class JobRow(Base):
+class _BulkRows:
+    """A table shaped for bulk COPY: no foreign key and no primary-key index.
+
+    On PostgreSQL a foreign key costs one lookup per row and a B-tree on (scenario_id, idx)
+    about a third of the COPY time; a BRIN index on ``scenario_id`` (rows of one scenario are
+    written together) finds a scenario's rows for a fraction of that. What the constraints
+    would guarantee is kept by the store: it deletes a scenario's rows in the same transaction
+    as the scenario, and loading checks that ``idx`` is exactly 0..n-1.
+    """
+
+    __mapper_args__: ClassVar[dict[str, Any]] = {"primary_key": ["scenario_id", "idx"]}
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[Index]:
+        name = cls.__tablename__  # type: ignore[attr-defined]
+        return (Index(f"ix_{name}_scenario_id", "scenario_id", postgresql_using="brin"),)
+
+    # Mixin columns come after a table's own unless sorted first (the migrations' order).
+    scenario_id: Mapped[int] = mapped_column(Integer, sort_order=-1)
+    idx: Mapped[int] = mapped_column(Integer, sort_order=-1)
+    name: Mapped[str] = mapped_column(Text, sort_order=-1)
+
+
+class JobRow(_BulkRows, Base):
     """One row per job; shaped for bulk COPY like :class:`PodRow` (revision 0003).
 
     A scenario can have almost as many jobs as pods, and the per-row foreign-key check made
@@ -103,31 +126,13 @@ class JobRow(Base):
     """
 
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_scenario_id", "scenario_id", postgresql_using="brin"),)
-    __mapper_args__ = {"primary_key": ["scenario_id", "idx"]}  # noqa: RUF012
-
-    scenario_id: Mapped[int] = mapped_column(Integer)
-    idx: Mapped[int] = mapped_column(Integer)
-    name: Mapped[str] = mapped_column(Text)
 
 
-class PodRow(Base):
-    """The biggest table, shaped for bulk COPY: no foreign key and no primary-key index.
-
-    On PostgreSQL a foreign key costs one lookup per row and a B-tree on (scenario_id, idx)
-    about a third of the COPY time; a BRIN index on ``scenario_id`` (rows of one scenario are
-    written together) finds a scenario's rows for a fraction of that. What the constraints
-    would guarantee is kept by the store: it deletes a scenario's pods in the same transaction
-    as the scenario, and loading checks that ``idx`` is exactly 0..n-1.
-    """
+class PodRow(_BulkRows, Base):
+    """The biggest table, one row per pod, shaped for bulk COPY (see :class:`_BulkRows`)."""
 
     __tablename__ = "pods"
-    __table_args__ = (Index("ix_pods_scenario_id", "scenario_id", postgresql_using="brin"),)
-    __mapper_args__ = {"primary_key": ["scenario_id", "idx"]}  # noqa: RUF012
 
-    scenario_id: Mapped[int] = mapped_column(Integer)
-    idx: Mapped[int] = mapped_column(Integer)
-    name: Mapped[str] = mapped_column(Text)
     job: Mapped[int] = mapped_column(Integer)
     cpu_milli: Mapped[int] = mapped_column(BigInteger)
     memory_mib: Mapped[int] = mapped_column(BigInteger)

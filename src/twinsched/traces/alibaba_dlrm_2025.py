@@ -28,7 +28,7 @@ from twinsched.model.cluster import (
     Scenario,
     nodes_from_columns,
     pods_from_columns,
-    single_pool_links,
+    single_pool_scenario,
 )
 from twinsched.traces.csvcheck import float_column, int_column, read_table, unique_names
 
@@ -106,7 +106,7 @@ def read(path: Path, name: str, node_counts: Mapping[str, int] | None = None) ->
         "max_pods_per_node": limits,
         "extra": {k: [float(x) for x in v[order].tolist()] for k, v in extra.items()},
     }
-    return Scenario(name, nodes, pods, single_pool_links(), vocab, meta)
+    return single_pool_scenario(name, nodes, pods, meta, vocab)
 
 
 def _nodes(

@@ -12,13 +12,12 @@ import numpy as np
 
 from twinsched.errors import TraceFormatError, UnknownNameError
 from twinsched.model.cluster import (
-    LabelVocabulary,
     Nodes,
     Pods,
     Scenario,
     nodes_from_columns,
     pods_from_columns,
-    single_pool_links,
+    single_pool_scenario,
 )
 from twinsched.traces.csvcheck import int_column, read_table, unique_names
 from twinsched.traces.datadir import trace_dir
@@ -103,14 +102,8 @@ def load(
     node_file = "openb_node_list_gpu_node.csv" if gpu_nodes_only else "openb_node_list_all_node.csv"
     nodes = read_nodes(folder / node_file)
     pods = read_pods(folder / f"openb_pod_list_{variant}.csv", nodes.gpu_models)
-    return Scenario(
-        name=f"{TRACE}/{variant}",
-        nodes=nodes,
-        pods=pods,
-        links=single_pool_links(),
-        labels=LabelVocabulary(),
-        meta={"trace": TRACE, "variant": variant, "source": str(folder)},
-    )
+    meta: dict[str, object] = {"trace": TRACE, "variant": variant, "source": str(folder)}
+    return single_pool_scenario(f"{TRACE}/{variant}", nodes, pods, meta)
 
 
 # The FGD paper's published GPU allocation % on ``default`` (mean of 10 seeds), by arrived %.

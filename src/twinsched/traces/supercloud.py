@@ -30,12 +30,11 @@ import pandas as pd
 
 from twinsched.errors import TraceFormatError
 from twinsched.model.cluster import (
-    LabelVocabulary,
     Nodes,
     Scenario,
     nodes_from_columns,
     pods_from_columns,
-    single_pool_links,
+    single_pool_scenario,
 )
 from twinsched.traces._values import ident, number, whole
 from twinsched.traces.csvcheck import float_column, int_column, read_table
@@ -88,7 +87,7 @@ def read(path: Path, name: str) -> Scenario:
         job_names=tuple(job_names),
     )
     meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": float(submit.min())}
-    return Scenario(name, nodes, pods, single_pool_links(), LabelVocabulary(), meta)
+    return single_pool_scenario(name, nodes, pods, meta)
 
 
 def whole_job_id(value: Any) -> str | None:

@@ -20,11 +20,10 @@ import numpy as np
 
 from twinsched.errors import TraceFormatError
 from twinsched.model.cluster import (
-    LabelVocabulary,
     Scenario,
     nodes_from_columns,
     pods_from_columns,
-    single_pool_links,
+    single_pool_scenario,
 )
 
 FIELDS = (
@@ -84,7 +83,7 @@ def read(
         job_names=tuple(job_names),
     )
     meta: dict[str, object] = {"trace": "swf", "header": header, "node_cores": cores}
-    return Scenario(name, machine, pods, single_pool_links(), LabelVocabulary(), meta)
+    return single_pool_scenario(name, machine, pods, meta)
 
 
 def _read(path: Path) -> tuple[dict[str, str], np.ndarray]:

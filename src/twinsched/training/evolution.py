@@ -27,15 +27,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
-import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
+from twinsched.model.cluster import F64
 from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, Ties
-
-F64 = npt.NDArray[np.float64]
 
 # Features whose per-kind weights are searched by default: what the placement leaves behind
 # (fragmentation, CPU and GPU left, whole GPUs, the share left on the GPU) and the node's size.

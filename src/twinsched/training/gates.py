@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
+from twinsched.model.cluster import F64, BoolA
 from twinsched.scheduling.ai.features import POD_KINDS, pod_kinds
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.ties import (
@@ -38,7 +38,6 @@ from twinsched.scheduling.ai.ties import (
 )
 from twinsched.training.evolution import Job, job_runner
 
-F64 = npt.NDArray[np.float64]
 Progress = Callable[[int, int], None]
 
 
@@ -88,12 +87,12 @@ def thresholds(values: F64) -> F64:
     return cuts
 
 
-def conditions(context: F64) -> tuple[list[Condition], npt.NDArray[np.bool_]]:
+def conditions(context: F64) -> tuple[list[Condition], BoolA]:
     """Every distinct one-feature condition on the variants' contexts, and which variants
     each holds for (a condition holding for the same variants as an earlier one is left
     out: feature order, then "above" first, then threshold order)."""
     found: list[Condition] = []
-    masks: list[npt.NDArray[np.bool_]] = []
+    masks: list[BoolA] = []
     seen: set[bytes] = set()
     for f, feature in enumerate(CONTEXT_NAMES):
         values = context[:, f]
@@ -169,7 +168,7 @@ def grid_jobs(
     policy: Policy,
     trace: str,
     variants: Sequence[str],
-    kinds_present: npt.NDArray[np.bool_],
+    kinds_present: BoolA,
     widths: Sequence[float],
     seeds: Sequence[int],
     data: str | None,

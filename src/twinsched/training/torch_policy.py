@@ -8,16 +8,16 @@ from __future__ import annotations
 import numpy as np
 
 from twinsched.errors import TwinschedError
+from twinsched.extras import install_hint, needs
 from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, N_FEATURES
 from twinsched.scheduling.ai.policy import Policy
 
-EXTRA_HINT = "training needs PyTorch: pip install 'twinsched[ai]'"
+WHY = "training needs PyTorch"
+EXTRA_HINT = install_hint(WHY, "ai")
 
-try:
+with needs("ai", WHY):
     import torch
     from torch import nn
-except ImportError as exc:  # pragma: no cover - only without the extra
-    raise ImportError(EXTRA_HINT) from exc
 
 
 def device() -> str:

@@ -6,4 +6,7 @@
 ``twinsched twin serve|compact``. FastAPI, uvicorn and httpx come with ``twinsched[twin]``.
 """
 
-EXTRA_HINT = "the twin service needs FastAPI, uvicorn and httpx: pip install 'twinsched[twin]'"
+from twinsched.extras import install_hint
+
+WHY = "the twin service needs FastAPI, uvicorn and httpx"
+EXTRA_HINT = install_hint(WHY, "twin")

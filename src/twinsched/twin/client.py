@@ -13,14 +13,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 from twinsched.errors import TwinschedError
+from twinsched.extras import needs
 from twinsched.model.document import TwinDocument
-from twinsched.twin import EXTRA_HINT
+from twinsched.twin import WHY
 from twinsched.twin.core.deltas import PatchResult, StatePatch
 
-try:
+with needs("twin", WHY):
     import httpx
-except ImportError as exc:  # pragma: no cover - only without the extra
-    raise ImportError(EXTRA_HINT) from exc
 
 API = "/api/v1"
 

@@ -14,12 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
-
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
+from twinsched.model.cluster import F64, I64
 
 ANY_TIER = ""
 

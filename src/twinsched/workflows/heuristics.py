@@ -22,8 +22,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from twinsched.model.cluster import F64, I64
 from twinsched.workflows.dag import DAG
-from twinsched.workflows.placement import F64, I64, Schedule, place, unschedulable
+from twinsched.workflows.placement import Schedule, place, unschedulable
 from twinsched.workflows.platform import Platform
 
 PORTFOLIO = ("heft", "cpop", "lns", "lnsnl", "lpt", "spt")

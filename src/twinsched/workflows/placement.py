@@ -19,14 +19,10 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
+from twinsched.model.cluster import F64, I64, BoolA
 from twinsched.workflows.dag import DAG
 from twinsched.workflows.platform import Platform
-
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
-BoolA = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)

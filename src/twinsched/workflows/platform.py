@@ -14,16 +14,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import LabelVocabulary, Scenario
+from twinsched.model.cluster import F64, I64, U64, BoolA, LabelVocabulary, Scenario
 from twinsched.workflows.dag import DAG, Constraint
-
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
-F64 = npt.NDArray[np.float64]
-BoolA = npt.NDArray[np.bool_]
 
 TIER_SPEED = {"edge": 0.5, "cloud": 1.0, "hpc": 1.5}
 

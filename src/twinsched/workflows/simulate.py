@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from twinsched.errors import InvariantError
+from twinsched.model.cluster import F64, I64
 from twinsched.sim.engine import Engine, Kind
 from twinsched.workflows.dag import DAG
-from twinsched.workflows.placement import F64, I64, Schedule, external_ready
+from twinsched.workflows.placement import Schedule, external_ready
 from twinsched.workflows.platform import Platform
 
 EPS = 1e-6

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.extras import data_home
 
 ENV_VAR = "TWINSCHED_MODELS"
 CARD = "card.json"
@@ -57,13 +58,7 @@ def default_root() -> Path:
     """``$TWINSCHED_MODELS``, else the ``models`` folder in the user data folder."""
     if raw := os.environ.get(ENV_VAR):
         return Path(raw)
-    try:
-        from platformdirs import user_data_dir
-
-        base = Path(user_data_dir("twinsched", appauthor=False))
-    except ImportError:  # platformdirs comes with the store extra
-        base = Path.home() / ".local" / "share" / "twinsched"
-    return base / "models"
+    return data_home() / "models"
 
 
 def check_name(name: str) -> str:

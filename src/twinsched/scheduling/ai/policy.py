@@ -22,7 +22,6 @@ import numpy.typing as npt
 from twinsched.errors import TwinschedError
 from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
 
-F64 = npt.NDArray[np.float64]
 WEIGHTS_FILE = "policy.npz"
 
 

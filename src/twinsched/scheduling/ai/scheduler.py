@@ -26,15 +26,8 @@ from twinsched.scheduling.ai.model_store import ModelCard
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, ties_of, workload_context
 from twinsched.scheduling.cache import NodeMemo
-from twinsched.scheduling.framework import (
-    Decision,
-    Placement,
-    PodView,
-    Reason,
-    RunContext,
-    Unschedulable,
-)
-from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Unschedulable
+from twinsched.scheduling.gpus import placement
 from twinsched.scheduling.rows import distinct_rows
 
 DEDUP_FROM = 64  # below this many nodes, finding distinct states costs more than it saves
@@ -117,9 +110,7 @@ class PolicyScheduler:
         masked = np.where(eligible, score, -np.inf)
         top = np.flatnonzero(masked == masked.max())
         best = int(top[np.argmin(self._ctx.node_rank[top])]) if top.size > 1 else int(top[0])
-        share = int(gpu[best])
-        gpus = (share,) if pod.is_share and share >= 0 else default_gpus(state, pod, best)
-        return Placement(best, gpus)
+        return placement(state, pod, best, int(gpu[best]))
 
 
 def load_policy(card: ModelCard, folder: Path) -> PolicyScheduler:

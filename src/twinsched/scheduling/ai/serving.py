@@ -28,14 +28,13 @@ from twinsched.scheduling.ai.model_store import (
 from twinsched.scheduling.framework import (
     NO_DECISION,
     Decision,
-    Placement,
     PodView,
     Reason,
     RunContext,
     Scheduler,
     Unschedulable,
 )
-from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.gpus import placement
 
 Observe = Callable[[ClusterState, PodView, BoolA], Any]
 LOADER_GROUP = "twinsched.model_loaders"  # entry points: kind -> loader function
@@ -132,7 +131,7 @@ class PredictorScheduler:
             self._counts["invalid"] += 1
             return Unschedulable(NO_DECISION, f"{self.name} chose {action!r}, not an eligible node")
         self._counts["placed"] += 1
-        return Placement(node, default_gpus(state, pod, node))
+        return placement(state, pod, node)
 
     def stats(self) -> dict[str, int]:
         """Decisions asked, placed, refused for lack of nodes, and invalid picks (fallbacks)."""

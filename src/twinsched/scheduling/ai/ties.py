@@ -19,13 +19,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import Pods
+from twinsched.model.cluster import F64, Pods
 from twinsched.scheduling.ai.features import POD_KINDS, pod_kinds
-
-F64 = npt.NDArray[np.float64]
 
 CONTEXT_NAMES = ("cpu_pods", "share_pods", "multi_gpu_pods", "model_constrained_pods")
 CONTEXT_SCALE = 0.25  # a context value of 1 is a quarter of the pods

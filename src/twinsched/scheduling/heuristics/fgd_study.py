@@ -46,14 +46,25 @@ class DotProd(BaseScore):
         return Scores(np.where(cpu_left >= pod.cpu_milli, values, 0))
 
 
-class GpuPacking(BaseScore):
-    """Prefer GPUs already shared, then free GPUs on used nodes, then empty nodes."""
-
-    name = "gpupacking"
+class GpuOnly(BaseScore):
+    """A score that ranks nodes for GPU pods only: CPU-only pods score 0 everywhere."""
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         if pod.gpu_count == 0:
             return Scores(np.zeros(nodes.size, dtype=np.int64))
+        return Scores(self.gpu_score(state, pod, nodes).astype(np.int64))
+
+    def gpu_score(self, state: ClusterState, pod: PodView, nodes: I64) -> I64:
+        """The scores of a pod that asks for GPUs."""
+        raise NotImplementedError
+
+
+class GpuPacking(GpuOnly):
+    """Prefer GPUs already shared, then free GPUs on used nodes, then empty nodes."""
+
+    name = "gpupacking"
+
+    def gpu_score(self, state: ClusterState, pod: PodView, nodes: I64) -> I64:
         left = state.gpu_left[nodes]
         n_free = (left == MILLI_PER_GPU).sum(axis=1)
         empty_node = n_free == state.nodes.gpu_count[nodes]
@@ -64,7 +75,7 @@ class GpuPacking(BaseScore):
         ranked_fits = np.take_along_axis(fits, order, axis=1)[:, : pod.gpu_count]
         used_free = ((ranked_left == MILLI_PER_GPU) & ranked_fits).sum(axis=1)
         shared_pct = (np.where(ranked_fits, ranked_left, 0) * 100 // MILLI_PER_GPU).sum(axis=1)
-        values = np.where(
+        values: I64 = np.where(
             empty_node,
             np.maximum(33 - n_free, n_free),
             np.where(
@@ -73,17 +84,15 @@ class GpuPacking(BaseScore):
                 np.maximum(100 - shared_pct // 10, 50),
             ),
         )
-        return Scores(values.astype(np.int64))
+        return values
 
 
-class GpuClustering(BaseScore):
+class GpuClustering(GpuOnly):
     """Keep pods of one kind (share, or k whole GPUs) together; prefer fuller nodes."""
 
     name = "gpuclustering"
 
-    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
-        if pod.gpu_count == 0:
-            return Scores(np.zeros(nodes.size, dtype=np.int64))
+    def gpu_score(self, state: ClusterState, pod: PodView, nodes: I64) -> I64:
         idle = state.gpu_idle[nodes]
         base = 25 * (8000 - idle) // 8000
         tags = state.gpu_tags[nodes] > 0
@@ -91,4 +100,5 @@ class GpuClustering(BaseScore):
         n_tags = tags.sum(axis=1)
         has_tag = tags[:, tag] if tag < tags.shape[1] else np.zeros(nodes.size, dtype=bool)
         bonus = np.select([has_tag & (n_tags == 1), has_tag, n_tags == 0], [75, 50, 25], default=0)
-        return Scores((base + bonus).astype(np.int64))
+        total: I64 = base + bonus
+        return total

@@ -6,15 +6,8 @@ import numpy as np
 
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.framework import (
-    Decision,
-    Placement,
-    PodView,
-    Reason,
-    RunContext,
-    Unschedulable,
-)
-from twinsched.scheduling.gpus import default_gpus, fitting_gpus
+from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Unschedulable
+from twinsched.scheduling.gpus import fitting_gpus, placement
 
 
 class RandomScheduler:
@@ -35,8 +28,8 @@ class RandomScheduler:
         node = int(nodes[self._rng.integers(nodes.size)])
         if pod.is_share:
             fitting = fitting_gpus(state.gpu_left[node].tolist(), pod.gpu_milli)
-            return Placement(node, (fitting[int(self._rng.integers(len(fitting)))],))
-        return Placement(node, default_gpus(state, pod, node))
+            return placement(state, pod, node, fitting[int(self._rng.integers(len(fitting)))])
+        return placement(state, pod, node)
 
 
 class FirstFitScheduler:
@@ -51,4 +44,4 @@ class FirstFitScheduler:
         node = int(np.argmax(eligible))
         if not eligible[node]:
             return Unschedulable(Reason.NO_ELIGIBLE_NODE)
-        return Placement(node, default_gpus(state, pod, node))
+        return placement(state, pod, node)

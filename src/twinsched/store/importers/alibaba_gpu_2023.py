@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from twinsched.errors import TraceFormatError, UnknownNameError
-from twinsched.model.cluster import LabelVocabulary, Scenario, single_pool_links
+from twinsched.model.cluster import Scenario, single_pool_scenario
 from twinsched.store.importers import option
 from twinsched.traces.alibaba_gpu_2023 import TRACE, VARIANTS, read_nodes, read_pods
 
@@ -34,13 +34,11 @@ def import_alibaba(path: Path, name: str, options: Mapping[str, str]) -> list[Sc
     for variant in variants:
         pod_file = folder / f"openb_pod_list_{variant}.csv"
         out.append(
-            Scenario(
-                name=name if len(variants) == 1 else f"{name}/{variant}",
-                nodes=nodes,
-                pods=read_pods(pod_file, nodes.gpu_models),
-                links=single_pool_links(),
-                labels=LabelVocabulary(),
-                meta={"trace": TRACE, "variant": variant, "nodes": which},
+            single_pool_scenario(
+                name if len(variants) == 1 else f"{name}/{variant}",
+                nodes,
+                read_pods(pod_file, nodes.gpu_models),
+                {"trace": TRACE, "variant": variant, "nodes": which},
             )
         )
     return out

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from twinsched.errors import TwinschedError
+from twinsched.extras import needs
 from twinsched.metrics import exposition as ex
+from twinsched.twin import WHY
 
 if TYPE_CHECKING:
     import httpx
@@ -51,12 +53,6 @@ class PrometheusError(TwinschedError):
 
 class TwinSinkError(TwinschedError):
     """The twin could not be reached or refused a batch; the message names the URL."""
-
-
-def _install_hint() -> str:
-    from twinsched.twin import EXTRA_HINT
-
-    return EXTRA_HINT
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +144,8 @@ class PrometheusCollector(_Closing):
         max_failed_polls: int = 3,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        try:
+        with needs("twin", WHY):
             import httpx
-        except ImportError as exc:
-            raise TwinschedError(_install_hint()) from exc
         if interval <= 0 or retries < 1 or max_failed_polls < 1:
             raise TwinschedError("interval must be > 0, retries and max_failed_polls >= 1")
         self.url = prometheus.rstrip("/")
@@ -244,10 +238,8 @@ class HttpTwinSink(_Closing):
         timeout: float = 10.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        try:
+        with needs("twin", WHY):
             from twinsched.twin.client import TwinClient
-        except ImportError as exc:
-            raise TwinschedError(_install_hint()) from exc
         self.url = twin.rstrip("/")
         self._client = TwinClient(self.url, token or None, timeout=timeout, transport=transport)
 

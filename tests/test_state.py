@@ -8,6 +8,7 @@ import pytest
 from tests.builders import scenario, state_with
 from twinsched.errors import InvariantError, TwinschedError
 from twinsched.model.events import Arrive, Bind, Phase, Reject, Release
+from twinsched.model.state import ClusterState
 
 
 def sc2():
@@ -64,3 +65,33 @@ def test_pod_dtypes_cover_every_pod_column() -> None:
     sc = scenario([(8000, 8192, 2, "T4")], [(1, 0, 0, 0)])
     for column, dtype in POD_DTYPES.items():
         assert getattr(sc.pods, column).dtype == dtype, column
+
+
+def test_a_copy_is_independent_and_equal() -> None:
+    from twinsched.model.events import Arrive, Bind
+    from twinsched.traces import synthetic
+
+    sc = synthetic.continuum()
+    live = ClusterState(sc.nodes, sc.pods, sc.links, validate=True)
+    live.apply(Arrive(0))
+    live.apply(Bind(0, 0, tuple(range(int(sc.pods.gpu_count[0])))))
+    copy = live.copy()
+    copy.check_invariants()
+    for name in ("free", "gpu_left", "phase", "pod_node", "pod_gpus", "gpu_tags", "up"):
+        assert (getattr(copy, name) == getattr(live, name)).all(), name
+    copy.apply(Arrive(1))
+    assert int(live.phase[1]) != int(copy.phase[1])  # nothing is shared but the inputs
+    assert copy.cpu_free.base is copy.free  # the named columns are views of its own matrix
+
+
+def test_the_event_log_is_kept_from_the_first_ask() -> None:
+    from twinsched.model.events import Arrive
+    from twinsched.traces import synthetic
+
+    sc = synthetic.continuum()
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    state.apply(Arrive(0))
+    assert state.events is None  # nobody watches: no log
+    log = state.log_events()
+    state.apply(Arrive(1))
+    assert log == [Arrive(1)] and state.log_events() is log

@@ -2,8 +2,10 @@
 
 ``version[n]`` counts changes of node ``n``; caches keyed on it (see
 ``scheduling.cache``) recompute only the nodes that changed since they were filled.
-``events`` is the log of every event applied, in order: observers of a run read it
-(``scheduling.observers``), and a what-if copy replays it to stay in step.
+``events`` is the log of the events applied since someone asked for it
+(:meth:`ClusterState.log_events`): observers of a run read it (``scheduling.observers``), and
+a what-if copy replays it to stay in step. A run nobody watches keeps no log (it costs a few
+per cent of a decision).
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class ClusterState:
         self.reasons: dict[int, str] = {}
         self.allocated_gpu_milli = 0
         self.changes: list[int] = []  # node of every change, in order (read by caches)
-        self.events: list[Event] = []  # every event applied, in order (read by observers)
+        self.events: list[Event] | None = None  # once logged: every event applied, in order
         # The same log as arrays for ``changed_since``: each entry's node, and the position
         # of the previous entry for that node (-1: none), so "first change of its node
         # after ``seen``" is one comparison per entry.
@@ -92,6 +94,34 @@ class ClusterState:
         self._stale = (seen, end, nodes)
         return nodes
 
+    def log_events(self) -> list[Event]:
+        """The event log, kept from the first call on (later calls return the same list)."""
+        if self.events is None:
+            self.events = []
+        return self.events
+
+    def copy(self) -> ClusterState:
+        """An independent state with the same free resources, phases and bindings.
+
+        Its change log starts empty (caches built on the copy start from its present), and
+        it keeps no event log.
+        """
+        other = ClusterState(self.nodes, self.pods, validate=self.validate)
+        other.latency_ms = self.latency_ms  # read-only: shared
+        other.gpu_left[:] = self.gpu_left
+        other.free[:] = self.free  # cpu_free, mem_free and gpu_idle are its columns
+        other.gpu_tags[:] = self.gpu_tags
+        other.gpu_whole_free[:] = self.gpu_whole_free
+        other.gpu_max_left[:] = self.gpu_max_left
+        other.up[:] = self.up
+        other.nodes_down = self.nodes_down
+        other.phase[:] = self.phase
+        other.pod_node[:] = self.pod_node
+        other.pod_gpus[:] = self.pod_gpus
+        other.reasons = dict(self.reasons)
+        other.allocated_gpu_milli = self.allocated_gpu_milli
+        return other
+
     def _touch(self, node: int) -> None:
         self.version[node] += 1
         at = len(self.changes)
@@ -112,7 +142,8 @@ class ClusterState:
     # -- the one door -----------------------------------------------------------------------
     def apply(self, event: Event) -> None:
         """Apply one event; with ``validate`` the invariants are checked afterwards."""
-        self.events.append(event)
+        if self.events is not None:
+            self.events.append(event)
         match event:
             case Bind(pod, node, gpus):
                 self._bind(pod, node, gpus)

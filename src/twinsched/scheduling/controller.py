@@ -191,9 +191,11 @@ class SchedulerController:
         """The Bind step: choose the GPUs if the scheduler left them open, then bind."""
         if isinstance(decision, Unschedulable):
             return decision
-        gpus = decision.gpus or default_gpus(self.state, self.views[index], decision.node)
-        self.state.apply(Bind(index, decision.node, gpus))
-        return Binding(index, decision.node, gpus)
+        node, gpus = decision.node, decision.gpus
+        if not gpus:
+            gpus = default_gpus(self.state, self.views[index], node)
+        self.state.apply(Bind(index, node, gpus))
+        return Binding(index, node, gpus)
 
     def explain(self, pod: PodView) -> Unschedulable:
         """Why no node can take the pod now (kept per pod class, refreshed where nodes changed)."""

@@ -55,16 +55,18 @@ class Observers:
         return bool(self.observers)
 
     def start(self, state: ClusterState, ctx: RunContext) -> None:
-        self._seen = len(state.events)
+        if self.observers:
+            self._seen = len(state.log_events())
         for o in self.observers:
             o.on_start(state, ctx)
 
     def feed(self, state: ClusterState) -> None:
         """Hand the events applied since the last call to every observer."""
-        if not self.observers or self._seen == len(state.events):
+        log = state.events
+        if not self.observers or log is None or self._seen == len(log):
             return
-        events = state.events[self._seen :]
-        self._seen = len(state.events)
+        events = log[self._seen :]
+        self._seen = len(log)
         for o in self.observers:
             o.on_events(state, events)
 

@@ -9,16 +9,16 @@ import numpy as np
 
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.cache import ClassMemo
 from twinsched.scheduling.framework import (
     Decision,
+    Placement,
     PodView,
     Reason,
     RunContext,
     ScorePlugin,
     Unschedulable,
 )
-from twinsched.scheduling.gpus import placement
+from twinsched.scheduling.gpus import default_gpus
 
 
 def single(plugin: type[ScorePlugin], name: str | None = None) -> Callable[[], PluginScheduler]:
@@ -37,6 +37,7 @@ class _ClassKeys:
 
     key: I64
     gpu: I64 | None  # None until a plugin names a GPU for this class (then -1 = none)
+    seen: int  # length of state.changes already folded in
 
 
 class PluginScheduler:
@@ -54,7 +55,7 @@ class PluginScheduler:
         self.plugins = list(plugins)
         self._ctx: RunContext | None = None
         self._tiebreak: I64 = np.zeros(0, dtype=np.int64)
-        self._classes = ClassMemo(self._fresh_keys, self._refresh_keys)
+        self._classes: dict[int, _ClassKeys] = {}
         self._only = self.plugins[0][0] if [w for _, w in self.plugins] == [1] else None
         self._fast = all(p.cacheable for p, _ in self.plugins) and (
             len(self.plugins) == 1 or not any(p.normalizes for p, _ in self.plugins)
@@ -63,7 +64,7 @@ class PluginScheduler:
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._tiebreak = state.nodes.n - ctx.node_rank
-        self._classes = ClassMemo(self._fresh_keys, self._refresh_keys)
+        self._classes = {}
         for plugin, _ in self.plugins:
             plugin.prepare(state, ctx)
 
@@ -88,22 +89,31 @@ class PluginScheduler:
         key: I64 = score * (state.nodes.n + 1) + self._tiebreak[nodes]
         return key, share_gpu
 
-    def _fresh_keys(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _ClassKeys:
-        entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None)
-        self._refresh_keys(entry, state, pod, np.arange(state.nodes.n, dtype=np.int64), only)
+    def _class_keys(self, state: ClusterState, pod: PodView, eligible: BoolA) -> _ClassKeys:
+        """The class's keys, recomputed on the nodes changed since its previous pod.
+
+        Asked once per decision: it keeps its own entries rather than going through
+        :class:`cache.ClassMemo`, whose extra calls cost a measurable share of a decision.
+        """
+        entry = self._classes.get(pod.cls)
+        end = len(state.changes)
+        if entry is None:
+            entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None, end)
+            self._classes[pod.cls] = entry
+            self._store(entry, state, pod, np.flatnonzero(eligible))
+        elif entry.seen < end:
+            stale = state.changed_since(entry.seen)
+            if stale.size == 1 and eligible[stale[0]]:  # the common case, without masking
+                self._store(entry, state, pod, stale)
+            else:
+                entry.key[stale] = -1
+                self._store(entry, state, pod, stale[eligible[stale]])
+            entry.seen = end
         return entry
 
-    def _refresh_keys(
-        self, entry: _ClassKeys, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
-    ) -> None:
-        """The class's keys on the ``stale`` nodes: recomputed where eligible (``only``)."""
-        assert only is not None, "the eligible mask"
-        nodes = stale
-        if stale.size != 1 or not only[stale[0]]:  # (one eligible node: the common case)
-            entry.key[stale] = -1
-            nodes = stale[only[stale]]
-            if nodes.size == 0:
-                return
+    def _store(self, entry: _ClassKeys, state: ClusterState, pod: PodView, nodes: I64) -> None:
+        if nodes.size == 0:
+            return
         score, share_gpu = self._combined(state, pod, nodes)
         if nodes.size == 1:  # often a single node changed: scalars cost less than arrays
             node = int(nodes[0])
@@ -126,7 +136,7 @@ class PluginScheduler:
         """
         n = state.nodes.n
         if self._fast:
-            entry = self._classes.get(state, pod, eligible)
+            entry = self._class_keys(state, pod, eligible)
             gpu = entry.gpu if entry.gpu is not None else np.full(n, -1, dtype=np.int64)
             return entry.key, gpu
         key, gpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
@@ -145,7 +155,7 @@ class PluginScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if self._fast:
-            entry = self._classes.get(state, pod, eligible)
+            entry = self._class_keys(state, pod, eligible)
             best = int(entry.key.argmax())
             if entry.key[best] < 0:
                 return Unschedulable(Reason.NO_ELIGIBLE_NODE)
@@ -162,4 +172,6 @@ class PluginScheduler:
             keys, gpus = self._keys(state, pod, nodes)
             i = int(np.argmax(keys))
             best, share = int(nodes[i]), int(gpus[i]) if gpus is not None else -1
-        return placement(state, pod, best, share)
+        if pod.is_share and share >= 0:  # (gpus.placement, inlined: once per decision)
+            return Placement(best, (share,))
+        return Placement(best, default_gpus(state, pod, best))

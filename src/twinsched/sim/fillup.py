@@ -148,10 +148,6 @@ class FillupRun:
             FragmentationTracker(self.state, self.pods.n, typical_pods(workload)) if track else None
         )
 
-    @property
-    def done(self) -> bool:
-        return self.cursor >= self.pods.n
-
     def arrive(self) -> int:
         """The next pod arrives (it waits, pending, for :meth:`settle`); its index."""
         i = self.cursor
@@ -188,10 +184,6 @@ class FillupRun:
         self._frag.record(i, outcome.node if isinstance(outcome, Binding) else None)
         self._cols["arrived"][i] = 100.0 * self.arrived_milli / self.total_gpu
         self._cols["alloc"][i] = 100.0 * self.state.allocated_gpu_milli / self.total_gpu
-
-    def mask(self, i: int) -> BoolA:
-        """Eligible nodes of pod ``i`` (shared: do not write to it)."""
-        return self.control.eligible(self.control.views[i])
 
     def result(self) -> RunResult:
         """The run's curve and summary (call once every pod is decided)."""

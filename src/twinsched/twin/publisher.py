@@ -21,8 +21,6 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
 from twinsched.twin.client import TwinClient
 
-PodRow = tuple[int, int, int]  # phase, node, GPU bitmask as last pushed
-
 
 def unique_pod_names(names: tuple[str, ...]) -> tuple[str, ...]:
     """Pod names made unique (a fill-up may draw one trace pod several times)."""
@@ -39,9 +37,9 @@ class TwinPublisher:
         self.state: ClusterState | None = None
         self.names: tuple[str, ...] = ()
         self.pushes = self.deltas = 0
-        self._pods: dict[int, PodRow] = {}  # pods pushed since the start, as last pushed
-        self._up: dict[int, bool] = {}  # node -> up, as last pushed
-        self._start: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros(0),) * 3
+        # What the twin holds, as last pushed (the state's columns at the start, then updated).
+        self._phase = self._node = self._gpus = np.zeros(0, dtype=np.int64)
+        self._up = np.zeros(0, dtype=bool)
         self._time = 0.0
 
     def on_start(self, state: ClusterState, ctx: RunContext) -> None:
@@ -51,9 +49,8 @@ class TwinPublisher:
         scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
                             ctx.scenario.labels)  # fmt: skip
         self.client.put_state(scenario_to_document(scenario, state))
-        self._pods.clear()
-        self._up = {n: bool(up) for n, up in enumerate(state.up.tolist())}
-        self._start = (state.phase.copy(), state.pod_node.copy(), state.pod_gpus.copy())
+        self._phase, self._node = state.phase.copy(), state.pod_node.copy()
+        self._gpus, self._up = state.pod_gpus.copy(), state.up.copy()
 
     def on_events(self, state: ClusterState, events: Sequence[Event]) -> None:
         pods: set[int] = set()
@@ -65,8 +62,8 @@ class TwinPublisher:
                 pods.add(event.pod)
         deltas = [d for i in sorted(pods) if (d := self._pod_delta(state, i)) is not None]
         for n in sorted(nodes):
-            if bool(state.up[n]) != self._up[n]:
-                self._up[n] = bool(state.up[n])
+            if state.up[n] != self._up[n]:
+                self._up[n] = state.up[n]
                 status = "Ready" if state.up[n] else "NotReady"
                 deltas.append({"op": "node", "node": state.nodes.names[n], "status": status})
         if deltas:
@@ -80,11 +77,10 @@ class TwinPublisher:
 
     def _pod_delta(self, state: ClusterState, i: int) -> dict[str, Any] | None:
         """The pod's delta, or None when it is as last pushed."""
-        row = (int(state.phase[i]), int(state.pod_node[i]), int(state.pod_gpus[i]))
-        if row == self._pods.get(i, self._initial(i)):
+        phase_code, node, mask = int(state.phase[i]), int(state.pod_node[i]), int(state.pod_gpus[i])
+        if (phase_code, node, mask) == (self._phase[i], self._node[i], self._gpus[i]):
             return None
-        self._pods[i] = row
-        phase_code, node, mask = row
+        self._phase[i], self._node[i], self._gpus[i] = phase_code, node, mask
         phase = PHASE_NAMES[Phase(phase_code)]
         bound = node >= 0 and phase in ("Running", "Succeeded")
         return {
@@ -94,7 +90,3 @@ class TwinPublisher:
             "node": state.nodes.names[node] if bound else None,
             "gpus": gpu_indices(mask) if bound else [],
         }
-
-    def _initial(self, i: int) -> PodRow:
-        phase, node, gpus = self._start
-        return (int(phase[i]), int(node[i]), int(gpus[i]))

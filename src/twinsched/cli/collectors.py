@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from twinsched.cli.console import error_exit, make_console
+from twinsched.cli.options import float_opt
 from twinsched.errors import TwinschedError
 
 err = make_console(stderr=True)
@@ -35,7 +36,7 @@ def collect(
     token: Annotated[
         str, typer.Option(envvar="TWINSCHED_TWIN_TOKEN", help="bearer token of the twin")
     ] = "",
-    interval: Annotated[float, typer.Option(help="seconds between polls")] = 15.0,
+    interval: Annotated[float, float_opt("seconds between polls", 0, 86400, open_lo=True)] = 15.0,
     query: Annotated[
         list[str] | None,
         typer.Option(help="NAME=PROMQL (repeatable; replaces the default queries)"),

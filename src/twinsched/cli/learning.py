@@ -12,13 +12,32 @@ from typing import Annotated, Any
 import typer
 
 from twinsched.cli.console import error_exit, make_console
-from twinsched.cli.options import split_list
+from twinsched.cli.options import float_opt, in_dir_opt, int_opt, out_dir_opt, seed_opt, split_list
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(help="Learning plane: forecasting and predictive autoscaling.")
 
 
 _WIDTH = 200  # columns off a terminal
+WINDOW_MOST = 7 * 24 * 60  # minutes: a week
+
+
+def _window(text: str) -> str:
+    """``text`` if it is a duration of 1 minute to a week (3h, 20m, 1h30m, 45)."""
+    from twinsched.learning.autoscale.experiment import parse_minutes
+
+    try:
+        minutes = parse_minutes(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if not 1 <= minutes <= WINDOW_MOST:
+        raise typer.BadParameter(f"{text!r} is outside the accepted range 1m..{WINDOW_MOST}m")
+    return text
+
+
+Window = Annotated[str, typer.Option(help="duration: 20m, 3h, 1h30m [1m..1w]", callback=_window)]
+Seed = Annotated[int, seed_opt("seed of latencies and training")]
+DataRoot = Annotated[Path | None, in_dir_opt("data root (default ../shared/data)")]
 
 
 @app.command()
@@ -29,20 +48,25 @@ def autoscale(
     policies: Annotated[str, typer.Option(help="comma-separated policy names")] = (
         "reactive,reactive-memory,predictive:lstm,oracle,predictive+fallback:lstm"
     ),
-    window: Annotated[str, typer.Option(help="planning window w: 20m ... 3h")] = "3h",
+    window: Window = "3h",
     sweep: Annotated[bool, typer.Option(help="also sweep windows 20m, 40m, 1h, 2h, 3h")] = False,
-    seed: Annotated[int, typer.Option(help="seed of latencies and training")] = 0,
-    train_weeks: Annotated[int, typer.Option(help="weeks of the trace to train on")] = 1,
+    seed: Seed = 0,
+    train_weeks: Annotated[int, int_opt("weeks of the trace to train on", 1, 52)] = 1,
     eval_weeks: Annotated[
-        float | None, typer.Option(help="evaluate only this many weeks (default: all the rest)")
+        float | None,
+        float_opt("evaluate only this many weeks (default: all the rest)", 0, 520, open_lo=True),
     ] = None,
-    capacity: Annotated[float, typer.Option(help="requests/min per instance at 100%")] = 40.0,
-    slo_ms: Annotated[float, typer.Option(help="SLO on the p95 latency per minute")] = 150.0,
-    tolerance: Annotated[float, typer.Option(help="violation above slo*(1+tolerance)")] = 0.1,
-    out: Annotated[Path, typer.Option(help="folder for results.json, tables and plots")] = Path(
+    capacity: Annotated[
+        float, float_opt("requests/min per instance at 100%", 0, 1e9, open_lo=True)
+    ] = 40.0,
+    slo_ms: Annotated[
+        float, float_opt("SLO on the p95 latency per minute", 0, 3.6e6, open_lo=True)
+    ] = 150.0,
+    tolerance: Annotated[float, float_opt("violation above slo*(1+tolerance)", 0, 100)] = 0.1,
+    out: Annotated[Path, out_dir_opt("folder for results.json, tables and plots")] = Path(
         "out/autoscale"
     ),
-    data: Annotated[Path | None, typer.Option(help="data root (default ../shared/data)")] = None,
+    data: DataRoot = None,
 ) -> None:
     """Train on the first week(s), evaluate every policy on the rest; table and plots."""
     from twinsched.learning import report
@@ -101,12 +125,10 @@ def forecast_backtest(
     forecasters: Annotated[str, typer.Option(help="comma-separated forecasters")] = (
         "seasonal-naive,seasonal-naive-weekly,ets,lstm"
     ),
-    horizon: Annotated[str, typer.Option(help="forecast window")] = "3h",
-    seed: Annotated[int, typer.Option()] = 0,
-    out: Annotated[
-        Path | None, typer.Option(help="write backtest.json and backtest.md here")
-    ] = None,
-    data: Annotated[Path | None, typer.Option(help="data root (default ../shared/data)")] = None,
+    horizon: Window = "3h",
+    seed: Seed = 0,
+    out: Annotated[Path | None, out_dir_opt("write backtest.json and backtest.md here")] = None,
+    data: DataRoot = None,
 ) -> None:
     """Rolling-origin backtest of every forecaster: fit on week 1, roll over the rest."""
     from twinsched.learning import report

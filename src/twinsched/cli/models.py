@@ -13,10 +13,11 @@ import typer
 from rich.table import Table
 
 from twinsched.cli.console import expected_errors, make_console
+from twinsched.cli.options import ModelsDirOpt
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
-    from twinsched.scheduling.ai.model_store import ModelCard
+    from twinsched.scheduling.ai.model_store import ModelCard, ModelError, ModelRegistry
 
 app = typer.Typer(
     help="Registered models: list, show, delete, verify (files under --models-dir).",
@@ -24,38 +25,56 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-ModelsDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--models-dir",
-        help="Registry folder (default: $TWINSCHED_MODELS, else the user data folder).",
-    ),
-]
 Ref = Annotated[str, typer.Argument(help="NAME or NAME@VERSION (latest without a version).")]
 
 
 @app.command("list")
 def list_command(
     name: Annotated[str | None, typer.Argument(help="Only this model's versions.")] = None,
-    models_dir: ModelsDir = None,
+    models_dir: ModelsDirOpt = None,
 ) -> None:
-    """Every registered version: kind, creation time, metrics and checksums."""
-    from twinsched.scheduling.ai.model_store import ModelRegistry, format_metrics
+    """Every registered version: kind, creation time, metrics and checksums; a card that
+    cannot be read is a warning row naming its file and field (exit status 1)."""
+    from twinsched.scheduling.ai.model_store import format_metrics
 
-    registry = ModelRegistry(models_dir)
-    with expected_errors():
-        cards = registry.list(registry.get(name).name if name else None)
+    registry, cards, bad = _scan(models_dir, name, None)
     table = Table("name", "version", "kind", "created", "metrics", "data", "artifact")
     for c in cards:
         table.add_row(
             c.name, str(c.version), c.kind, c.created, format_metrics(c.metrics) or "-",
             c.data_checksum[:12], c.artifact_sha256[:12],
         )  # fmt: skip
-    make_console().print(table if cards else f"no models in {registry.root}")
+    for exc in bad:
+        table.add_row(*_where(exc), "[yellow]bad card", "", str(exc), "", "")
+    make_console().print(table if cards or bad else f"no models in {registry.root}")
+    if bad:
+        raise typer.Exit(1)
+
+
+def _scan(
+    models_dir: Path | None, name: str | None, number: int | None
+) -> tuple[ModelRegistry, list[ModelCard], list[ModelError]]:
+    """The registry, the readable cards (of ``name``, of one version) and the bad ones."""
+    from twinsched.scheduling.ai.model_store import ModelRegistry
+
+    registry = ModelRegistry(models_dir)
+    with expected_errors():
+        if name is not None:
+            registry.versions(name) or registry.get(name)  # unknown names list the known ones
+        if number is not None:
+            return registry, [registry.get(name or "", number)], []
+        cards, bad = registry.scan(name)
+    return registry, cards, bad
+
+
+def _where(exc: ModelError) -> tuple[str, str]:
+    """Model name and version of a bad card's error (its folder), else blanks."""
+    path = getattr(exc, "path", None)
+    return (path.parent.parent.name, path.parent.name) if isinstance(path, Path) else ("?", "?")
 
 
 @app.command("show")
-def show_command(ref: Ref, models_dir: ModelsDir = None) -> None:
+def show_command(ref: Ref, models_dir: ModelsDirOpt = None) -> None:
     """One version's card: provenance, training spec, metrics, files and framework versions."""
     from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
 
@@ -87,7 +106,7 @@ def _learned_rows(card: ModelCard, models_dir: Path | None) -> list[tuple[str, s
 def delete_command(
     ref: Ref,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    models_dir: ModelsDir = None,
+    models_dir: ModelsDirOpt = None,
 ) -> None:
     """Remove one version (NAME@VERSION) or a model with all its versions (NAME)."""
     from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
@@ -95,35 +114,32 @@ def delete_command(
     registry = ModelRegistry(models_dir)
     with expected_errors():
         name, number = parse_ref(ref)
-        what = registry.get(name, number).ref if number is not None else f"all of {name}"
+        found = registry.resolve(name, number)  # unknown names and versions list the known ones
+        what = f"{name}@{found}" if number is not None else f"all of {name}"
         count = 1 if number is not None else len(registry.versions(name))
     if not yes:
         typer.confirm(f"delete {what} ({count} version(s))?", abort=True)
     with expected_errors():
-        gone = registry.delete(name, number)
-    make_console().print(f"deleted {', '.join(c.ref for c in gone)}")
+        registry.delete(name, number)
+    make_console().print(f"deleted {what}")
 
 
 @app.command("verify")
 def verify_command(
     ref: Annotated[str | None, typer.Argument(help="NAME[@VERSION]; all when omitted.")] = None,
-    models_dir: ModelsDir = None,
+    models_dir: ModelsDirOpt = None,
 ) -> None:
     """Check artifact files against their cards' SHA-256; exit status 1 if any differ."""
-    from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
+    from twinsched.scheduling.ai.model_store import parse_ref
 
-    registry = ModelRegistry(models_dir)
     with expected_errors():
-        if ref is None:
-            cards = registry.list()
-        else:
-            name, number = parse_ref(ref)
-            latest = registry.get(name, number)  # an unknown name fails listing known ones
-            cards = [latest] if number is not None else registry.list(name)
-        results = [(card, registry.check(card)) for card in cards]
+        name, number = parse_ref(ref) if ref is not None else (None, None)
+    registry, cards, bad = _scan(models_dir, name, number)
+    results = [(card.ref, registry.check(card)) for card in cards]
+    results += [("@".join(_where(exc)), [str(exc)]) for exc in bad]
     table = Table("model", "status")
-    for card, problems in results:
-        table.add_row(card.ref, "ok" if not problems else "[red]" + "; ".join(problems))
+    for what, problems in results:
+        table.add_row(what, "ok" if not problems else "[red]" + "; ".join(problems))
     make_console().print(table if results else f"no models in {registry.root}")
     if any(problems for _, problems in results):
         raise typer.Exit(1)

@@ -1,4 +1,9 @@
-"""Option parsing shared by the commands: seed lists and ranges, comma lists, option types.
+"""Option parsing shared by the commands: checked before any work starts.
+
+Every numeric option has a documented range (shown in ``--help`` as ``[lo..hi]``), every
+output folder is probed for writability and every input folder for existence while the
+command line is parsed, so a bad value ends in one ``Invalid value for '--x': ...`` line and
+exit status 2, never in a traceback or a lost result. ``docs/cli.md`` lists the ranges.
 
 Light on purpose (typer and the standard library only): every command module imports it at
 start-up, ``twinsched --help`` included.
@@ -6,17 +11,19 @@ start-up, ``twinsched --help`` included.
 
 from __future__ import annotations
 
+import math
+import tempfile
+import unicodedata
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-TraceOpt = Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")]
-VariantOpt = Annotated[str, typer.Option(help="trace variant: default, gpushare40, ...")]
-SeedsOpt = Annotated[str, typer.Option(help="comma-separated seeds or ranges, e.g. 0-9")]
-DataOpt = Annotated[
-    Path | None, typer.Option(help="data folder (default $TWINSCHED_DATA, else ../shared/data)")
-]
+SEED_MAX = 2**32 - 1  # numpy's seed range
+SEEDS_MOST = 10_000  # seeds in one --seeds list
+PORT_MAX = 65_535
+NAME_MOST = 200  # characters of a stored name
 
 
 def split_list(text: str) -> list[str]:
@@ -24,12 +31,212 @@ def split_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _span(lo: float, hi: float, open_lo: bool = False) -> str:
+    return f"{'>' if open_lo else ''}{lo:g}..{hi:g}"
+
+
+def int_in(lo: int, hi: int) -> Callable[[Any], int]:
+    """A parser of an integer option in ``lo..hi`` (the message names the accepted range)."""
+
+    def parse(value: Any) -> int:
+        text = str(value).strip()
+        try:
+            number = int(text)
+        except ValueError:
+            raise typer.BadParameter(f"{text!r} is not an integer (accepted: {lo}..{hi})") from None
+        if not lo <= number <= hi:
+            raise typer.BadParameter(f"{text} is outside the accepted range {lo}..{hi}")
+        return number
+
+    return parse
+
+
+def float_in(lo: float, hi: float, open_lo: bool = False) -> Callable[[Any], float]:
+    """A parser of a finite number in ``lo..hi`` (above ``lo`` with ``open_lo``)."""
+    span = _span(lo, hi, open_lo)
+
+    def parse(value: Any) -> float:
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{text!r} is not a number (accepted: {span})") from None
+        low_ok = number > lo if open_lo else number >= lo
+        if not (math.isfinite(number) and low_ok and number <= hi):
+            raise typer.BadParameter(f"{text} is outside the accepted range {span}")
+        return number
+
+    return parse
+
+
+def int_opt(help: str, lo: int, hi: int, *decls: str) -> Any:
+    """``typer.Option`` of an integer in ``lo..hi``; the range is appended to the help."""
+    return typer.Option(*decls, help=f"{help} [{lo}..{hi}]", parser=int_in(lo, hi), metavar="INT")
+
+
+def float_opt(help: str, lo: float, hi: float, *decls: str, open_lo: bool = False) -> Any:
+    """``typer.Option`` of a finite number in ``lo..hi``; the range is appended to the help."""
+    return typer.Option(
+        *decls,
+        help=f"{help} [{_span(lo, hi, open_lo)}]",
+        parser=float_in(lo, hi, open_lo),
+        metavar="FLOAT",
+    )
+
+
+def _nearest_existing(path: Path) -> Path:
+    probe = path.absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return probe
+
+
+def check_writable(path: Path, folder: bool | None = True) -> Path:
+    """``path`` if a folder (``folder``), a file (not ``folder``) or either (None) could be
+    written there, else raise ``BadParameter``. Nothing is left behind: the probe file goes
+    in the nearest folder that exists and is removed at once."""
+    if str(path).strip() == "" or "\x00" in str(path):
+        raise typer.BadParameter(f"{str(path)!r} is not a path")
+    target = path.absolute()
+    if folder is not None and target.exists() and folder != target.is_dir():
+        want = "a folder" if folder else "a file"
+        raise typer.BadParameter(f"{path} exists and is not {want}")
+    base = _nearest_existing(target if target.is_dir() else target.parent)
+    if base.is_file():
+        raise typer.BadParameter(f"{path}: {base} is a file, not a folder")
+    try:
+        with tempfile.NamedTemporaryFile(dir=base, prefix=".twinsched-probe-"):
+            pass
+    except OSError as exc:
+        raise typer.BadParameter(f"{path} is not writable: {exc.strerror or exc}") from None
+    return path
+
+
+def _out_dir(value: Path | None) -> Path | None:
+    return None if value is None else check_writable(value)
+
+
+def _out_any(value: Path | None) -> Path | None:
+    return None if value is None else check_writable(value, folder=None)
+
+
+def _in_dir(value: Path | None) -> Path | None:
+    if value is not None and not value.is_dir():
+        why = "is not a folder" if value.exists() else "does not exist"
+        raise typer.BadParameter(f"data folder {value} {why}")
+    return value
+
+
+def out_dir_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of an output folder, probed for writability before any work."""
+    return typer.Option(*decls, help=help, callback=_out_dir)
+
+
+def out_path_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of an output file or folder, probed for writability before any work."""
+    return typer.Option(*decls, help=help, callback=_out_any)
+
+
+def in_dir_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of an input folder that must exist."""
+    return typer.Option(*decls, help=help, callback=_in_dir)
+
+
 def parse_seeds(text: str) -> list[int]:
-    """Seeds from ``--seeds``: comma-separated integers and ranges like ``0-9``."""
+    """Seeds from ``--seeds``: comma-separated integers and ranges like ``0-9`` (low first),
+    each in ``0..SEED_MAX``, at least one and at most ``SEEDS_MOST`` in all."""
     seeds: list[int] = []
     for part in split_list(text):
         lo, _, hi = part.partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
+        if not lo.isdigit() or (hi and not hi.isdigit()) or (not hi and part.endswith("-")):
             raise typer.BadParameter(f"seeds are integers or ranges like 0-9, got {part!r}")
-        seeds += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+        first, last = int(lo), int(hi or lo)
+        if last > SEED_MAX:
+            raise typer.BadParameter(f"seed {last} is outside the accepted range 0..{SEED_MAX}")
+        if first > last:
+            raise typer.BadParameter(f"seed range {part!r} is empty: write the low seed first")
+        if len(seeds) + last - first + 1 > SEEDS_MOST:
+            raise typer.BadParameter(f"at most {SEEDS_MOST} seeds in one list, got more")
+        seeds += range(first, last + 1)
+    if not seeds:
+        raise typer.BadParameter(f"no seed in {text!r}: give integers or ranges like 0-9")
     return seeds
+
+
+def _seeds(text: str) -> str:
+    parse_seeds(text)
+    return text
+
+
+def _seeds_or_none(text: str) -> str:
+    return _seeds(text) if text.strip() else text
+
+
+def seeds_opt(help: str, *decls: str, optional: bool = False) -> Any:
+    """``typer.Option`` of a seed list, checked while parsing (empty allowed with ``optional``)."""
+    check = _seeds_or_none if optional else _seeds
+    return typer.Option(*decls, help=f"{help} [0..{SEED_MAX}]", callback=check)
+
+
+def check_name(text: str) -> str:
+    """A stored name: 1 to ``NAME_MOST`` printable characters, no blank at either end."""
+    if not text.strip():
+        raise typer.BadParameter("a name cannot be empty")
+    if len(text) > NAME_MOST:
+        raise typer.BadParameter(f"a name has at most {NAME_MOST} characters, got {len(text)}")
+    if text != text.strip() or any(unicodedata.category(c).startswith("C") for c in text):
+        raise typer.BadParameter(f"{text!r}: no control characters or blanks at either end")
+    return text
+
+
+def seed_opt(help: str = "seed", *decls: str) -> Any:
+    """``typer.Option`` of one seed in ``0..SEED_MAX``."""
+    return int_opt(help, 0, SEED_MAX, *decls)
+
+
+def port_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of a TCP port (0: any free port)."""
+    return int_opt(help, 0, PORT_MAX, *decls)
+
+
+def _models_dir(value: Path | None) -> Path | None:
+    if value is not None and value.exists() and not value.is_dir():
+        raise typer.BadParameter(f"{value} is not a folder")
+    return value
+
+
+TraceOpt = Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")]
+VariantOpt = Annotated[str, typer.Option(help="trace variant: default, gpushare40, ...")]
+SeedsOpt = Annotated[str, seeds_opt("comma-separated seeds or ranges, e.g. 0-9")]
+DataOpt = Annotated[
+    Path | None, in_dir_opt("data folder (default $TWINSCHED_DATA, else ../shared/data)")
+]
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Store URL or SQLite path (default: $TWINSCHED_DB, else the user data folder).",
+    ),
+]
+ModelsDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--models-dir",
+        help="Model registry folder (default: $TWINSCHED_MODELS, else the user data folder).",
+        callback=_models_dir,
+    ),
+]
+
+
+def check_store(db: str | None, required: bool = True) -> None:
+    """Open the store now (migrated on first use), so a URL that cannot connect fails before
+    any work; without the store extra, only a ``required`` store is an error."""
+    from twinsched.errors import MissingExtraError
+
+    try:
+        from twinsched.store.db import engine_for
+    except MissingExtraError:
+        if required:
+            raise
+        return
+    engine_for(db)

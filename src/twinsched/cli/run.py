@@ -11,7 +11,20 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from twinsched.cli.console import error_exit, expected_errors, make_console
-from twinsched.cli.options import DataOpt, SeedsOpt, TraceOpt, VariantOpt, parse_seeds, split_list
+from twinsched.cli.options import (
+    DataOpt,
+    DbOpt,
+    SeedsOpt,
+    TraceOpt,
+    VariantOpt,
+    check_store,
+    float_opt,
+    int_opt,
+    out_dir_opt,
+    parse_seeds,
+    seeds_opt,
+    split_list,
+)
 from twinsched.errors import MissingExtraError, TwinschedError
 
 if TYPE_CHECKING:
@@ -67,15 +80,15 @@ def _report(
 
 ModeOpt = Annotated[str, typer.Option(help="fillup (FGD protocol) or replay (trace times)")]
 SchedulersOpt = Annotated[str, typer.Option(help="comma-separated names; a+b sums scores")]
-OutOpt = Annotated[Path | None, typer.Option(help="folder for results.json, CSV, PNG, HTML")]
-TargetOpt = Annotated[float, typer.Option(help="fill-up target, % of GPU capacity")]
-JobsOpt = Annotated[int, typer.Option(help="parallel local processes")]
+OutOpt = Annotated[Path | None, out_dir_opt("folder for results.json, CSV, PNG, HTML")]
+TARGET_MAX = 1000.0  # % of GPU capacity: the pods drawn grow with it
+TargetOpt = Annotated[
+    float, float_opt("fill-up target, % of GPU capacity", 0, TARGET_MAX, open_lo=True)
+]
+JobsOpt = Annotated[int, int_opt("parallel local processes", 1, 256)]
 ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after every event")]
 ScenarioOpt = Annotated[
     str | None, typer.Option(help="a scenario from the store (see `twinsched scenarios list`)")
-]
-DbOpt = Annotated[
-    str | None, typer.Option(help="store URL (default $TWINSCHED_DB, else a local SQLite file)")
 ]
 RecordOpt = Annotated[
     bool, typer.Option("--record/--no-record", help="record specs and results in the store")
@@ -123,6 +136,8 @@ def run(
     with expected_errors():
         for name in names:
             registry.create(name)  # fail fast on unknown names, before any run starts
+        if record or scenario is not None:
+            check_store(db, required=scenario is not None)  # reachable before the runs
         if scenario is None:
             traces.load(trace, variant, data_dir)
         else:
@@ -184,8 +199,8 @@ def _reference(trace: str, variant: str, mode: str) -> dict[str, float] | None:
 
 @app.command()
 def demo(
-    out: Annotated[Path, typer.Option(help="output folder")] = Path("out/demo"),
-    seeds: Annotated[str, typer.Option(help="seeds")] = "0,1",
+    out: Annotated[Path, out_dir_opt("output folder")] = Path("out/demo"),
+    seeds: Annotated[str, seeds_opt("seeds")] = "0,1",
 ) -> None:
     """Replay the embedded synthetic edge/cloud/HPC scenario with several schedulers."""
     run(
@@ -200,9 +215,11 @@ def optimum(
     trace: TraceOpt = "alibaba-gpu-2023",
     variant: VariantOpt = "default",
     seeds: SeedsOpt = "0",
-    at: Annotated[float, typer.Option(help="arrived GPU workload, % of capacity")] = 100.0,
+    at: Annotated[
+        float, float_opt("arrived GPU workload, % of capacity", 0, TARGET_MAX, open_lo=True)
+    ] = 100.0,
     time_limit: Annotated[
-        float, typer.Option(help="CP-SAT work per seed (deterministic seconds)")
+        float, float_opt("CP-SAT work per seed (deterministic seconds)", 0, 86400, open_lo=True)
     ] = 30.0,
     data: DataOpt = None,
 ) -> None:

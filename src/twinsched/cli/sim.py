@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from twinsched.cli.console import error_exit, make_console
-from twinsched.cli.options import DataOpt, TraceOpt
+from twinsched.cli.options import DataOpt, TraceOpt, float_opt, port_opt, seed_opt
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -30,13 +30,15 @@ def serve(
     variant: Annotated[str, typer.Option(help="trace variant")] = "",
     mode: Annotated[str, typer.Option(help="replay (trace times) or fillup")] = "replay",
     scheduler: Annotated[str, typer.Option(help="scheduler name")] = "fgd",
-    seed: Annotated[int, typer.Option(help="run seed")] = 0,
-    speed: Annotated[float, typer.Option(help="simulated seconds per wall second")] = 60.0,
-    port: Annotated[int, typer.Option(help="port of /metrics (0: any free port)")] = 9464,
+    seed: Annotated[int, seed_opt("run seed")] = 0,
+    speed: Annotated[
+        float, float_opt("simulated seconds per wall second", 0, 1e9, open_lo=True)
+    ] = 60.0,
+    port: Annotated[int, port_opt("port of /metrics (0: any free port)")] = 9464,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
-    hold: Annotated[float, typer.Option(help="keep serving this many seconds after the run")] = (
-        0.0
-    ),
+    hold: Annotated[
+        float, float_opt("keep serving this many seconds after the run", 0, 86400)
+    ] = 0.0,
     data: DataOpt = None,
 ) -> None:
     """Run a scenario on the wall clock and serve its node metrics until it ends (+ --hold)."""

@@ -6,7 +6,7 @@ Mount them in the main command with ``app.add_typer(store.app, name="scenarios")
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from twinsched.cli.console import expected_errors, make_console
+from twinsched.cli.options import DbOpt, check_name, int_opt, out_dir_opt, out_path_opt
 
 app = typer.Typer(
     help="Scenario store: import traces, list, show, export, delete (SQLite or PostgreSQL).",
@@ -23,14 +24,6 @@ app = typer.Typer(
 runs_app = typer.Typer(
     help="Stored runs: list, show, compare.", no_args_is_help=True, pretty_exceptions_enable=False
 )
-
-Db = Annotated[
-    str | None,
-    typer.Option(
-        "--db",
-        help="Database URL or SQLite path (default: $TWINSCHED_DB, else the user data folder).",
-    ),
-]
 
 
 def _options(values: list[str]) -> dict[str, str]:
@@ -48,14 +41,14 @@ def _options(values: list[str]) -> dict[str, str]:
 def import_command(
     kind: Annotated[str, typer.Argument(help="Importer name (see 'importers').")],
     path: Annotated[str, typer.Argument(help="File or folder to read (read in place).")],
-    name: Annotated[str, typer.Option("--name", help="Scenario name in the store.")],
+    name: Annotated[str, typer.Option("--name", help="Scenario name.", callback=check_name)],
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite a stored scenario.")
     ] = False,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-o", help="Importer option KEY=VALUE.")
     ] = None,
-    db: Db = None,
+    db: DbOpt = None,
 ) -> None:
     """Import a trace or document as one transaction (all or nothing)."""
     from twinsched.store import import_scenario
@@ -83,23 +76,29 @@ def importers_command() -> None:
 
 
 @app.command("list")
-def list_command(db: Db = None) -> None:
+def list_command(db: DbOpt = None) -> None:
     """Stored scenarios."""
     from twinsched.store import list_scenarios
 
     with expected_errors():
         infos = list_scenarios(db)
-    table = Table("name", "version", "source", "nodes", "pods", "created", "checksum")
-    for i in infos:
-        table.add_row(
-            i.name, str(i.version), i.source, str(i.n_nodes), str(i.n_pods),
-            i.created.strftime("%Y-%m-%d %H:%M"), i.checksum[:12],
-        )  # fmt: skip
+    columns = ("name", "version", "source", "nodes", "pods", "created", "checksum")
+    _print_table(columns, (
+        (i.name, str(i.version), i.source, str(i.n_nodes), str(i.n_pods),
+         i.created.strftime("%Y-%m-%d %H:%M"), i.checksum[:12])
+        for i in infos
+    ))  # fmt: skip
+
+
+def _print_table(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*row)
     make_console().print(table)
 
 
 @app.command("show")
-def show_command(name: str, db: Db = None) -> None:
+def show_command(name: str, db: DbOpt = None) -> None:
     """One scenario: provenance, pools, GPU models, labels and workload summary."""
     from twinsched.store import load_scenario, scenario_info
 
@@ -133,10 +132,8 @@ def show_command(name: str, db: Db = None) -> None:
 def export_command(
     name: str,
     fmt: Annotated[str, typer.Option("--format", help="twin-json or csv.")] = "twin-json",
-    out: Annotated[
-        Path | None, typer.Option("--out", help="File (twin-json) or folder (csv).")
-    ] = None,
-    db: Db = None,
+    out: Annotated[Path | None, out_path_opt("File (twin-json) or folder (csv).", "--out")] = None,
+    db: DbOpt = None,
 ) -> None:
     """Write a stored scenario as a twin JSON document or a folder of CSV tables."""
     from twinsched.store import export_scenario
@@ -148,7 +145,7 @@ def export_command(
 
 
 @app.command("delete")
-def delete_command(name: str, db: Db = None) -> None:
+def delete_command(name: str, db: DbOpt = None) -> None:
     """Remove a scenario (runs that used it keep its name)."""
     from twinsched.store import delete_scenario
 
@@ -160,31 +157,27 @@ def delete_command(name: str, db: Db = None) -> None:
 # -- runs ---------------------------------------------------------------------------------------
 @runs_app.command("list")
 def runs_list(
-    limit: Annotated[int, typer.Option("--limit", help="How many, latest first.")] = 50,
-    db: Db = None,
+    limit: Annotated[int, int_opt("How many, latest first.", 1, 100_000, "--limit")] = 50,
+    db: DbOpt = None,
 ) -> None:
     """The latest stored runs."""
     from twinsched.store import list_runs
 
     with expected_errors():
         runs = list_runs(db, limit=limit)
-    table = Table(
-        "id", "created", "scenario/trace", "scheduler", "seed", "mode", "status", "wall s"
-    )
-    for r in runs:
-        res = r.result
-        table.add_row(
-            str(r.id), r.created.strftime("%Y-%m-%d %H:%M:%S"),
-            r.scenario_name or str(r.spec.get("trace", "")),
-            res.scheduler if res else "-", str(res.seed) if res else "-",
-            res.mode if res else "-", r.status,
-            f"{r.wall_seconds:.2f}" if r.wall_seconds is not None else "-",
-        )  # fmt: skip
-    make_console().print(table)
+    columns = ("id", "created", "scenario/trace", "scheduler", "seed", "mode", "status", "wall s")
+    _print_table(columns, (
+        (str(r.id), r.created.strftime("%Y-%m-%d %H:%M:%S"),
+         r.scenario_name or str(r.spec.get("trace", "")),
+         r.result.scheduler if r.result else "-", str(r.result.seed) if r.result else "-",
+         r.result.mode if r.result else "-", r.status,
+         f"{r.wall_seconds:.2f}" if r.wall_seconds is not None else "-")
+        for r in runs
+    ))  # fmt: skip
 
 
 @runs_app.command("show")
-def runs_show(run_id: int, db: Db = None) -> None:
+def runs_show(run_id: int, db: DbOpt = None) -> None:
     """One run: its spec, timings, metrics and the number of decisions stored."""
     import json
 
@@ -210,9 +203,9 @@ def runs_show(run_id: int, db: Db = None) -> None:
 def runs_compare(
     run_ids: Annotated[list[int], typer.Argument(help="Run ids.")],
     out: Annotated[
-        Path | None, typer.Option("--out", help="Also write tables, plots and a report here.")
+        Path | None, out_dir_opt("Also write tables, plots and a report here.", "--out")
     ] = None,
-    db: Db = None,
+    db: DbOpt = None,
 ) -> None:
     """Compare runs side by side (allocation at 90/100/130% arrived, or replay metrics)."""
     from twinsched.report.aggregate import comparison_rows

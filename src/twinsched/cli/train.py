@@ -10,37 +10,48 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from twinsched.cli.console import expected_errors, make_console
+from twinsched.cli.options import (
+    SEED_MAX,
+    DataOpt,
+    ModelsDirOpt,
+    float_in,
+    float_opt,
+    int_in,
+    int_opt,
+    out_dir_opt,
+    parse_seeds,
+    seed_opt,
+    split_list,
+)
 
 if TYPE_CHECKING:
     from twinsched.model.cluster import Scenario
 
 
 def _names(text: str) -> tuple[str, ...]:
-    return tuple(v.strip() for v in text.split(",") if v.strip())
+    return tuple(split_list(text))
 
 
 def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in _names(text))
-    except ValueError as exc:
-        raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from exc
+    """Comma-separated seeds, each in 0..SEED_MAX."""
+    parse = int_in(0, SEED_MAX)
+    return tuple(parse(v) for v in split_list(text))
 
 
 def _floats(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in _names(text))
-    except ValueError as exc:
-        raise typer.BadParameter(f"expected comma-separated numbers, got {text!r}") from exc
+    """Comma-separated finite widths, each in 0..1e6."""
+    parse = float_in(0, 1e6)
+    return tuple(parse(v) for v in split_list(text))
 
 
 def _prior(text: str) -> tuple[tuple[str, float], ...]:
+    parse = float_in(-1e6, 1e6)
     out = []
-    for item in _names(text):
-        name, _, value = item.partition("=")
-        try:
-            out.append((name.strip(), float(value)))
-        except ValueError as exc:
-            raise typer.BadParameter(f"--prior wants FEATURE=WEIGHT, got {item!r}") from exc
+    for item in split_list(text):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise typer.BadParameter(f"--prior wants FEATURE=WEIGHT, got {item!r}")
+        out.append((name.strip(), parse(value)))
     return tuple(out)
 
 
@@ -56,41 +67,48 @@ def train_command(
     ),
     teacher: Annotated[str, typer.Option(help="Scheduler whose decisions are cloned.")] = "fgd",
     seeds: Annotated[str, typer.Option(help="Fill-up orders collected per variant.")] = "0",
-    dagger_rounds: Annotated[int, typer.Option(help="Rounds acting with the student.")] = 0,
-    epochs: Annotated[int, typer.Option(help="Most epochs per round.")] = 8,
-    patience: Annotated[int, typer.Option(help="Stop after this many worse epochs.")] = 2,
-    candidates: Annotated[int, typer.Option(help="Nodes kept per decision.")] = 48,
-    seed: Annotated[int, typer.Option(help="Seed of initialisation and batching.")] = 0,
+    dagger_rounds: Annotated[int, int_opt("Rounds acting with the student.", 0, 100)] = 0,
+    epochs: Annotated[int, int_opt("Most epochs per round.", 0, 10000)] = 8,
+    patience: Annotated[int, int_opt("Stop after this many worse epochs.", 0, 10000)] = 2,
+    candidates: Annotated[int, int_opt("Nodes kept per decision.", 1, 4096)] = 48,
+    seed: Annotated[int, seed_opt("Seed of initialisation and batching.")] = 0,
     prior: Annotated[
         str, typer.Option(help="Start from a linear score, e.g. fgd_score=100 (FGD).")
     ] = "",
-    ppo_updates: Annotated[int, typer.Option(help="PPO updates after cloning (0: none).")] = 0,
-    ppo_steps: Annotated[int, typer.Option(help="Environment steps per PPO update.")] = 512,
+    ppo_updates: Annotated[int, int_opt("PPO updates after cloning (0: none).", 0, 100000)] = 0,
+    ppo_steps: Annotated[int, int_opt("Environment steps per PPO update.", 1, 10000000)] = 512,
     teacher_ties: Annotated[
         bool, typer.Option(help="Nodes the teacher scored as high as its choice count as right.")
     ] = False,
     es_generations: Annotated[
-        int, typer.Option(help="Evolution-strategies generations on fill-up outcomes (0: none).")
+        int, int_opt("Evolution-strategies generations on fill-up outcomes (0: none).", 0, 100000)
     ] = 0,
-    es_population: Annotated[int, typer.Option(help="ES candidates per generation (even).")] = 12,
-    es_episodes: Annotated[int, typer.Option(help="Fill-up runs per ES candidate.")] = 16,
-    es_sigma: Annotated[float, typer.Option(help="ES residual step (FGD points per std).")] = 0.05,
+    es_population: Annotated[int, int_opt("ES candidates per generation (even).", 2, 10000)] = 12,
+    es_episodes: Annotated[int, int_opt("Fill-up runs per ES candidate.", 1, 10000)] = 16,
+    es_sigma: Annotated[
+        float, float_opt("ES residual step (FGD points per std).", 0, 100, open_lo=True)
+    ] = 0.05,
     es_sigma_width: Annotated[
-        float, typer.Option(help="ES tie-width step, in log2 of the width.")
+        float, float_opt("ES tie-width step, in log2 of the width.", 0, 100)
     ] = 0.5,
     es_sigma_slope: Annotated[
         float,
-        typer.Option(help="ES step of the widths' slopes on the workload mix (0: no slopes)."),
+        float_opt("ES step of the widths' slopes on the workload mix (0: no slopes).", 0, 100),
     ] = 0.125,
     es_base_width: Annotated[
         float,
-        typer.Option(
-            help="Tie width the rule starts from. On FGD's integer scores (--prior "
+        float_opt(
+            "Tie width the rule starts from. On FGD's integer scores (--prior "
             "fgd_score=100) any width <= 1 is FGD exactly: from below 1, a pod kind leaves "
-            "FGD only where wider ties keep winning."
+            "FGD only where wider ties keep winning.",
+            0,
+            1000000.0,
+            open_lo=True,
         ),
     ] = 1.0,
-    es_lr: Annotated[float, typer.Option(help="ES Adam step, in units of sigma.")] = 0.5,
+    es_lr: Annotated[
+        float, float_opt("ES Adam step, in units of sigma.", 0, 100, open_lo=True)
+    ] = 0.5,
     es_features: Annotated[
         str,
         typer.Option(
@@ -105,7 +123,7 @@ def train_command(
         ),
     ] = False,
     es_patience: Annotated[
-        int, typer.Option(help="Stop ES after this many generations without a better one.")
+        int, int_opt("Stop ES after this many generations without a better one.", 1, 100000)
     ] = 8,
     gate_seeds: Annotated[
         str,
@@ -119,30 +137,29 @@ def train_command(
         "2,3,4,6"
     ),
     gate_z: Annotated[
-        float, typer.Option(help="Gate gains count at mean - z standard errors over seeds.")
+        float, float_opt("Gate gains count at mean - z standard errors over seeds.", 0, 100)
     ] = 1.0,
     gate_min_variants: Annotated[
-        int, typer.Option(help="A gate opens on at least this many training variants.")
+        int, int_opt("A gate opens on at least this many training variants.", 1, 1000)
     ] = 2,
     gate_depth: Annotated[
-        int, typer.Option(help="Conditions on the workload mix per gate (all must hold).")
+        int, int_opt("Conditions on the workload mix per gate (all must hold).", 1, 16)
     ] = 1,
     val_seeds: Annotated[str, typer.Option(help="Fill-up orders of the validation runs.")] = "100",
     workers: Annotated[
-        int, typer.Option(help="Processes for ES and gate runs (0: one per core).")
+        int, int_opt("Processes for ES and gate runs (0: one per core).", 0, 1024)
     ] = 0,
     tie_widths: Annotated[
         str, typer.Option(help="Score tie widths tried on validation (0 = exact always is).")
     ] = "1,2,5,10,20,40",
-    out: Annotated[Path, typer.Option(help="Curves, checkpoints, policy.")] = Path("out/train"),
+    out: Annotated[Path, out_dir_opt("Curves, checkpoints, policy.")] = Path("out/train"),
     register: Annotated[
         str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")
     ] = None,
-    models_dir: Annotated[Path | None, typer.Option(help="Model registry folder.")] = None,
-    data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
+    models_dir: ModelsDirOpt = None,
+    data: DataOpt = None,
 ) -> None:
     """Train a placement policy (imitation, PPO, evolution strategies); optionally register it."""
-    from twinsched.cli.options import parse_seeds
     from twinsched.traces import registry as traces
     from twinsched.training import artifacts
     from twinsched.training import specs as ts

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from twinsched.cli.console import expected_errors, make_console
-from twinsched.cli.options import DataOpt, split_list
+from twinsched.cli.options import DataOpt, float_opt, out_dir_opt, split_list
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ _WIDTH = 240  # columns off a terminal: workflow tables are wide
 
 
 SchedulersOpt = Annotated[str, typer.Option(help="comma-separated workflow scheduler names")]
-OutOpt = Annotated[Path | None, typer.Option(help="folder for results.json, table.md, Gantt PNGs")]
+OutOpt = Annotated[Path | None, out_dir_opt("folder for results.json, table.md, Gantt PNGs")]
 PlatformOpt = Annotated[
     str, typer.Option(help="three-tier (small, 10 nodes) or continuum (88 nodes, seed 0)")
 ]
@@ -43,7 +43,7 @@ AddressOpt = Annotated[
     str | None, typer.Option(help="Ray cluster address; default: start a local one")
 ]
 TimeScaleOpt = Annotated[
-    float, typer.Option(help="on Ray, a task sleeps its simulated run time times this")
+    float, float_opt("on Ray, a task sleeps its simulated run time times this", 0, 1000)
 ]
 
 

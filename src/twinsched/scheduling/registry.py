@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from twinsched.errors import TwinschedError
@@ -26,15 +27,36 @@ def _score(target: str) -> Factory:
     return make
 
 
+# Accepted ranges of the ILP parameters: (low, high, integer only); t must be above 0.
+ILP_RANGES: dict[str, tuple[float, float, bool]] = {
+    "w": (1, 4096, True),
+    "t": (0, 3600, False),
+    "k": (1, 4096, True),
+}
+
+
 def _ilp(target: str) -> Factory:
     """A factory of the window ILP for ``target``; OR-Tools is imported on the first solve."""
 
-    def make(w: int = 16, t: float = 1.0, k: int = 16) -> Scheduler:
+    def make(w: float = 16, t: float = 1.0, k: float = 16) -> Scheduler:
         from twinsched.scheduling.ilp.scheduler import IlpScheduler
 
+        w, t, k = (_in_range(target, key, value) for key, value in (("w", w), ("t", t), ("k", k)))
         return IlpScheduler(target, window=int(w), time_limit_s=float(t), candidates=int(k))
 
     return make
+
+
+def _in_range(target: str, key: str, value: object) -> float:
+    """``value`` of ILP parameter ``key`` if it is a number in its range, else raise."""
+    lo, hi, whole = ILP_RANGES[key]
+    span = f"{lo:g}..{hi:g}" if whole else f">{lo:g}..{hi:g}"
+    number = float(value) if isinstance(value, int | float) else math.nan
+    ok = math.isfinite(number) and (lo <= number if whole else lo < number) and number <= hi
+    if not ok or (whole and not number.is_integer()):
+        kind = "an integer" if whole else "a number"
+        raise TwinschedError(f"{target}: parameter {key}={value!r} must be {kind} in {span}")
+    return number
 
 
 _K8S = "Kubernetes {} over CPU, memory and GPU"
@@ -116,13 +138,16 @@ def create(name: str) -> Scheduler:
         return _compose(name)
     base, *params = name.split("/")
     factory = SCHEDULERS.get(base)  # unknown names fail listing the known ones
-    kwargs = dict(_param(name, p) for p in params)
+    pairs = [_param(name, p) for p in params]
+    kwargs = dict(pairs)
+    if len(kwargs) < len(pairs):
+        raise TwinschedError(f"'{name}' gives a parameter twice")
     try:
         return factory(**kwargs)
     except TypeError as exc:
-        raise TwinschedError(
-            f"scheduler '{base}' does not take parameters {kwargs}: {exc}"
-        ) from exc
+        about = SCHEDULERS.describe().get(base, "")
+        takes = about[about.index("(params") :] if "(params" in about else "(takes no parameters)"
+        raise TwinschedError(f"scheduler '{base}' does not take {sorted(kwargs)} {takes}") from exc
 
 
 def _param(spec: str, text: str) -> tuple[str, float | int | str]:

@@ -56,9 +56,28 @@ def engine_for(db: str | Path | None = None) -> Engine:
             engine = _create_engine(url)
             from twinsched.store.migrate import upgrade
 
-            upgrade(engine)
+            try:
+                upgrade(engine)
+            except sa.exc.DBAPIError as exc:  # cannot connect or open: a message, no traceback
+                engine.dispose()
+                raise StoreError(
+                    f"cannot open the store {safe_url(url)}: {_first_line(exc)}"
+                ) from None
             _engines[url] = engine
     return engine
+
+
+def safe_url(url: str) -> str:
+    """``url`` with its password, if any, shown as ``***``."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return url
+
+
+def _first_line(exc: sa.exc.DBAPIError) -> str:
+    lines = str(exc.orig).strip().splitlines() or [type(exc.orig).__name__]
+    return lines[0].removeprefix("connection failed: ")
 
 
 def _create_engine(url: str) -> Engine:
@@ -67,7 +86,7 @@ def _create_engine(url: str) -> Engine:
     try:
         engine = sa.create_engine(url)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
-        raise StoreError(f"bad database URL {url!r}: {exc}") from exc
+        raise StoreError(f"bad database URL {safe_url(url)!r}: {exc}") from exc
     if engine.dialect.name == "sqlite":
         sa.event.listen(engine, "connect", _sqlite_pragmas)
     elif engine.dialect.name != "postgresql":

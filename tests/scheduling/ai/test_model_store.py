@@ -153,7 +153,9 @@ def test_corrupt_card_names_file_and_field(tmp_path: Path) -> None:
         reg.get("m")
     path.write_text("{not json")
     with pytest.raises(ModelError, match="unreadable model card"):
-        reg.list()
+        reg.get("m")
+    cards, bad = reg.scan()  # one bad card hides no other: list() skips it, scan() names it
+    assert cards == reg.list() == [] and len(bad) == 1 and "unreadable model card" in str(bad[0])
 
 
 def test_root_from_argument_then_environment(

@@ -38,16 +38,27 @@ CARD_FORMAT = 1
 FRAMEWORKS = ("twinsched", "numpy", "torch", "gymnasium", "stable-baselines3", "sb3-contrib")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_FIELDS = (
-    "name", "version", "created", "kind", "spec", "data_checksum", "metrics",
-    "artifact_sha256", "files", "frameworks",
-)  # fmt: skip
+_TYPES: dict[str, type] = {
+    "name": str, "version": int, "created": str, "kind": str, "spec": dict,
+    "data_checksum": str, "metrics": dict, "artifact_sha256": str, "files": dict,
+    "frameworks": dict,
+}  # fmt: skip
+_FIELDS = tuple(_TYPES)
+_TEXT_MAPS = ("files", "frameworks")  # {str: str}
 
 Save = Callable[[Path], object] | Mapping[str, bytes]  # writes files into the folder
 
 
 class ModelError(TwinschedError):
     """A registry operation failed on purpose: bad name, bad input, unreadable card."""
+
+
+class CardError(ModelError):
+    """A ``card.json`` cannot be used; the message names the file and, if one, the field."""
+
+    def __init__(self, path: Path, field: str | None, problem: str) -> None:
+        self.path, self.field, self.problem = path, field, problem
+        super().__init__(f"{path}: field '{field}': {problem}" if field else f"{path}: {problem}")
 
 
 class ModelIntegrityError(ModelError):
@@ -142,24 +153,31 @@ class ModelCard:
 
     @classmethod
     def read(cls, folder: Path) -> ModelCard:
-        """The card in ``folder``; a bad file raises :class:`ModelError` naming file and field."""
+        """The card in ``folder``; a bad file raises :class:`CardError` naming file and field."""
         path = folder / CARD
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ModelError(f"{path}: unreadable model card: {exc}") from exc
+            raise CardError(path, None, f"unreadable model card: {exc}") from exc
         if not isinstance(raw, dict):
-            raise ModelError(f"{path}: a model card is a JSON object")
-        for key in _FIELDS:
+            raise CardError(path, None, "a model card is a JSON object")
+        for key, kind in _TYPES.items():
             if key not in raw:
-                raise ModelError(f"{path}: field '{key}': missing")
-        if not isinstance(raw["version"], int) or str(raw["version"]) != folder.name:
-            raise ModelError(f"{path}: field 'version': {raw['version']!r} is not {folder.name}")
+                raise CardError(path, key, "missing")
+            if not isinstance(raw[key], kind) or isinstance(raw[key], bool):
+                got = type(raw[key]).__name__
+                raise CardError(path, key, f"{raw[key]!r:.60} is a {got}, not a {kind.__name__}")
+        for key in _TEXT_MAPS:
+            if not all(isinstance(v, str) for v in raw[key].values()):
+                raise CardError(path, key, "maps names to strings only")
+        if str(raw["version"]) != folder.name:
+            raise CardError(path, "version", f"{raw['version']!r} is not {folder.name}")
         return cls(**{key: raw[key] for key in _FIELDS}, path=folder)
 
 
 _Cards = list[ModelCard]  # aliases: the method ``list`` hides the builtin in the class
 _Problems = list[str]
+_Errors = list[ModelError]
 
 
 class ModelRegistry:
@@ -228,29 +246,39 @@ class ModelRegistry:
         )
 
     def list(self, name: str | None = None) -> _Cards:
-        """Cards of every version (of one name), by name then version."""
-        names = [name] if name is not None else self.names()
-        return [self._read(n, v) for n in names for v in self.versions(n)]
+        """Readable cards of every version (of one name), by name then version; :meth:`scan`
+        also says which cards cannot be read."""
+        return self.scan(name)[0]
+
+    def scan(self, name: str | None = None) -> tuple[_Cards, _Errors]:
+        """Cards of every version (of one name), by name then version, and the error of each
+        version whose card cannot be read: one bad card hides no other."""
+        cards: _Cards = []
+        bad: _Errors = []
+        for n in [name] if name is not None else self.names():
+            for number in self.versions(n):
+                try:
+                    cards.append(self._read(n, number))
+                except ModelError as exc:
+                    bad.append(exc)
+        return cards, bad
 
     def get(self, name: str, version: int | None = None, *, verify: bool = False) -> ModelCard:
         """The card of one version (the latest when ``version`` is None); ``verify`` checks the
         artifact files against it first. Unknown names and versions list the known ones."""
-        versions = self.versions(name)
-        if not versions:
-            raise UnknownNameError("model", name, self.names())
-        number = versions[-1] if version is None else version
-        if number not in versions:
-            known = [f"{name}@{v}" for v in versions]
-            raise UnknownNameError("model version", f"{name}@{number}", known)
-        card = self._read(name, number)
+        card = self._read(name, self.resolve(name, version))
         if verify and (problems := self.check(card)):
             raise ModelIntegrityError("; ".join(problems))
         return card
 
     def delete(self, name: str, version: int | None = None) -> _Cards:
         """Remove one version, or every version and the name itself; returns what went."""
-        cards = [self.get(name, version)] if version is not None else self.list(self.get(name).name)
-        targets = [c.path for c in cards] if version is not None else [self.root / name]
+        self.resolve(name, version)  # unknown names and versions list the known ones
+        cards = self.scan(name)[0]  # a version with a bad card goes too, unlisted
+        if version is not None:
+            cards = [c for c in cards if c.version == version]
+        folder = self.root / name
+        targets = [folder / str(version)] if version is not None else [folder]
         for target in targets:  # rename first, so readers never see a half-deleted version
             trash = target.parent / f".trash-{target.name}-{uuid.uuid4().hex}"
             os.rename(target, trash)
@@ -277,10 +305,21 @@ class ModelRegistry:
             problems.append(f"{card.ref}: artifact_sha256 does not match its files")
         return problems
 
+    def resolve(self, name: str, version: int | None) -> int:
+        """``version`` (the latest when None) if ``name`` has it, else an error listing them."""
+        versions = self.versions(name)
+        if not versions:
+            raise UnknownNameError("model", name, self.names())
+        number = versions[-1] if version is None else version
+        if number not in versions:
+            known = [f"{name}@{v}" for v in versions]
+            raise UnknownNameError("model version", f"{name}@{number}", known)
+        return number
+
     def _read(self, name: str, number: int) -> ModelCard:
         card = ModelCard.read(self.root / name / str(number))
         if card.name != name:
-            raise ModelError(f"{card.path / CARD}: field 'name': {card.name!r} is not {name!r}")
+            raise CardError(card.path / CARD, "name", f"{card.name!r} is not {name!r}")
         return card
 
     def _claim(self, folder: Path) -> int:

@@ -26,9 +26,9 @@ def error_exit(exc: BaseException, prefix: str = "") -> typer.Exit:
 
 @contextmanager
 def expected_errors() -> Iterator[None]:
-    """Expected failures (our errors, a missing optional extra) print one red line and exit
-    with status 2 (like ``twinsched run``)."""
+    """Expected failures (our errors, a missing optional extra, a file system that refuses a
+    write) print one red line and exit with status 2 (like ``twinsched run``)."""
     try:
         yield
-    except (TwinschedError, ImportError) as exc:
+    except (TwinschedError, ImportError, OSError) as exc:
         raise error_exit(exc) from exc

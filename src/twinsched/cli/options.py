@@ -91,12 +91,14 @@ def _nearest_existing(path: Path) -> Path:
     return probe
 
 
-def check_writable(path: Path, folder: bool | None = True) -> Path:
-    """``path`` if a folder (``folder``), a file (not ``folder``) or either (None) could be
-    written there, else raise ``BadParameter``. Nothing is left behind: the probe file goes
-    in the nearest folder that exists and is removed at once."""
-    if str(path).strip() == "" or "\x00" in str(path):
-        raise typer.BadParameter(f"{str(path)!r} is not a path")
+def check_writable(raw: object, folder: bool | None = True) -> Path:
+    """``raw`` as a path if a folder (``folder``), a file (not ``folder``) or either (None)
+    could be written there, else raise ``BadParameter``. Nothing is left behind: the probe
+    file goes in the nearest folder that exists and is removed at once."""
+    text = str(raw)
+    if not text.strip() or "\x00" in text:
+        raise typer.BadParameter(f"{text!r} is not a path")
+    path = Path(text)
     target = path.absolute()
     if folder is not None and target.exists() and folder != target.is_dir():
         want = "a folder" if folder else "a file"
@@ -112,34 +114,30 @@ def check_writable(path: Path, folder: bool | None = True) -> Path:
     return path
 
 
-def _out_dir(value: Path | None) -> Path | None:
-    return None if value is None else check_writable(value)
-
-
-def _out_any(value: Path | None) -> Path | None:
-    return None if value is None else check_writable(value, folder=None)
-
-
-def _in_dir(value: Path | None) -> Path | None:
-    if value is not None and not value.is_dir():
-        why = "is not a folder" if value.exists() else "does not exist"
-        raise typer.BadParameter(f"data folder {value} {why}")
-    return value
+def _in_dir(raw: object) -> Path:
+    text = str(raw)
+    path = Path(text)
+    if not text.strip() or not path.is_dir():
+        why = "is not a folder" if path.exists() else "does not exist"
+        raise typer.BadParameter(f"data folder {text!r} {why}")
+    return path
 
 
 def out_dir_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of an output folder, probed for writability before any work."""
-    return typer.Option(*decls, help=help, callback=_out_dir)
+    return typer.Option(*decls, help=help, parser=check_writable, metavar="DIR")
 
 
 def out_path_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of an output file or folder, probed for writability before any work."""
-    return typer.Option(*decls, help=help, callback=_out_any)
+    return typer.Option(
+        *decls, help=help, parser=lambda raw: check_writable(raw, None), metavar="PATH"
+    )
 
 
 def in_dir_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of an input folder that must exist."""
-    return typer.Option(*decls, help=help, callback=_in_dir)
+    return typer.Option(*decls, help=help, parser=_in_dir, metavar="DIR")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -163,19 +161,20 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def _seeds(text: str) -> str:
-    parse_seeds(text)
-    return text
+def checked_opt(help: str, parse: Callable[[str], object], *decls: str) -> Any:
+    """``typer.Option`` of a text that ``parse`` checks while the command line is parsed (the
+    command still gets the text)."""
+
+    def check(text: str) -> str:
+        parse(text)
+        return text
+
+    return typer.Option(*decls, help=help, callback=check)
 
 
-def _seeds_or_none(text: str) -> str:
-    return _seeds(text) if text.strip() else text
-
-
-def seeds_opt(help: str, *decls: str, optional: bool = False) -> Any:
-    """``typer.Option`` of a seed list, checked while parsing (empty allowed with ``optional``)."""
-    check = _seeds_or_none if optional else _seeds
-    return typer.Option(*decls, help=f"{help} [0..{SEED_MAX}]", callback=check)
+def seeds_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of a seed list (:func:`parse_seeds`), checked while parsing."""
+    return checked_opt(f"{help} [0..{SEED_MAX}]", parse_seeds, *decls)
 
 
 def check_name(text: str) -> str:
@@ -199,10 +198,11 @@ def port_opt(help: str, *decls: str) -> Any:
     return int_opt(help, 0, PORT_MAX, *decls)
 
 
-def _models_dir(value: Path | None) -> Path | None:
-    if value is not None and value.exists() and not value.is_dir():
-        raise typer.BadParameter(f"{value} is not a folder")
-    return value
+def _models_dir(raw: object) -> Path:
+    path = Path(str(raw))
+    if not str(raw).strip() or (path.exists() and not path.is_dir()):
+        raise typer.BadParameter(f"{str(raw)!r} is not a folder")
+    return path
 
 
 TraceOpt = Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")]
@@ -223,7 +223,8 @@ ModelsDirOpt = Annotated[
     typer.Option(
         "--models-dir",
         help="Model registry folder (default: $TWINSCHED_MODELS, else the user data folder).",
-        callback=_models_dir,
+        parser=_models_dir,
+        metavar="DIR",
     ),
 ]
 

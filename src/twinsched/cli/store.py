@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from twinsched.cli.console import expected_errors, make_console
-from twinsched.cli.options import DbOpt, check_name, int_opt, out_dir_opt, out_path_opt
+from twinsched.cli.options import DbOpt, check_name, int_in, int_opt, out_dir_opt, out_path_opt
 
 app = typer.Typer(
     help="Scenario store: import traces, list, show, export, delete (SQLite or PostgreSQL).",
@@ -155,6 +155,10 @@ def delete_command(name: str, db: DbOpt = None) -> None:
 
 
 # -- runs ---------------------------------------------------------------------------------------
+_run_id = int_in(1, 2**63 - 1)
+RunId = Annotated[int, typer.Argument(help="Run id.", parser=_run_id)]
+
+
 @runs_app.command("list")
 def runs_list(
     limit: Annotated[int, int_opt("How many, latest first.", 1, 100_000, "--limit")] = 50,
@@ -177,7 +181,7 @@ def runs_list(
 
 
 @runs_app.command("show")
-def runs_show(run_id: int, db: DbOpt = None) -> None:
+def runs_show(run_id: RunId, db: DbOpt = None) -> None:
     """One run: its spec, timings, metrics and the number of decisions stored."""
     import json
 
@@ -201,7 +205,7 @@ def runs_show(run_id: int, db: DbOpt = None) -> None:
 
 @runs_app.command("compare")
 def runs_compare(
-    run_ids: Annotated[list[int], typer.Argument(help="Run ids.")],
+    run_ids: Annotated[list[int], typer.Argument(help="Run ids.", parser=_run_id)],
     out: Annotated[
         Path | None, out_dir_opt("Also write tables, plots and a report here.", "--out")
     ] = None,

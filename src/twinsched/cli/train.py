@@ -11,12 +11,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from twinsched.cli.console import expected_errors, make_console
 from twinsched.cli.options import (
-    SEED_MAX,
     DataOpt,
     ModelsDirOpt,
+    checked_opt,
     float_in,
     float_opt,
-    int_in,
     int_opt,
     out_dir_opt,
     parse_seeds,
@@ -33,15 +32,21 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def _ints(text: str) -> tuple[int, ...]:
-    """Comma-separated seeds, each in 0..SEED_MAX."""
-    parse = int_in(0, SEED_MAX)
-    return tuple(parse(v) for v in split_list(text))
+    """Seeds: comma-separated integers and ranges like 0-9 (:func:`parse_seeds`)."""
+    return tuple(parse_seeds(text))
 
 
 def _floats(text: str) -> tuple[float, ...]:
-    """Comma-separated finite widths, each in 0..1e6."""
+    """Comma-separated finite widths, each in 0..1e6; at least one."""
     parse = float_in(0, 1e6)
-    return tuple(parse(v) for v in split_list(text))
+    if not (widths := tuple(parse(v) for v in split_list(text))):
+        raise typer.BadParameter(f"no width in {text!r}: give numbers like 1,2,5")
+    return widths
+
+
+def _gate_seeds(text: str) -> tuple[int, ...]:
+    """Seeds of the tie-gate grid: none (no gates) or a seed list like 0-2."""
+    return tuple(parse_seeds(text)) if text.strip() else ()
 
 
 def _prior(text: str) -> tuple[tuple[str, float], ...]:
@@ -66,14 +71,14 @@ def train_command(
         "cpu100"
     ),
     teacher: Annotated[str, typer.Option(help="Scheduler whose decisions are cloned.")] = "fgd",
-    seeds: Annotated[str, typer.Option(help="Fill-up orders collected per variant.")] = "0",
+    seeds: Annotated[str, checked_opt("Fill-up orders collected per variant.", _ints)] = "0",
     dagger_rounds: Annotated[int, int_opt("Rounds acting with the student.", 0, 100)] = 0,
     epochs: Annotated[int, int_opt("Most epochs per round.", 0, 10000)] = 8,
     patience: Annotated[int, int_opt("Stop after this many worse epochs.", 0, 10000)] = 2,
     candidates: Annotated[int, int_opt("Nodes kept per decision.", 1, 4096)] = 48,
     seed: Annotated[int, seed_opt("Seed of initialisation and batching.")] = 0,
     prior: Annotated[
-        str, typer.Option(help="Start from a linear score, e.g. fgd_score=100 (FGD).")
+        str, checked_opt("Start from a linear score, e.g. fgd_score=100 (FGD).", _prior)
     ] = "",
     ppo_updates: Annotated[int, int_opt("PPO updates after cloning (0: none).", 0, 100000)] = 0,
     ppo_steps: Annotated[int, int_opt("Environment steps per PPO update.", 1, 10000000)] = 512,
@@ -127,13 +132,14 @@ def train_command(
     ] = 8,
     gate_seeds: Annotated[
         str,
-        typer.Option(
-            help="Tie gates instead of ES: fill-up orders (e.g. 0-2) of a grid that widens one "
+        checked_opt(
+            "Tie gates instead of ES: fill-up orders (e.g. 0-2) of a grid that widens one "
             "pod kind's ties at a time on every training variant; each kind then leaves FGD's "
-            "exact ties only where the workload mix is like training variants that gained."
+            "exact ties only where the workload mix is like training variants that gained.",
+            _gate_seeds,
         ),
     ] = "",
-    gate_widths: Annotated[str, typer.Option(help="Tie widths measured by the gate grid.")] = (
+    gate_widths: Annotated[str, checked_opt("Tie widths measured by the gate grid.", _floats)] = (
         "2,3,4,6"
     ),
     gate_z: Annotated[
@@ -145,12 +151,12 @@ def train_command(
     gate_depth: Annotated[
         int, int_opt("Conditions on the workload mix per gate (all must hold).", 1, 16)
     ] = 1,
-    val_seeds: Annotated[str, typer.Option(help="Fill-up orders of the validation runs.")] = "100",
+    val_seeds: Annotated[str, checked_opt("Fill-up orders of the validation runs.", _ints)] = "100",
     workers: Annotated[
         int, int_opt("Processes for ES and gate runs (0: one per core).", 0, 1024)
     ] = 0,
     tie_widths: Annotated[
-        str, typer.Option(help="Score tie widths tried on validation (0 = exact always is).")
+        str, checked_opt("Score tie widths tried on validation (0 = exact always is).", _floats)
     ] = "1,2,5,10,20,40",
     out: Annotated[Path, out_dir_opt("Curves, checkpoints, policy.")] = Path("out/train"),
     register: Annotated[
@@ -172,7 +178,7 @@ def train_command(
         clone_seeds, start, resolutions = _ints(seeds), _prior(prior), _floats(tie_widths)
         val_orders = _ints(val_seeds)
         features = ES_FEATURES if es_features == "standard" else _names(es_features)
-        gate_orders, widths = tuple(parse_seeds(gate_seeds)), _floats(gate_widths)
+        gate_orders, widths = _gate_seeds(gate_seeds), _floats(gate_widths)
         recipe = ts.Recipe(
             data=ts.DataSpec(
                 trace=trace, train_variants=_names(train_variants),
@@ -203,6 +209,9 @@ def train_command(
     def load(variant: str) -> Scenario:
         return traces.load(trace, variant, str(data) if data else None)
 
+    with expected_errors():
+        for variant in recipe.data.train_variants + recipe.data.val_variants:
+            load(variant)  # missing data fails here, before anything is written
     out.mkdir(parents=True, exist_ok=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())  # fmt: skip

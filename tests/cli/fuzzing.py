@@ -334,17 +334,18 @@ def check_good(target: Target, value: str, tally: Tally, root: Path) -> None:
     tally.accepted += 1
 
 
-def fuzz(target: Target, examples: int, root: Path, good_share: float = 0.25) -> Tally:
-    """Try ``examples`` drawn values on ``target`` (about ``good_share`` of them valid)."""
+def fuzz(target: Target, examples: int, root: Path, good_in: int = 4) -> Tally:
+    """Try ``examples`` drawn values on ``target`` (about one in ``good_in`` valid)."""
     from hypothesis import HealthCheck, Phase, given, settings
 
     tally = Tally()
+    share = st.sampled_from(["good"] + ["bad"] * (good_in - 1))
 
     @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))  # fmt: skip
     @given(st.data())
     def one(data: st.DataObject) -> None:
-        if data.draw(st.floats(0, 1)) < good_share:
+        if data.draw(share) == "good":
             check_good(target, data.draw(target.kind.good, label="good"), tally, root)
         else:
             check_bad(target, data.draw(target.kind.bad, label="bad"), tally, root)

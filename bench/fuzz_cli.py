@@ -1,0 +1,69 @@
+"""Fuzz the ``twinsched`` command line: bad and valid values for every numeric and path option.
+
+    PYTHONPATH=src:. python bench/fuzz_cli.py [--examples 150] [--by-option]
+
+For each command (one row; ``--by-option``: one row per option) Hypothesis draws values for
+each option listed in ``tests/cli/fuzzing.py`` (``TARGETS``, the documented ranges): about
+three in four outside the accepted range, run through typer's ``CliRunner`` in a sandbox
+folder, and one in four inside it, parsed only. Prints the Markdown rows of the reliability
+table (``docs/reliability.md``): a bad value handled with a clear error (non-zero exit, a
+message, no traceback, no file written), a valid value accepted, a bad value accepted or
+leaving files ("stored wrongly"), tracebacks (and runs past the time limit), 5xx (none: no
+HTTP here). ``tests/cli/test_fuzz_options.py`` runs the same code with a small budget. The
+default budget takes a few minutes. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
+
+from tests.cli.fuzzing import TARGETS, Tally, fuzz, sandbox
+
+HEADER = (
+    "| target | tried | clear error | accepted | stored wrongly | tracebacks | 5xx |\n"
+    "|---|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def _add(total: Tally, part: Tally) -> None:
+    total.tried += part.tried
+    total.clear += part.clear
+    total.accepted += part.accepted
+    total.stored_wrongly += part.stored_wrongly
+    total.tracebacks += part.tracebacks
+    total.refused_valid += part.refused_valid
+    total.examples += part.examples[: 5 - len(total.examples)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=150, help="values per option")
+    parser.add_argument("--by-option", action="store_true", help="one row per option")
+    args = parser.parse_args()
+    rows: dict[str, Tally] = {}
+    start = time.perf_counter()
+    for target in TARGETS:
+        key = target.name if args.by_option else "twinsched " + " ".join(target.command)
+        with sandbox() as root:
+            _add(rows.setdefault(key, Tally()), fuzz(target, args.examples, root))
+    print(HEADER)
+    total = Tally()
+    for key, tally in rows.items():
+        print(tally.row(f"`{key}`"))
+        _add(total, tally)
+    print(total.row("**CLI, all commands**"))
+    seconds = time.perf_counter() - start
+    print(f"\n{len(TARGETS)} options x {args.examples} values: {seconds:.0f} s", file=sys.stderr)
+    problems = [e for t in rows.values() for e in t.examples]
+    for problem in problems:
+        print("problem:", problem, file=sys.stderr)
+    return 1 if problems or total.refused_valid else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -233,14 +233,14 @@ class Tally:
             self.examples.append(what)
 
 
-class _Slow(Exception):
+class Slow(Exception):
     """A bad value ran past the time limit: it was not refused before the work."""
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
+def time_limit(seconds: float) -> Iterator[None]:
     def alarm(*_: Any) -> None:
-        raise _Slow(f"still running after {seconds:g} s")
+        raise Slow(f"still running after {seconds:g} s")
 
     old = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -296,9 +296,9 @@ def check_bad(target: Target, value: str, tally: Tally, root: Path, limit: float
     before = _files(root)
     tally.tried += 1
     try:
-        with _time_limit(limit):
+        with time_limit(limit):
             result = CliRunner().invoke(app, args, env=env)
-    except _Slow as exc:
+    except Slow as exc:
         tally.tracebacks += 1
         tally.failed(f"{args}: {exc}")
         return

@@ -35,6 +35,9 @@ def _window(text: str) -> str:
     return text
 
 
+SERIES = ("nasa-http-1995", "bank-calls-2003")
+POLICIES = "reactive,reactive-memory,predictive:lstm,oracle,predictive+fallback:lstm"
+FORECASTERS = "seasonal-naive,seasonal-naive-weekly,ets,lstm"
 Window = Annotated[str, typer.Option(help="duration: 20m, 3h, 1h30m [1m..1w]", callback=_window)]
 Seed = Annotated[int, seed_opt("seed of latencies and training")]
 DataRoot = Annotated[Path | None, in_dir_opt("data root (default ../shared/data)")]
@@ -42,12 +45,8 @@ DataRoot = Annotated[Path | None, in_dir_opt("data root (default ../shared/data)
 
 @app.command()
 def autoscale(
-    trace: Annotated[
-        str, typer.Option(help="nasa-http-1995 or bank-calls-2003")
-    ] = "nasa-http-1995",
-    policies: Annotated[str, typer.Option(help="comma-separated policy names")] = (
-        "reactive,reactive-memory,predictive:lstm,oracle,predictive+fallback:lstm"
-    ),
+    trace: Annotated[str, typer.Option(help="nasa-http-1995 or bank-calls-2003")] = SERIES[0],
+    policies: Annotated[str, typer.Option(help="comma-separated policy names")] = POLICIES,
     window: Window = "3h",
     sweep: Annotated[bool, typer.Option(help="also sweep windows 20m, 40m, 1h, 2h, 3h")] = False,
     seed: Seed = 0,
@@ -119,12 +118,8 @@ def autoscale(
 
 @app.command("forecast-backtest")
 def forecast_backtest(
-    traces: Annotated[
-        str, typer.Option(help="comma-separated traces")
-    ] = "nasa-http-1995,bank-calls-2003",
-    forecasters: Annotated[str, typer.Option(help="comma-separated forecasters")] = (
-        "seasonal-naive,seasonal-naive-weekly,ets,lstm"
-    ),
+    traces: Annotated[str, typer.Option(help="comma-separated traces")] = ",".join(SERIES),
+    forecasters: Annotated[str, typer.Option(help="comma-separated forecasters")] = FORECASTERS,
     horizon: Window = "3h",
     seed: Seed = 0,
     out: Annotated[Path | None, out_dir_opt("write backtest.json and backtest.md here")] = None,

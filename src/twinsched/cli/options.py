@@ -11,7 +11,6 @@ start-up, ``twinsched --help`` included.
 
 from __future__ import annotations
 
-import math
 import tempfile
 import unicodedata
 from collections.abc import Callable
@@ -32,46 +31,46 @@ def split_list(text: str) -> list[str]:
 
 
 def _span(lo: float, hi: float, open_lo: bool = False) -> str:
-    return f"{'>' if open_lo else ''}{lo:g}..{hi:g}"
+    def show(x: float) -> str:
+        return str(x) if isinstance(x, int) else f"{x:g}"
+
+    return f"{'>' if open_lo else ''}{show(lo)}..{show(hi)}"
 
 
-def int_in(lo: int, hi: int) -> Callable[[Any], int]:
-    """A parser of an integer option in ``lo..hi`` (the message names the accepted range)."""
-
-    def parse(value: Any) -> int:
-        text = str(value).strip()
-        try:
-            number = int(text)
-        except ValueError:
-            raise typer.BadParameter(f"{text!r} is not an integer (accepted: {lo}..{hi})") from None
-        if not lo <= number <= hi:
-            raise typer.BadParameter(f"{text} is outside the accepted range {lo}..{hi}")
-        return number
-
-    return parse
-
-
-def float_in(lo: float, hi: float, open_lo: bool = False) -> Callable[[Any], float]:
-    """A parser of a finite number in ``lo..hi`` (above ``lo`` with ``open_lo``)."""
+def _number_in(
+    convert: Callable[[str], float], what: str, lo: float, hi: float, open_lo: bool
+) -> Callable[[Any], Any]:
+    """A parser of a number in ``lo..hi`` (finite bounds, so inf and nan fall outside)."""
     span = _span(lo, hi, open_lo)
 
-    def parse(value: Any) -> float:
+    def parse(value: Any) -> Any:
         text = str(value).strip()
         try:
-            number = float(text)
+            number = convert(text)
         except ValueError:
-            raise typer.BadParameter(f"{text!r} is not a number (accepted: {span})") from None
-        low_ok = number > lo if open_lo else number >= lo
-        if not (math.isfinite(number) and low_ok and number <= hi):
+            raise typer.BadParameter(f"{text!r} is not {what} (accepted: {span})") from None
+        if not ((number > lo if open_lo else number >= lo) and number <= hi):
             raise typer.BadParameter(f"{text} is outside the accepted range {span}")
         return number
 
     return parse
 
 
+def int_in(lo: int, hi: int) -> Callable[[Any], int]:
+    """A parser of an integer option in ``lo..hi`` (the message names the accepted range)."""
+    return _number_in(int, "an integer", lo, hi, False)
+
+
+def float_in(lo: float, hi: float, open_lo: bool = False) -> Callable[[Any], float]:
+    """A parser of a finite number in ``lo..hi`` (above ``lo`` with ``open_lo``)."""
+    return _number_in(float, "a number", lo, hi, open_lo)
+
+
 def int_opt(help: str, lo: int, hi: int, *decls: str) -> Any:
     """``typer.Option`` of an integer in ``lo..hi``; the range is appended to the help."""
-    return typer.Option(*decls, help=f"{help} [{lo}..{hi}]", parser=int_in(lo, hi), metavar="INT")
+    return typer.Option(
+        *decls, help=f"{help} [{_span(lo, hi)}]", parser=int_in(lo, hi), metavar="INT"
+    )
 
 
 def float_opt(help: str, lo: float, hi: float, *decls: str, open_lo: bool = False) -> Any:

@@ -45,6 +45,7 @@ AddressOpt = Annotated[
 TimeScaleOpt = Annotated[
     float, float_opt("on Ray, a task sleeps its simulated run time times this", 0, 1000)
 ]
+JobsOpt = Annotated[int, typer.Option(help="local processes scheduling instances (0: one per CPU)")]
 
 
 @app.command()
@@ -58,11 +59,13 @@ def run(
     executor: ExecutorOpt = "sim",
     address: AddressOpt = None,
     time_scale: TimeScaleOpt = 0.001,
+    jobs: JobsOpt = 1,
 ) -> None:
     """Schedule instances with every scheduler; print makespans, the lower bound and ratios."""
     from twinsched.workflows import registry
-    from twinsched.workflows.experiment import run_instance
-    from twinsched.workflows.wfcommons import find_instance, instance_paths, load_instance
+    from twinsched.workflows.experiment import WorkflowSpec, run_workflows
+    from twinsched.workflows.platform import platform_named
+    from twinsched.workflows.wfcommons import find_instance, instance_paths
 
     console, err = make_console(width=_WIDTH), make_console(stderr=True, width=_WIDTH)
     names = split_list(schedulers)
@@ -73,18 +76,19 @@ def run(
             raise TwinschedError("--schedulers names no scheduler")
         for name in names:
             registry.create(name)  # fail fast on unknown names
-        target = _platform(platform)
+        target = platform_named(platform)
         target.tier_index(inputs_at)
         paths = (
             list(instance_paths(data).values())
             if instance == "all"
             else [find_instance(instance, data)]
         )
-        results = []
-        for path in paths:
-            dag = load_instance(path, inputs_at=inputs_at)
-            results.append(run_instance(dag, target, names))
-            err.print(f"scheduled {dag.name} ({dag.n} tasks)")
+        specs = [WorkflowSpec(str(p), tuple(names), platform, inputs_at) for p in paths]
+        done: dict[int, InstanceResult] = {}
+        for i, res in run_workflows(specs, jobs):
+            done[i] = res
+            err.print(f"scheduled {res.instance} ({res.tasks} tasks)")
+        results = [done[i] for i in range(len(specs))]
     from twinsched.workflows.experiment import cost_rows, table_rows
 
     title = f"makespan s (ratio to lower bound) · {target.name} · inputs at {inputs_at}"
@@ -109,16 +113,6 @@ def list_schedulers() -> None:
     for name, about in registry.describe().items():
         table.add_row(name, about)
     make_console(width=_WIDTH).print(table)
-
-
-def _platform(name: str) -> Platform:
-    from twinsched.workflows.platform import continuum_platform, three_tier
-
-    if name == "three-tier":
-        return three_tier()
-    if name == "continuum":
-        return continuum_platform()
-    raise TwinschedError(f"unknown platform {name!r}; known: three-tier, continuum")
 
 
 def _table(rows: list[dict[str, object]], title: str) -> Table:

@@ -91,6 +91,14 @@ class ProcessExecutor:
             yield futures[future], future.result()
 
 
+def run_batch(
+    fn: Callable[[T], R], items: Sequence[T], jobs: int = 1, executor: Executor | None = None
+) -> Iterator[tuple[int, R]]:
+    """Yield ``(index, fn(item))`` as items finish: on ``executor``, or ``jobs`` local processes."""
+    with executor or local(jobs, len(items)) as ex:
+        yield from ex.as_completed(fn, items)
+
+
 def local(workers: int, items: int = 2, *, spawn: bool = False) -> Executor:
     """A serial executor for one worker or one item, else ``workers`` local processes.
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from twinsched.experiments.executors import Executor, local
+from twinsched.experiments.executors import Executor, run_batch
 from twinsched.model.cluster import Scenario
 from twinsched.model.run import RunResult, RunSpec
 from twinsched.scheduling.observers import RunObserver
@@ -66,5 +66,4 @@ def execute_many(
     specs: Sequence[RunSpec], jobs: int = 1, executor: Executor | None = None
 ) -> Iterator[tuple[int, RunResult]]:
     """Yield (index, result) as runs finish: on ``executor``, or ``jobs`` local processes."""
-    with executor or local(jobs, len(specs)) as ex:
-        yield from ex.as_completed(execute, specs)
+    return run_batch(execute, specs, jobs, executor)

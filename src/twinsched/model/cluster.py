@@ -52,13 +52,24 @@ class LabelVocabulary:
 
 
 @dataclass(frozen=True)
-class Nodes:
-    """Capacities and static attributes of every node."""
+class ResourceRows:
+    """The columns nodes and pods share, one row each: a name, then CPU, memory and GPUs
+    (a node's capacity, a pod's request)."""
 
     names: tuple[str, ...]
     cpu_milli: I64
     memory_mib: I64
     gpu_count: I64
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+
+@dataclass(frozen=True)
+class Nodes(ResourceRows):
+    """Capacities and static attributes of every node."""
+
     gpu_model: I64  # index into gpu_models; -1 when the node has no GPU
     gpu_models: tuple[str, ...]
     labels: U64
@@ -66,10 +77,6 @@ class Nodes:
     pool_names: tuple[str, ...]
     power_idle_w: F64
     power_peak_w: F64
-
-    @property
-    def n(self) -> int:
-        return len(self.names)
 
     @property
     def max_gpus(self) -> int:
@@ -100,13 +107,9 @@ class Links:
 
 
 @dataclass(frozen=True)
-class Pods:
+class Pods(ResourceRows):
     """Requests, policies and times of every pod of a workload."""
 
-    names: tuple[str, ...]
-    cpu_milli: I64
-    memory_mib: I64
-    gpu_count: I64
     gpu_milli: I64  # per GPU, capped at 1000; 0 for CPU-only pods
     model_mask: U64  # allowed GPU models as a bitset over Nodes.gpu_models; 0 = any
     required_labels: U64
@@ -120,10 +123,6 @@ class Pods:
     job_names: tuple[str, ...]
     data_pool: I64  # pool where the pod's data or users are; -1 = none
     max_latency_ms: F64  # inf: no bound
-
-    @property
-    def n(self) -> int:
-        return len(self.names)
 
     @property
     def gpu_request(self) -> I64:
@@ -180,6 +179,18 @@ class Scenario:
     meta: dict[str, object] = field(default_factory=dict)
 
 
+def _shared_columns(
+    names: Sequence[str], cpu_milli: npt.ArrayLike, memory_mib: npt.ArrayLike, gpu_count: I64
+) -> dict[str, object]:
+    """The :class:`ResourceRows` columns as keyword arguments, in their dtypes."""
+    return {
+        "names": tuple(names),
+        "cpu_milli": np.asarray(cpu_milli, dtype=np.int64),
+        "memory_mib": np.asarray(memory_mib, dtype=np.int64),
+        "gpu_count": gpu_count,
+    }
+
+
 def pods_from_columns(
     names: Sequence[str],
     cpu_milli: npt.ArrayLike,
@@ -209,14 +220,8 @@ def pods_from_columns(
         "max_latency_ms": np.full(n, np.inf),
     }
     defaults.update(optional)
-    return Pods(
-        names=tuple(names),
-        cpu_milli=np.asarray(cpu_milli, dtype=np.int64),
-        memory_mib=np.asarray(memory_mib, dtype=np.int64),
-        gpu_count=count,
-        gpu_milli=milli,
-        **defaults,  # type: ignore[arg-type]
-    )
+    shared = _shared_columns(names, cpu_milli, memory_mib, count)
+    return Pods(**shared, gpu_milli=milli, **defaults)  # type: ignore[arg-type]
 
 
 def nodes_from_columns(
@@ -240,15 +245,9 @@ def nodes_from_columns(
         "power_peak_w": np.full(n, 300.0) + 250.0 * count,
     }
     defaults.update(optional)
-    return Nodes(
-        names=tuple(names),
-        cpu_milli=np.asarray(cpu_milli, dtype=np.int64),
-        memory_mib=np.asarray(memory_mib, dtype=np.int64),
-        gpu_count=count,
-        gpu_model=np.array([index.get(m, -1) if m else -1 for m in gpu_model_names], np.int64),
-        gpu_models=models,
-        **defaults,  # type: ignore[arg-type]
-    )
+    gpu_model = np.array([index.get(m, -1) if m else -1 for m in gpu_model_names], np.int64)
+    shared = _shared_columns(names, cpu_milli, memory_mib, count)
+    return Nodes(**shared, gpu_model=gpu_model, gpu_models=models, **defaults)  # type: ignore[arg-type]
 
 
 def single_pool_links() -> Links:

@@ -26,24 +26,31 @@ class Bind:
 
 
 @dataclass(frozen=True, slots=True)
-class Unbind:
+class PodEvent:
+    """Something happened to one pod, ``pod`` (its index in the run's pods).
+
+    The subclasses add no field, only a meaning (and ``__slots__ = ()``: no ``__dict__``).
+    """
+
+    pod: int
+
+
+class Unbind(PodEvent):
     """Undo a bind: pod ``pod`` goes back to the pending queue (preemption, what-if search)."""
 
-    pod: int
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Release:
+class Release(PodEvent):
     """Pod ``pod`` completed: give its resources back."""
 
-    pod: int
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Arrive:
+class Arrive(PodEvent):
     """Pod ``pod`` entered the pending queue."""
 
-    pod: int
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +62,22 @@ class Reject:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeDown:
+class NodeEvent:
+    """Something happened to one node, ``node``."""
+
     node: int
 
 
-@dataclass(frozen=True, slots=True)
-class NodeUp:
-    node: int
+class NodeDown(NodeEvent):
+    """Node ``node`` is down (a fault): the filters keep new pods off it."""
+
+    __slots__ = ()
+
+
+class NodeUp(NodeEvent):
+    """Node ``node`` is back."""
+
+    __slots__ = ()
 
 
 Event = Bind | Unbind | Release | Arrive | Reject | NodeDown | NodeUp

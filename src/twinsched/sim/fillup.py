@@ -9,7 +9,7 @@ step, so :func:`run_fillup` and the Gymnasium environment drive the same cycle.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from typing import Unpack
 
 import numpy as np
 
@@ -19,16 +19,13 @@ from twinsched.model.cluster import I64, BoolA, Pods, Scenario
 from twinsched.model.events import Arrive, Reject
 from twinsched.model.run import RunResult
 from twinsched.scheduling.controller import Binding, Outcome, arrival_order
-from twinsched.scheduling.framework import DEFAULT_FALLBACK, Unschedulable
-from twinsched.scheduling.observers import ProgressObserver, RunObserver
+from twinsched.scheduling.framework import Unschedulable
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
-from twinsched.sim.runs import SchedulerArg, scheduler_report, timings
+from twinsched.sim.runs import RunOptions, SchedulerArg, scheduler_report, timings
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
 from twinsched.sim.tracker import FragmentationTracker
-
-Progress = Callable[[int, int], None]
 
 TARGET_PCT = 130.0
 
@@ -119,24 +116,18 @@ class FillupRun:
         seed: int,
         *,
         target_pct: float = TARGET_PCT,
-        validate: bool = False,
-        fallback: SchedulerArg | None = DEFAULT_FALLBACK,
-        observers: Sequence[RunObserver] = (),
         track: bool = True,
         explain: bool = True,
-        progress: Progress | None = None,
+        **options: Unpack[RunOptions],
     ) -> None:
         self.started = time.perf_counter()
         self.scenario, self.seed, self.target_pct = scenario, seed, target_pct
         workload = scenario.pods
         order = fillup_order(workload, scenario.nodes.total_gpu_milli, seed, target_pct)
         self.pods: Pods = workload.take(order)
-        if progress is not None:
-            observers = [*observers, ProgressObserver(progress, self.pods.n)]
         self.control = start_run(
-            scenario, self.pods, scheduler, seed, workload=workload, validate=validate,
-            fallback=fallback, observers=observers, queue_sort=arrival_order,
-        )  # fmt: skip
+            scenario, self.pods, scheduler, seed, queue_sort=arrival_order, **options
+        )
         self.state = self.control.state
         self.explain = explain
         self.cursor = 0  # the next pod to arrive
@@ -224,17 +215,11 @@ def run_fillup(
     seed: int,
     *,
     target_pct: float = TARGET_PCT,
-    validate: bool = False,
-    progress: Progress | None = None,
     clock: Clock | None = None,
-    fallback: SchedulerArg | None = DEFAULT_FALLBACK,
-    observers: Sequence[RunObserver] = (),
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """One fill-up run on the event engine (a paced clock makes it run in wall time)."""
-    run = FillupRun(
-        scenario, scheduler, seed, target_pct=target_pct, validate=validate,
-        fallback=fallback, observers=observers, progress=progress,
-    )  # fmt: skip
+    run = FillupRun(scenario, scheduler, seed, target_pct=target_pct, **options)
     engine = Engine(clock)
     for start in range(0, run.pods.n, run.control.window):
         engine.at(float(start), Kind.ARRIVE, start)

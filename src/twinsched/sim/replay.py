@@ -7,7 +7,8 @@ freed; the controller owns each scheduling cycle over the queue.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Unpack
 
 import numpy as np
 
@@ -18,15 +19,12 @@ from twinsched.model.run import RunResult
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
 from twinsched.scheduling.controller import Binding, SchedulerController
-from twinsched.scheduling.framework import DEFAULT_FALLBACK, PodView, Reason
-from twinsched.scheduling.observers import ProgressObserver, RunObserver
+from twinsched.scheduling.framework import PodView, Reason
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
-from twinsched.sim.runs import SchedulerArg, scheduler_report
+from twinsched.sim.runs import RunOptions, SchedulerArg, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
-
-Progress = Callable[[int, int], None]
 
 
 class PendingQueue:
@@ -73,20 +71,13 @@ def run_replay(
     seed: int,
     *,
     sample_every_s: float = 3600.0,
-    validate: bool = False,
-    progress: Progress | None = None,
     clock: Clock | None = None,
-    fallback: SchedulerArg | None = DEFAULT_FALLBACK,
-    observers: Sequence[RunObserver] = (),
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start."""
     started = time.perf_counter()
     pods = scenario.pods
-    if progress is not None:
-        observers = [*observers, ProgressObserver(progress, pods.n)]
-    control = start_run(
-        scenario, pods, scheduler, seed, validate=validate, fallback=fallback, observers=observers
-    )
+    control = start_run(scenario, pods, scheduler, seed, **options)
     state, views = control.state, control.views
     engine = Engine(clock)
     start_t = np.full(pods.n, np.nan)

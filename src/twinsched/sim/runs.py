@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypedDict, Unpack
 
 from twinsched.metrics import cluster as cm
 from twinsched.model.cluster import Pods, Scenario
@@ -11,9 +11,27 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import QueueSort, SchedulerController, queue_order
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
-from twinsched.scheduling.observers import Observers, RunObserver
+from twinsched.scheduling.observers import Observers, ProgressObserver, RunObserver
 
 SchedulerArg = str | Scheduler
+Progress = Callable[[int, int], None]
+
+
+class RunOptions(TypedDict, total=False):
+    """The keywords every run takes (:class:`~twinsched.sim.fillup.FillupRun`,
+    :func:`~twinsched.sim.fillup.run_fillup`, :func:`~twinsched.sim.replay.run_replay`).
+
+    - ``validate`` (default False): check the state's invariants after every event;
+    - ``fallback`` (default ``"fgd"``): the scheduler that answers when the run's scheduler
+      gives no valid decision; ``None``: such a pod is unschedulable;
+    - ``observers`` (default none): :class:`RunObserver` instances fed the run's events;
+    - ``progress`` (default none): called with (decided, total) pods every 500 decisions.
+    """
+
+    validate: bool
+    fallback: SchedulerArg | None
+    observers: Sequence[RunObserver]
+    progress: Progress | None
 
 
 def resolve(spec: SchedulerArg | None) -> Scheduler | None:
@@ -27,20 +45,22 @@ def start(
     scheduler: SchedulerArg,
     seed: int,
     *,
-    workload: Pods | None = None,
-    validate: bool = False,
-    fallback: SchedulerArg | None = DEFAULT_FALLBACK,
-    observers: Sequence[RunObserver] = (),
     queue_sort: QueueSort = queue_order,
+    **options: Unpack[RunOptions],
 ) -> SchedulerController:
-    """The state of a run over ``pods`` and the controller that owns its scheduling cycle."""
+    """The state of a run over ``pods`` (the scenario's, or a fill-up's arrivals drawn from
+    them) and the controller that owns its scheduling cycle."""
     sched = resolve(scheduler)
     assert sched is not None
+    validate = options.get("validate", False)
     state = ClusterState(scenario.nodes, pods, scenario.links, validate=validate)
-    ctx = RunContext.create(scenario, seed, workload)
-    return SchedulerController(
-        state, sched, ctx, resolve(fallback), queue_sort, Observers(observers)
-    )
+    ctx = RunContext.create(scenario, seed)  # the context knows the whole workload
+    fallback = resolve(options.get("fallback", DEFAULT_FALLBACK))
+    observers = list(options.get("observers", ()))
+    progress = options.get("progress")
+    if progress is not None:
+        observers.append(ProgressObserver(progress, pods.n))
+    return SchedulerController(state, sched, ctx, fallback, queue_sort, Observers(observers))
 
 
 def summary(state: ClusterState) -> dict[str, object]:

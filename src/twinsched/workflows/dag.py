@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -68,6 +69,27 @@ class DataPlacement:
     location: str  # a nodepool name; the data must travel between it and the task's node
 
 
+class Adjacency(NamedTuple):
+    """Edges grouped by one end (compressed rows): task t's at ``offsets[t]:offsets[t + 1]``."""
+
+    offsets: I64
+    tasks: I64  # the edge's other end
+    edges: I64  # the edge's index
+
+    @classmethod
+    def by(cls, end: I64, other: I64, n: int) -> Adjacency:
+        """Group the edges ``end[e] -> other[e]`` by ``end`` (stable in edge order)."""
+        order = np.argsort(end, kind="stable")
+        offsets = np.searchsorted(end[order], np.arange(n + 1)).astype(np.int64)
+        return cls(offsets, other[order], order.astype(np.int64))
+
+    def tasks_of(self, t: int) -> I64:
+        return self.tasks[self.offsets[t] : self.offsets[t + 1]]
+
+    def edges_of(self, t: int) -> I64:
+        return self.edges[self.offsets[t] : self.offsets[t + 1]]
+
+
 @dataclass(frozen=True)
 class DAG:
     """Tasks, weighted dependency edges and external data; acyclic by construction."""
@@ -112,34 +134,27 @@ class DAG:
         return len(self.names)
 
     @cached_property
-    def _children_csr(self) -> tuple[I64, I64, I64]:
-        """(offsets, child task, edge index) with the edges of task t at offsets[t]:offsets[t+1]."""
-        order = np.argsort(self.parent, kind="stable")
-        offsets = np.searchsorted(self.parent[order], np.arange(self.n + 1)).astype(np.int64)
-        return offsets, self.child[order], order.astype(np.int64)
+    def _children_csr(self) -> Adjacency:
+        """The edges out of each task (to its children)."""
+        return Adjacency.by(self.parent, self.child, self.n)
 
     @cached_property
-    def _parents_csr(self) -> tuple[I64, I64, I64]:
-        order = np.argsort(self.child, kind="stable")
-        offsets = np.searchsorted(self.child[order], np.arange(self.n + 1)).astype(np.int64)
-        return offsets, self.parent[order], order.astype(np.int64)
+    def _parents_csr(self) -> Adjacency:
+        """The edges into each task (from its parents)."""
+        return Adjacency.by(self.child, self.parent, self.n)
 
     def children(self, t: int) -> I64:
-        off, kids, _ = self._children_csr
-        return kids[off[t] : off[t + 1]]
+        return self._children_csr.tasks_of(t)
 
     def parents(self, t: int) -> I64:
-        off, pars, _ = self._parents_csr
-        return pars[off[t] : off[t + 1]]
+        return self._parents_csr.tasks_of(t)
 
     def in_edges(self, t: int) -> I64:
         """Indices of the edges into task ``t``."""
-        off, _, edges = self._parents_csr
-        return edges[off[t] : off[t + 1]]
+        return self._parents_csr.edges_of(t)
 
     def out_edges(self, t: int) -> I64:
-        off, _, edges = self._children_csr
-        return edges[off[t] : off[t + 1]]
+        return self._children_csr.edges_of(t)
 
     @cached_property
     def topological_order(self) -> I64:

@@ -1,22 +1,26 @@
 """Run workflow schedulers over instances: makespans, bounds, ratios, data moved and energy.
 
 A run is a pure function of (instance, platform, scheduler): two runs with the same inputs
-give identical results.
+give identical results. A :class:`WorkflowSpec` names one instance's runs as data, so a batch
+of them goes through the experiments' executors (:func:`run_workflows`) like any other batch.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from twinsched.experiments.executors import Executor, run_batch
 from twinsched.workflows import registry
 from twinsched.workflows.bounds import LowerBounds, costs, lower_bounds
 from twinsched.workflows.dag import DAG
 from twinsched.workflows.placement import Schedule
-from twinsched.workflows.platform import Platform
+from twinsched.workflows.platform import Platform, platform_named
 from twinsched.workflows.simulate import simulate
+from twinsched.workflows.wfcommons import load_instance
 
 GB = 1e9
 
@@ -90,6 +94,29 @@ def run_instance(dag: DAG, platform: Platform, schedulers: Sequence[str]) -> Ins
         )
         schedules[name] = schedule
     return InstanceResult(dag.name, dag.n, int(dag.parent.size), bounds, runs, schedules, dag)
+
+
+@dataclass(frozen=True)
+class WorkflowSpec:
+    """Everything that determines one instance's runs; plain data, so it pickles and records."""
+
+    instance: str  # the WfCommons instance file
+    schedulers: tuple[str, ...]
+    platform: str = "three-tier"  # a name in platform.PLATFORMS
+    inputs_at: str = "cloud"  # the tier holding the instance's input files
+
+
+def run_workflow(spec: WorkflowSpec) -> InstanceResult:
+    """Load the instance and schedule it with every scheduler of ``spec``."""
+    dag = load_instance(Path(spec.instance), inputs_at=spec.inputs_at)
+    return run_instance(dag, platform_named(spec.platform), spec.schedulers)
+
+
+def run_workflows(
+    specs: Sequence[WorkflowSpec], jobs: int = 1, executor: Executor | None = None
+) -> Iterator[tuple[int, InstanceResult]]:
+    """Yield (index, result) as instances finish: on ``executor``, or ``jobs`` local processes."""
+    return run_batch(run_workflow, specs, jobs, executor)
 
 
 def cost_rows(results: Sequence[InstanceResult], scheduler: str) -> list[dict[str, Any]]:

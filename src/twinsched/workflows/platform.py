@@ -9,7 +9,7 @@ Moving ``size`` bytes from tier a to tier b takes ``latency[a, b] + 8 * size / b
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -152,3 +152,16 @@ def three_tier() -> Platform:
     empty = pods_from_columns([], [], [], [], [])
     scenario = Scenario("three-tier", nodes, empty, pool_links(), vocabulary)
     return from_scenario(scenario)
+
+
+PLATFORMS: dict[str, Callable[[], Platform]] = {
+    "three-tier": three_tier,
+    "continuum": continuum_platform,
+}
+
+
+def platform_named(name: str) -> Platform:
+    """A platform by name: ``three-tier`` (10 nodes) or ``continuum`` (88 nodes, seed 0)."""
+    if name not in PLATFORMS:
+        raise TwinschedError(f"unknown platform {name!r}; known: {', '.join(PLATFORMS)}")
+    return PLATFORMS[name]()

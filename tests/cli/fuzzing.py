@@ -191,6 +191,7 @@ TARGETS: tuple[Target, ...] = (
     _t("workflow run", "--out", OUT_DIR, "all"),
     _t("workflow run", "--data", IN_DIR, "all"),
     _t("workflow run", "--time-scale", floats(0, 1000), "all"),
+    _t("workflow run", "--jobs", ints(0, 256), "all"),
     _t("scenarios import", "--name", NAME, "twin-json", "{root}/doc.json"),
     _t("scenarios import", "--db", DB, "twin-json", "{root}/doc.json", "--name", "x"),
     _t("scenarios list", "--db", DB),

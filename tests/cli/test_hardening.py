@@ -170,7 +170,9 @@ def test_a_bad_model_card_hides_no_other_model(how: str, tmp_path: Path) -> None
     flat = " ".join(verified.output.replace("│", " ").split())
     assert verified.exit_code == 1 and "good@1 ok" in flat and says in flat, verified.output
     bad = registry.scan()[1]
-    assert [(e.path, e.field) for e in bad] == [(path, CORRUPT_FIELD[how])]  # type: ignore[attr-defined]
+    assert [(getattr(e, "path", None), getattr(e, "field", "")) for e in bad] == [
+        (path, CORRUPT_FIELD[how])
+    ]
 
 
 CORRUPT_FIELD = {"bad JSON": None, "missing field": "kind", "wrong type": "metrics"}

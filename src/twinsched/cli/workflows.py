@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from twinsched.cli.console import expected_errors, make_console
-from twinsched.cli.options import DataOpt, float_opt, out_dir_opt, split_list
+from twinsched.cli.options import DataOpt, float_opt, int_opt, out_dir_opt, split_list
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ AddressOpt = Annotated[
 TimeScaleOpt = Annotated[
     float, float_opt("on Ray, a task sleeps its simulated run time times this", 0, 1000)
 ]
-JobsOpt = Annotated[int, typer.Option(help="local processes scheduling instances (0: one per CPU)")]
+JobsOpt = Annotated[int, int_opt("local processes scheduling instances (0: one per CPU)", 0, 256)]
 
 
 @app.command()

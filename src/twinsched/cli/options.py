@@ -23,6 +23,7 @@ SEED_MAX = 2**32 - 1  # numpy's seed range
 SEEDS_MOST = 10_000  # seeds in one --seeds list
 PORT_MAX = 65_535
 NAME_MOST = 200  # characters of a stored name
+SEED_RANGE = f"seeds 0..{SEED_MAX}, low-high ranges, at most {SEEDS_MOST}"
 
 
 def split_list(text: str) -> list[str]:
@@ -124,19 +125,24 @@ def _in_dir(raw: object) -> Path:
 
 def out_dir_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of an output folder, probed for writability before any work."""
-    return typer.Option(*decls, help=help, parser=check_writable, metavar="DIR")
+    return typer.Option(
+        *decls, help=f"{help} [writable folder]", parser=check_writable, metavar="DIR"
+    )
 
 
 def out_path_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of an output file or folder, probed for writability before any work."""
     return typer.Option(
-        *decls, help=help, parser=lambda raw: check_writable(raw, None), metavar="PATH"
+        *decls,
+        help=f"{help} [writable file or folder]",
+        parser=lambda raw: check_writable(raw, None),
+        metavar="PATH",
     )
 
 
 def in_dir_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of an input folder that must exist."""
-    return typer.Option(*decls, help=help, parser=_in_dir, metavar="DIR")
+    return typer.Option(*decls, help=f"{help} [existing folder]", parser=_in_dir, metavar="DIR")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -173,7 +179,7 @@ def checked_opt(help: str, parse: Callable[[str], object], *decls: str) -> Any:
 
 def seeds_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of a seed list (:func:`parse_seeds`), checked while parsing."""
-    return checked_opt(f"{help} [0..{SEED_MAX}]", parse_seeds, *decls)
+    return checked_opt(f"{help} [{SEED_RANGE}]", parse_seeds, *decls)
 
 
 def check_name(text: str) -> str:
@@ -185,6 +191,12 @@ def check_name(text: str) -> str:
     if text != text.strip() or any(unicodedata.category(c).startswith("C") for c in text):
         raise typer.BadParameter(f"{text!r}: no control characters or blanks at either end")
     return text
+
+
+def name_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of a stored name (:func:`check_name`)."""
+    rule = f"1..{NAME_MOST} characters, no control characters or blanks at either end"
+    return typer.Option(*decls, help=f"{help} [{rule}]", callback=check_name)
 
 
 def seed_opt(help: str = "seed", *decls: str) -> Any:
@@ -214,14 +226,16 @@ DbOpt = Annotated[
     str | None,
     typer.Option(
         "--db",
-        help="Store URL or SQLite path (default: $TWINSCHED_DB, else the user data folder).",
+        help="Store URL or SQLite path (default: $TWINSCHED_DB, else the user data folder) "
+        "[connected before any work]",
     ),
 ]
 ModelsDirOpt = Annotated[
     Path | None,
     typer.Option(
         "--models-dir",
-        help="Model registry folder (default: $TWINSCHED_MODELS, else the user data folder).",
+        help="Model registry folder (default: $TWINSCHED_MODELS, else the user data folder) "
+        "[folder, if it exists]",
         parser=_models_dir,
         metavar="DIR",
     ),

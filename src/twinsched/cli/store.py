@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from twinsched.cli.console import expected_errors, make_console
-from twinsched.cli.options import DbOpt, check_name, int_in, int_opt, out_dir_opt, out_path_opt
+from twinsched.cli.options import DbOpt, int_in, int_opt, name_opt, out_dir_opt, out_path_opt
 
 app = typer.Typer(
     help="Scenario store: import traces, list, show, export, delete (SQLite or PostgreSQL).",
@@ -41,7 +41,7 @@ def _options(values: list[str]) -> dict[str, str]:
 def import_command(
     kind: Annotated[str, typer.Argument(help="Importer name (see 'importers').")],
     path: Annotated[str, typer.Argument(help="File or folder to read (read in place).")],
-    name: Annotated[str, typer.Option("--name", help="Scenario name.", callback=check_name)],
+    name: Annotated[str, name_opt("Scenario name in the store.", "--name")],
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite a stored scenario.")
     ] = False,
@@ -156,7 +156,7 @@ def delete_command(name: str, db: DbOpt = None) -> None:
 
 # -- runs ---------------------------------------------------------------------------------------
 _run_id = int_in(1, 2**63 - 1)
-RunId = Annotated[int, typer.Argument(help="Run id.", parser=_run_id)]
+RunId = Annotated[int, typer.Argument(help=f"Run id [1..{2**63 - 1}]", parser=_run_id)]
 
 
 @runs_app.command("list")
@@ -205,7 +205,7 @@ def runs_show(run_id: RunId, db: DbOpt = None) -> None:
 
 @runs_app.command("compare")
 def runs_compare(
-    run_ids: Annotated[list[int], typer.Argument(help="Run ids.", parser=_run_id)],
+    run_ids: Annotated[list[int], typer.Argument(help=f"Run ids [1..{2**63 - 1}]", parser=_run_id)],
     out: Annotated[
         Path | None, out_dir_opt("Also write tables, plots and a report here.", "--out")
     ] = None,

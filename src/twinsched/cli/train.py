@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from twinsched.cli.console import expected_errors, make_console
 from twinsched.cli.options import (
+    SEED_RANGE,
     DataOpt,
     ModelsDirOpt,
     checked_opt,
@@ -20,11 +21,15 @@ from twinsched.cli.options import (
     out_dir_opt,
     parse_seeds,
     seed_opt,
+    seeds_opt,
     split_list,
 )
 
 if TYPE_CHECKING:
     from twinsched.model.cluster import Scenario
+
+
+WIDTHS = "[numbers 0..1e+06, at least one]"
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -71,14 +76,17 @@ def train_command(
         "cpu100"
     ),
     teacher: Annotated[str, typer.Option(help="Scheduler whose decisions are cloned.")] = "fgd",
-    seeds: Annotated[str, checked_opt("Fill-up orders collected per variant.", _ints)] = "0",
+    seeds: Annotated[str, seeds_opt("Fill-up orders collected per variant.")] = "0",
     dagger_rounds: Annotated[int, int_opt("Rounds acting with the student.", 0, 100)] = 0,
     epochs: Annotated[int, int_opt("Most epochs per round.", 0, 10000)] = 8,
     patience: Annotated[int, int_opt("Stop after this many worse epochs.", 0, 10000)] = 2,
     candidates: Annotated[int, int_opt("Nodes kept per decision.", 1, 4096)] = 48,
     seed: Annotated[int, seed_opt("Seed of initialisation and batching.")] = 0,
     prior: Annotated[
-        str, checked_opt("Start from a linear score, e.g. fgd_score=100 (FGD).", _prior)
+        str,
+        checked_opt(
+            "Start from a linear score, e.g. fgd_score=100 (FGD) [weights -1e+06..1e+06]", _prior
+        ),
     ] = "",
     ppo_updates: Annotated[int, int_opt("PPO updates after cloning (0: none).", 0, 100000)] = 0,
     ppo_steps: Annotated[int, int_opt("Environment steps per PPO update.", 1, 10000000)] = 512,
@@ -135,13 +143,14 @@ def train_command(
         checked_opt(
             "Tie gates instead of ES: fill-up orders (e.g. 0-2) of a grid that widens one "
             "pod kind's ties at a time on every training variant; each kind then leaves FGD's "
-            "exact ties only where the workload mix is like training variants that gained.",
+            "exact ties only where the workload mix is like training variants that gained "
+            "[none, or " + SEED_RANGE + "]",
             _gate_seeds,
         ),
     ] = "",
-    gate_widths: Annotated[str, checked_opt("Tie widths measured by the gate grid.", _floats)] = (
-        "2,3,4,6"
-    ),
+    gate_widths: Annotated[
+        str, checked_opt(f"Tie widths measured by the gate grid {WIDTHS}", _floats)
+    ] = ("2,3,4,6"),
     gate_z: Annotated[
         float, float_opt("Gate gains count at mean - z standard errors over seeds.", 0, 100)
     ] = 1.0,
@@ -151,12 +160,15 @@ def train_command(
     gate_depth: Annotated[
         int, int_opt("Conditions on the workload mix per gate (all must hold).", 1, 16)
     ] = 1,
-    val_seeds: Annotated[str, checked_opt("Fill-up orders of the validation runs.", _ints)] = "100",
+    val_seeds: Annotated[str, seeds_opt("Fill-up orders of the validation runs.")] = "100",
     workers: Annotated[
         int, int_opt("Processes for ES and gate runs (0: one per core).", 0, 1024)
     ] = 0,
     tie_widths: Annotated[
-        str, checked_opt("Score tie widths tried on validation (0 = exact always is).", _floats)
+        str,
+        checked_opt(
+            f"Score tie widths tried on validation (0 = exact always is) {WIDTHS}", _floats
+        ),
     ] = "1,2,5,10,20,40",
     out: Annotated[Path, out_dir_opt("Curves, checkpoints, policy.")] = Path("out/train"),
     register: Annotated[

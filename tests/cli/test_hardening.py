@@ -169,6 +169,9 @@ def test_a_bad_model_card_hides_no_other_model(how: str, tmp_path: Path) -> None
     verified = invoke("models", "verify", "--models-dir", str(tmp_path))
     flat = " ".join(verified.output.replace("│", " ").split())
     assert verified.exit_code == 1 and "good@1 ok" in flat and says in flat, verified.output
+    with pytest.MonkeyPatch.context() as env:  # loading it as a scheduler: the same message
+        env.setenv("TWINSCHED_MODELS", str(tmp_path))
+        refused("run", "--schedulers", "ai:bad", "--no-record", says=says)
     bad = registry.scan()[1]
     assert [(getattr(e, "path", None), getattr(e, "field", "")) for e in bad] == [
         (path, CORRUPT_FIELD[how])

@@ -86,7 +86,10 @@ IN_DIR = Kind(
     | _WORD.map(lambda w: f"{ROOT}/no-{w}"),
     st.just(ROOT),
 )
-MODELS_DIR = Kind(st.just(f"{ROOT}/afile"), st.just(ROOT) | _WORD.map(lambda w: f"{ROOT}/m-{w}"))
+MODELS_DIR = Kind(
+    st.sampled_from([f"{ROOT}/afile", ""]) | _WORD.map(lambda w: f"{ROOT}/afile/{w}"),
+    st.just(ROOT) | _WORD.map(lambda w: f"{ROOT}/m-{w}"),
+)
 NAME = Kind(
     st.one_of(
         st.sampled_from(["", " ", " x", "x ", "a\tb", "a\nb", "x" * 201, "\x7f"]),

@@ -211,8 +211,8 @@ def port_opt(help: str, *decls: str) -> Any:
 
 def _models_dir(raw: object) -> Path:
     path = Path(str(raw))
-    if not str(raw).strip() or (path.exists() and not path.is_dir()):
-        raise typer.BadParameter(f"{str(raw)!r} is not a folder")
+    if not str(raw).strip() or _nearest_existing(path).is_file():
+        raise typer.BadParameter(f"{str(raw)!r} is not a folder and cannot become one")
     return path
 
 

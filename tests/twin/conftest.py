@@ -19,7 +19,7 @@ from tests.store.conftest import pg_url  # noqa: F401  (a fixture, re-exported)
 from twinsched.model.document import TwinDocument
 from twinsched.model.schema import parse_document
 from twinsched.store.db import dispose
-from twinsched.twin.api.app import create_app
+from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.core.settings import TwinSettings
 
 TOKEN = "test-token-0123456789abcdef"
@@ -53,6 +53,7 @@ class SyncASGI:
     """Blocking calls into an ASGI app (one private event loop)."""
 
     def __init__(self, app: FastAPI) -> None:
+        self.app = app
         self._runner = asyncio.Runner()
         transport = httpx.ASGITransport(app=app)
         self._client = httpx.AsyncClient(transport=transport, base_url="http://twin")
@@ -75,6 +76,7 @@ class SyncASGI:
     def close(self) -> None:
         self._runner.run(self._client.aclose())
         self._runner.close()
+        close_app(self.app)  # as at shutdown: give the writer lease back
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.twin.conftest import AUTH, TOKEN, make_client, tiny_document
 from twinsched.store.db import dispose
-from twinsched.twin.api.app import create_app
+from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.core.settings import TwinSettings
 
 CHECKS = [
@@ -40,8 +40,8 @@ REQUESTS = 520
 def test_fuzz_the_openapi(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fuzz.db'}"
     config = TwinSettings(token=TOKEN, db=url, max_body_bytes=1 << 20)
-    app = create_app(config)
     make_client(config).close()  # migrate before timing starts
+    app = create_app(config)
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     cases = st.one_of(
         schema.as_strategy(GenerationMode.POSITIVE), schema.as_strategy(GenerationMode.NEGATIVE)
@@ -69,6 +69,7 @@ def test_fuzz_the_openapi(tmp_path: Path) -> None:
     try:
         run()
     finally:
+        close_app(app)
         dispose(url)
     assert seen.total() >= 500
     assert len(seen) >= 12, seen  # every operation was called

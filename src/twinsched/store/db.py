@@ -48,7 +48,11 @@ _lock = threading.Lock()
 
 
 def engine_for(db: str | Path | None = None) -> Engine:
-    """One engine per URL, migrated to the latest revision the first time it is asked for."""
+    """One engine per URL, migrated to the latest revision the first time it is asked for.
+
+    A database that cannot be reached (or created) raises :class:`StoreError` naming the URL
+    (password hidden) and the driver's reason, not the driver's traceback.
+    """
     url = resolve_url(db)
     with _lock:
         engine = _engines.get(url)
@@ -56,14 +60,31 @@ def engine_for(db: str | Path | None = None) -> Engine:
             engine = _create_engine(url)
             from twinsched.store.migrate import upgrade
 
-            upgrade(engine)
+            try:
+                upgrade(engine)
+            except sa.exc.DatabaseError as exc:  # unreachable, refused, not a database
+                engine.dispose()
+                raise StoreError(f"cannot open database {_shown(engine)}: {_reason(exc)}") from exc
             _engines[url] = engine
     return engine
 
 
+def _shown(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def _reason(exc: sa.exc.DBAPIError) -> str:
+    """The driver's message on one line, e.g. '... Connection refused'."""
+    return " ".join(str(exc.orig).split()) or exc.__class__.__name__
+
+
 def _create_engine(url: str) -> Engine:
     if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(url.removeprefix("sqlite:///")).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the database folder {folder}: {exc.strerror}") from exc
     try:
         engine = sa.create_engine(url)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:

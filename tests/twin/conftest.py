@@ -52,8 +52,8 @@ def tiny_document() -> TwinDocument:
 class SyncASGI:
     """Blocking calls into an ASGI app (one private event loop)."""
 
-    def __init__(self, app: FastAPI) -> None:
-        self.app = app
+    def __init__(self, app: FastAPI, *, owner: bool = True) -> None:
+        self.app, self.owner = app, owner  # the owner gives the app's writer lease back
         self._runner = asyncio.Runner()
         transport = httpx.ASGITransport(app=app)
         self._client = httpx.AsyncClient(transport=transport, base_url="http://twin")
@@ -76,7 +76,8 @@ class SyncASGI:
     def close(self) -> None:
         self._runner.run(self._client.aclose())
         self._runner.close()
-        close_app(self.app)  # as at shutdown: give the writer lease back
+        if self.owner:
+            close_app(self.app)  # as at shutdown: give the writer lease back
 
 
 @pytest.fixture

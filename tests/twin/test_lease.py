@@ -25,8 +25,10 @@ PATCH = {"time": 1.0, "deltas": [{"op": "metrics", "node": "n1", "values": {"u":
 def _refused(db: str, log: Path) -> str:
     """Start a twin that must refuse: its exit status is 2 and its output says why."""
     second = TwinProcess(db, TOKEN, log)
-    assert second.process.wait(60) == 2
-    second.stop()
+    try:
+        assert second.process.wait(30) == 2
+    finally:
+        second.stop()
     return log.read_text()
 
 

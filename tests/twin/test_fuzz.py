@@ -16,7 +16,7 @@ from tests.twin.fuzzing import Report, fuzz
 from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.core.settings import TwinSettings
 
-BUDGET = {"sqlite": 520, "postgresql": 160}
+BUDGET = {"sqlite": 1000, "postgresql": 320}
 
 
 def _fuzzed(url: str, requests: int) -> Report:

@@ -19,7 +19,7 @@ from tests.store.conftest import pg_url  # noqa: F401  (a fixture, re-exported)
 from twinsched.model.document import TwinDocument
 from twinsched.model.schema import parse_document
 from twinsched.store.db import dispose
-from twinsched.twin.api.app import create_app
+from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.core.settings import TwinSettings
 
 TOKEN = "test-token-0123456789abcdef"
@@ -52,7 +52,8 @@ def tiny_document() -> TwinDocument:
 class SyncASGI:
     """Blocking calls into an ASGI app (one private event loop)."""
 
-    def __init__(self, app: FastAPI) -> None:
+    def __init__(self, app: FastAPI, *, owner: bool = True) -> None:
+        self.app, self.owner = app, owner  # the owner gives the app's writer lease back
         self._runner = asyncio.Runner()
         transport = httpx.ASGITransport(app=app)
         self._client = httpx.AsyncClient(transport=transport, base_url="http://twin")
@@ -75,6 +76,8 @@ class SyncASGI:
     def close(self) -> None:
         self._runner.run(self._client.aclose())
         self._runner.close()
+        if self.owner:
+            close_app(self.app)  # as at shutdown: give the writer lease back
 
 
 @pytest.fixture

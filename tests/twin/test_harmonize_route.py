@@ -69,7 +69,11 @@ def test_prometheus_example_is_aligned_on_the_step(client: SyncASGI) -> None:
         ({"payload": "a,b\n1,2"}, "body.payload", "none of the accepted formats"),
         ({"payload": "node,node_cores\nr1,4"}, None, None),
         ({"payload": {"nodepools": []}, "base": {"networks": 1}}, "body.base.networks", "array"),
-        ({"payload": {"nodepools": []}, "step_s": 0}, "body.step_s", "greater than 0"),
+        (
+            {"payload": {"nodepools": []}, "step_s": 0},
+            "body.step_s",
+            "greater than or equal to 0.001",
+        ),
         ({"payload": {"nodepools": []}, "source": "yaml"}, "body.source", "Input should be"),
         ({"payload": 3}, "body.payload", "must be an object, an array or text, not int"),
         ({"payload": None}, "body.payload", "not NoneType"),

@@ -1,10 +1,13 @@
 """``twinsched twin serve|compact``: run the twin service, compact its history.
 
-Mount in the main command with ``app.add_typer(twin.app, name="twin")``.
+Mount in the main command with ``app.add_typer(twin.app, name="twin")``. Options are checked
+before any work (ranges by the parser, then the database is opened and, for ``serve``, its
+writer lease taken), so a bad value is one ``error:`` line, never a traceback or a deletion.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -32,6 +35,28 @@ def _quiet_gc() -> None:
     gc.set_threshold(max(first, 50_000), 20, 100)
 
 
+def positive_seconds(value: float | None) -> float | None:
+    """A duration option: a finite number > 0 (or not given). Local to the twin commands."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a finite number of seconds > 0, got {value}")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise typer.BadParameter("must not be empty")
+    return value
+
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _log_level(value: str) -> str:
+    if value.lower() not in LOG_LEVELS:
+        raise typer.BadParameter(f"must be one of {', '.join(LOG_LEVELS)}, got {value!r}")
+    return value.lower()
+
+
 Db = Annotated[
     str | None,
     typer.Option(
@@ -44,8 +69,8 @@ Db = Annotated[
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to bind (0: any free port).")] = 8181,
+    host: Annotated[str, typer.Option(help="Address to bind.", callback=_not_blank)] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind (1-65535).", min=1, max=65535)] = 8181,
     db: Db = None,
     token: Annotated[
         str | None,
@@ -60,20 +85,28 @@ def serve(
     ] = None,
     variant: Annotated[str, typer.Option(help="Trace variant.")] = "",
     data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    log_level: Annotated[
+        str, typer.Option(help="uvicorn log level.", callback=_log_level)
+    ] = "info",
 ) -> None:
-    """Serve the twin under /api/v1; it restores its latest state from the database."""
+    """Serve the twin under /api/v1; it restores its latest state from the database.
+
+    A second twin on the same database is refused, naming the first (host, pid, start)."""
     try:
         import uvicorn
 
-        from twinsched.twin.api.app import create_app
+        from twinsched.twin.api.app import close_app, create_app
         from twinsched.twin.core.settings import TwinSettings
 
         settings = TwinSettings.from_env(token=token, db=db, dev=dev or None)
+        document = _preload(snapshot, trace, variant, data)  # before the lease: may fail
         application = create_app(settings)
-        document = _preload(snapshot, trace, variant, data)
         if document is not None:
-            version = application.state.service.replace(document)
+            try:
+                version = application.state.service.replace(document)
+            except BaseException:
+                close_app(application)
+                raise
             typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
@@ -117,13 +150,23 @@ def _describe(document: object) -> str:
 def compact(
     db: Db = None,
     retention: Annotated[
-        float | None, typer.Option(help="Drop history older than this many seconds.")
+        float | None,
+        typer.Option(
+            help="Drop history older than this many seconds (> 0).", callback=positive_seconds
+        ),
     ] = None,
     downsample_after: Annotated[
-        float | None, typer.Option(help="Average samples older than this many seconds.")
+        float | None,
+        typer.Option(
+            help="Average samples older than this many seconds (> 0).", callback=positive_seconds
+        ),
     ] = None,
     step: Annotated[
-        float | None, typer.Option(help="Downsampling bucket width in seconds (default 60).")
+        float | None,
+        typer.Option(
+            help="Downsampling bucket width in seconds (> 0, default 60).",
+            callback=positive_seconds,
+        ),
     ] = None,
 ) -> None:
     """Apply retention and downsampling to the history (time is the twin's newest sample)."""

@@ -32,7 +32,11 @@ SCHEMA_ID = "urn:twinsched:schema:twin-v1"
 SCHEMA_FILE = "twin-v1.json"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
-Id = Annotated[str, StringConstraints(min_length=1)]
+MAX_ID_LENGTH = 253  # as a Kubernetes object name; keeps (node, metric) keys indexable in SQL
+ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"  # printable: no NUL or other control character
+Id = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH, pattern=ID_PATTERN)
+]  # node, nodepool, job and pod ids: 1-253 characters, no control characters
 LabelKey = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^=]+$")]
 LabelString = Annotated[str, StringConstraints(pattern=r"^[^=]+=.*$")]
 Labels = Annotated[

@@ -48,7 +48,11 @@ _lock = threading.Lock()
 
 
 def engine_for(db: str | Path | None = None) -> Engine:
-    """One engine per URL, migrated to the latest revision the first time it is asked for."""
+    """One engine per URL, migrated to the latest revision the first time it is asked for.
+
+    A database that cannot be reached (or created) raises :class:`StoreError` naming the URL
+    (password hidden) and the driver's reason, not the driver's traceback.
+    """
     url = resolve_url(db)
     with _lock:
         engine = _engines.get(url)

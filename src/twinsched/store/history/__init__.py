@@ -5,12 +5,15 @@ the twin's types, the twin (``twin.core.service``) calls it. Tables: migration
 ``v0002_twin_history``.
 """
 
+from twinsched.store.history.lease import LeaseHeldError, LeaseLostError
 from twinsched.store.history.query import CompactResult, Series, Window, compact, read_window
 from twinsched.store.history.store import HistoryStore, Replay, SampleBatch
 
 __all__ = [
     "CompactResult",
     "HistoryStore",
+    "LeaseHeldError",
+    "LeaseLostError",
     "Replay",
     "SampleBatch",
     "Series",

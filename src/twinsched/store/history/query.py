@@ -7,12 +7,14 @@ newest sample of each bucket with a window function (``row_number``), on both da
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from twinsched.store.db import StoreError
 from twinsched.store.history.tables import changes, samples, series, snapshots
 
 Aggregation = Literal["mean", "max", "last"]
@@ -120,8 +122,14 @@ def compact(
 
     Time is the twin's (the newest sample's time), not the wall clock. With downsampling,
     both cut-offs are aligned on ``step``, so a bucket is downsampled once, whole, and kept
-    or dropped whole; rerunning changes nothing.
+    or dropped whole; rerunning changes nothing. Durations must be finite and > 0
+    (:class:`StoreError` otherwise, before anything is touched).
     """
+    for name, value in (("retention_s", retention_s), ("downsample_after_s", downsample_after_s)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise StoreError(f"{name}: must be a finite number of seconds > 0, got {value}")
+    if not (math.isfinite(step) and step > 0):
+        raise StoreError(f"step: must be a finite number of seconds > 0, got {step}")
     with engine.begin() as conn:
         now = conn.execute(sa.select(sa.func.max(samples.c.time))).scalar()
         if now is None:

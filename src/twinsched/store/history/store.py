@@ -4,7 +4,9 @@ A patch's samples and its body go in one transaction (``executemany`` on SQLite,
 ``COPY`` on PostgreSQL), committed before the service answers, so a restarted twin has every
 acknowledged change. On SQLite the twin's connections use ``synchronous=NORMAL`` (WAL): a
 killed process loses nothing committed; a power cut may lose the last commits. One twin
-writes to a database at a time (it numbers the ``(node, metric)`` series itself).
+writes to a database at a time (it numbers the ``(node, metric)`` series itself): a serving
+twin takes the database's writer lease (:mod:`twinsched.store.history.lease`) with
+:meth:`HistoryStore.take_lease`, and every write first checks that it still holds it.
 
 State at version ``v`` = the latest snapshot at or before ``v`` plus the
 logged patches after it, replayed in order.
@@ -20,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from twinsched.store.db import engine_for
+from twinsched.store.history.lease import WriterLease, acquire
 from twinsched.store.history.tables import SAMPLE_COLUMNS, changes, samples, series, snapshots
 
 _SQLITE_INSERT = "INSERT INTO twin_samples (series, time, value) VALUES (?, ?, ?)"
@@ -65,10 +68,30 @@ class HistoryStore:
         self.engine: Engine = engine_for(db)
         self.dialect = self.engine.dialect.name
         self._series: dict[tuple[str, str], int] | None = None  # (node, metric) -> id
+        self.lease: WriterLease | None = None
+
+    # -- the writer lease ------------------------------------------------------------------------
+    def take_lease(self) -> None:
+        """Become the database's one writer; :class:`LeaseHeldError` names the current one."""
+        if self.lease is None:
+            self.lease = acquire(self.engine)
+
+    def close(self) -> None:
+        """Give the writer lease up (pooled connections stay with the engine)."""
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+
+    def check_writable(self) -> None:
+        """Raise when a write would fail now: database unreachable, or lease lost."""
+        self.ping()
+        if self.lease is not None:
+            self.lease.check(fresh=True)
 
     # -- writes ----------------------------------------------------------------------------------
     def record_patch(self, version: int, time: float, body: bytes, batch: SampleBatch) -> None:
         """Store a patch body and its samples in one transaction (committed on return)."""
+        self._guard()
         known = self._known_series()
         new: dict[tuple[str, str], int] = {}
         ids = [
@@ -90,10 +113,15 @@ class HistoryStore:
 
     def record_snapshot(self, version: int, time: float, document: bytes) -> None:
         """Store a whole document as the state at ``version`` (committed on return)."""
+        self._guard()
         with self.engine.begin() as conn:
             conn.execute(
                 snapshots.insert(), {"version": version, "time": time, "document": document}
             )
+
+    def _guard(self) -> None:
+        if self.lease is not None:
+            self.lease.check()
 
     def _known_series(self) -> dict[tuple[str, str], int]:
         if self._series is None:

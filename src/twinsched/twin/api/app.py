@@ -1,7 +1,9 @@
 """The FastAPI application: routers under ``/api/v1``, JSON errors, limits, metrics.
 
-``create_app(settings)`` opens (and migrates) the history database and restores the latest
-state from it; pass ``service`` to serve a twin built elsewhere. ``/metrics``, ``/healthz`` and
+``create_app(settings)`` opens (and migrates) the history database, takes its writer lease
+(a second twin on the same database is refused, naming the first) and restores the latest
+state from it; ``close_app`` (run at shutdown) gives the lease back. Pass ``service`` to serve
+a twin built elsewhere (its owner keeps the lease). ``/metrics``, ``/healthz`` and
 ``/readyz`` are also served at the root, where Prometheus and probes look by default.
 """
 
@@ -20,7 +22,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.model.document import TwinDocument
-from twinsched.store.history import HistoryStore, compact
+from twinsched.store.history import HistoryStore, LeaseLostError, compact
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
@@ -35,9 +37,15 @@ log = logging.getLogger(__name__)
 
 def create_app(settings: TwinSettings, service: TwinService | None = None) -> FastAPI:
     """The twin service as an ASGI app."""
+    owned = service is None
     if service is None:
         store = HistoryStore(settings.database_url())
-        service = TwinService.restore(store, snapshot_every=settings.snapshot_every)
+        store.take_lease()
+        try:
+            service = TwinService.restore(store, snapshot_every=settings.snapshot_every)
+        except BaseException:
+            store.close()
+            raise
     app = FastAPI(
         title="twinsched digital twin",
         version="1",
@@ -45,10 +53,11 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
         separate_input_output_schemas=False,
         lifespan=_lifespan,
     )
-    app.state.settings, app.state.service = settings, service
+    app.state.settings, app.state.service, app.state.owns_history = settings, service, owned
     app.state.registry, http_metrics = registry_for(service)
     install(app)
     app.add_exception_handler(SQLAlchemyError, _database_error)
+    app.add_exception_handler(LeaseLostError, _database_error)
     for router in (state.router, views.router, history.router, ops.router):
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
@@ -70,8 +79,19 @@ def _harmonize_router() -> Any:
     return getattr(module, "router", None)
 
 
+def close_app(app: FastAPI) -> None:
+    """Give back the writer lease of the history this app opened (idempotent; an app that
+    ``create_app`` did not build has none)."""
+    service = getattr(app.state, "service", None)
+    history = service.history if isinstance(service, TwinService) else None
+    if getattr(app.state, "owns_history", False) and history is not None:
+        history.close()
+
+
 async def _database_error(_: Request, exc: Exception) -> JSONResponse:
     log.error("twin: history database error: %s", exc)
+    if isinstance(exc, LeaseLostError):
+        return error_response(503, f"history not writable: {exc}")
     return error_response(503, f"history database unavailable: {exc.__class__.__name__}")
 
 
@@ -106,6 +126,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        close_app(app)
 
 
 async def _compact_forever(settings: TwinSettings, store: HistoryStore) -> None:

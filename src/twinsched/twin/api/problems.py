@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 
 from twinsched.model.document import DocumentError
 from twinsched.model.schema import format_path
-from twinsched.twin.core.service import DeltaError
+from twinsched.twin.core.service import DeltaError, TimeOrderError
 
 
 class Problem(BaseModel):
@@ -100,7 +100,17 @@ async def _document_error(_: Request, exc: Exception) -> JSONResponse:
 
 async def _delta_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, DeltaError)
-    return problem_response([(exc.path, exc.problem)])
+    status = 409 if isinstance(exc, TimeOrderError) else 422
+    return problem_response([(exc.path, exc.problem)], status)
+
+
+async def _too_deep(_: Request, exc: Exception) -> JSONResponse:
+    return problem_response([("body", "is nested too deeply")])
+
+
+async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    """A bug, not bad input: still a JSON answer (the traceback goes to the log)."""
+    return error_response(500, f"internal error: {exc.__class__.__name__}")
 
 
 def install(app: FastAPI) -> None:
@@ -110,6 +120,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(DocumentError, _document_error)
     app.add_exception_handler(DeltaError, _delta_error)
     app.add_exception_handler(ValidationError, _validation_error)
+    app.add_exception_handler(RecursionError, _too_deep)  # only deeply nested input recurses
+    app.add_exception_handler(Exception, _unexpected)
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
@@ -124,4 +136,5 @@ WRITE_RESPONSES: dict[int | str, dict[str, Any]] = {
     **ERROR_RESPONSES,
     401: {"model": ErrorBody, "description": "Missing or wrong bearer token."},
     413: {"model": ErrorBody, "description": "Request body too large."},
+    503: {"model": ErrorBody, "description": "The history cannot be written now."},
 }

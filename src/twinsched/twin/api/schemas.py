@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from twinsched.store.history.query import Aggregation
+from twinsched.twin.core.deltas import MAX_TIME
 from twinsched.twin.harmonize import SourceOrAuto
 
 
@@ -71,6 +72,7 @@ class CompactView(BaseModel):
     dropped_changes: int = Field(description="Change-log entries older than the retention.")
 
 
+MIN_STEP_S = 1e-3  # as /history's step: a finer grid is noise, and t / step must stay finite
 PAYLOAD_SCHEMA = {"anyOf": [{"type": "object"}, {"type": "array"}, {"type": "string"}]}
 
 
@@ -86,7 +88,11 @@ class HarmonizeRequest(BaseModel):
         description="The data: a JSON object or array, or text (JSON or CSV tables)."
     )
     step_s: float | None = Field(
-        None, gt=0, description="Align samples on this step (seconds); null = raw samples."
+        None,
+        ge=MIN_STEP_S,
+        le=MAX_TIME,
+        allow_inf_nan=False,
+        description="Align samples on this step (seconds, 0.001 to 1e12); null = raw samples.",
     )
     base: dict[str, Any] | None = Field(
         None,

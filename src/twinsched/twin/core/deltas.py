@@ -3,6 +3,10 @@
 ``metrics`` sets a node's latest metric values and appends one history sample per value;
 ``pod`` changes a pod's phase and binding; ``pod_add`` adds a pod to a job (created when
 missing); ``node`` sets a node up or down. A batch applies in order and all or nothing.
+
+Batch times never go backwards: a batch older than the state is refused (409), so the state
+at a past time (``GET /state?at=``) never holds what happened later. A ``PUT`` may start a
+new timeline at any time. Sample times inside a batch (``metrics.time``) are free.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from twinsched.model.document import Id, Pod, PodPhase
+from twinsched.model.document import ID_PATTERN, Id, Pod, PodPhase
 
 MAX_TIME = 1e12  # seconds; keeps time / step buckets inside 64-bit integers
 MAX_VALUE = 1e18  # keeps sums of samples finite in SQL aggregates
-MetricName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+MAX_METRIC_LENGTH = 128
+MetricName = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_METRIC_LENGTH, pattern=ID_PATTERN)
+]  # 1-128 characters, no control characters (stored and indexed as SQL text)
 MetricValue = Annotated[float, Field(ge=-MAX_VALUE, le=MAX_VALUE)]
 Time = Annotated[float, Field(ge=0, le=MAX_TIME)]
 NodeStatus = Literal["Ready", "NotReady"]
@@ -80,7 +87,10 @@ class StatePatch(_Delta):
 
     model_config = ConfigDict(json_schema_extra={"examples": [PATCH_EXAMPLE]})
 
-    time: Time = Field(description="Time of the batch, in seconds; the state's new time.")
+    time: Time = Field(
+        description="Time of the batch, in seconds; the state's new time. Not earlier than "
+        "the state's time (409 otherwise)."
+    )
     deltas: list[Delta] = Field(description="Changes, applied in order.")
 
 

@@ -41,6 +41,10 @@ class DeltaError(TwinschedError):
         super().__init__(f"{path}: {problem}")
 
 
+class TimeOrderError(DeltaError):
+    """A batch is older than the state: time never goes backwards in one timeline."""
+
+
 @dataclass(frozen=True)
 class PodEntry:
     """Where a pod lives: job position, pod position in that job."""
@@ -98,6 +102,7 @@ class TwinService:
         self._cache: tuple[int, bytes] = (-1, b"")
         self._gzip_cache: tuple[int, bytes] = (-1, b"")
         self.stats = WriteStats()
+        self.ordered = True  # refuse batches older than the state (off to replay old histories)
 
     # -- restore ---------------------------------------------------------------------------------
     @classmethod
@@ -181,6 +186,9 @@ class TwinService:
             self.stats.pending -= 1
 
     def _apply(self, patch: StatePatch, body: bytes | None) -> PatchResult:
+        if patch.time < self._doc.timestamp and self.ordered:
+            problem = f"{patch.time:g} is before the twin's time {self._doc.timestamp:g}"
+            raise TimeOrderError("time", f"{problem}; batches must not go back in time")
         changes, batch = self._stage(patch)
         version = self._version + 1
         if self.history is not None:
@@ -346,8 +354,9 @@ def rebuild(history: HistoryStore, version: int | None) -> TwinService:
         else TwinDocument()
     )
     service = TwinService(doc, version=replay.snapshot_version)
+    service.ordered = False  # histories written before batch times were checked replay as is
     for number, body in replay.patches:
         service.apply(StatePatch.model_validate_json(body))
         service._version = number  # versions can have gaps after compaction
-    service._version = replay.version
+    service._version, service.ordered = replay.version, True
     return service

@@ -48,8 +48,12 @@ def align(series: list[Series], step_s: float) -> tuple[list[Series], list[tuple
     """Every series on the common grid, and the runs of windows without a sample."""
     if not series:
         return [], []
-    first = window(min(s.times[0] for s in series), step_s)
-    last = window(max(s.times[-1] for s in series), step_s)
+    start, end = min(s.times[0] for s in series), max(s.times[-1] for s in series)
+    span = max(abs(start), abs(end)) / step_s  # in floats first: a tiny step overflows ints
+    if not math.isfinite(span):
+        problem = f"{step_s:g} is too small for sample times up to {time_text(end)}"
+        raise HarmonizeError(("step_s",), problem, argument=True)
+    first, last = window(start, step_s), window(end, step_s)
     if last - first + 1 > MAX_WINDOWS:
         problem = f"makes {last - first + 1} windows; at most {MAX_WINDOWS} (choose a larger step)"
         raise HarmonizeError(("step_s",), problem, argument=True)

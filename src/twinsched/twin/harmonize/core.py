@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +25,9 @@ from twinsched.twin.harmonize.result import (
 )
 
 MAX_DROPPED = 1000  # listed in a result; the rest are counted
+# What readers of untrusted text raise on input they did not foresee (a bare carriage return
+# in CSV, a huge number, deep nesting): answered as bad input naming the payload.
+UNREADABLE = (csv.Error, ValueError, OverflowError, RecursionError, UnicodeError)
 Converter = Callable[[Any, TwinDocument | None], Conversion]
 
 
@@ -61,8 +65,11 @@ def harmonize(
         raise HarmonizeError(("step_s",), "must be a finite number > 0", argument=True)
     if isinstance(payload, str):
         payload = parse_text(payload)
-    chosen: Source = detect(payload) if source == "auto" else source
-    conversion = CONVERTERS[chosen](payload, base)
+    try:
+        chosen: Source = detect(payload) if source == "auto" else source
+        conversion = CONVERTERS[chosen](payload, base)
+    except UNREADABLE as exc:  # raised by a reader below its own checks: still bad input
+        raise HarmonizeError((), f"cannot be read: {_one_line(exc)}") from exc
     samples = _accepted(conversion, base)
     if chosen == "twin":
         document = validate_document(conversion.data)
@@ -132,3 +139,8 @@ def _validated(data: dict[str, Any]) -> TwinDocument:
         raise HarmonizeError(
             ("document",), f"the converted document is invalid: {path}: {problem}"
         ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or exc.__class__.__name__
+    return text if len(text) <= 200 else text[:197] + "..."

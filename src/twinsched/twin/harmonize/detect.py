@@ -31,6 +31,8 @@ def parse_text(text: str) -> Any:
         return json.loads(stripped)
     except json.JSONDecodeError as exc:
         raise HarmonizeError((), f"is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    except RecursionError:
+        raise HarmonizeError((), "is JSON nested too deeply") from None
 
 
 def detect(payload: Any) -> Source:

@@ -7,12 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
 
+from twinsched.model.document import ID_PATTERN, MAX_ID_LENGTH
 from twinsched.store.history import Window, compact, read_window
 from twinsched.store.history.query import Aggregation
 from twinsched.twin.api.deps import Service, Settings, WriteAccess
 from twinsched.twin.api.problems import ERROR_RESPONSES, WRITE_RESPONSES
 from twinsched.twin.api.schemas import CompactView, HistoryView, SeriesView
-from twinsched.twin.core.deltas import MAX_TIME
+from twinsched.twin.core.deltas import MAX_METRIC_LENGTH, MAX_TIME
 
 router = APIRouter(tags=["history"])
 
@@ -24,8 +25,19 @@ TimeQuery = Query(ge=0, le=MAX_TIME, allow_inf_nan=False)
 )
 async def get_history(
     service: Service,
-    metric: Annotated[str, Query(min_length=1, description="Metric name, e.g. cpu_util.")],
-    node: Annotated[str | None, Query(description="Only this node.")] = None,
+    metric: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=MAX_METRIC_LENGTH,
+            pattern=ID_PATTERN,
+            description="Metric name, e.g. cpu_util.",
+        ),
+    ],
+    node: Annotated[
+        str | None,
+        Query(max_length=MAX_ID_LENGTH, pattern=ID_PATTERN, description="Only this node."),
+    ] = None,
     start: Annotated[float | None, TimeQuery] = None,
     end: Annotated[float | None, TimeQuery] = None,
     step: Annotated[

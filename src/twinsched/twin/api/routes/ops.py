@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy.exc import SQLAlchemyError
 
+from twinsched.store.history import LeaseLostError
 from twinsched.twin.api.deps import Service
 from twinsched.twin.api.problems import ErrorBody, error_response
 from twinsched.twin.api.schemas import Health
@@ -35,14 +36,19 @@ def get_healthz(service: Service) -> Health:
 @router.get(
     "/readyz",
     response_model=Health,
-    summary="Readiness: the history database answers",
-    responses={503: {"model": ErrorBody, "description": "The database is unreachable."}},
+    summary="Readiness: the history can be written",
+    responses={
+        503: {"model": ErrorBody, "description": "The database is unreachable or the lease lost."}
+    },
 )
 async def get_readyz(service: Service) -> Response | Health:
-    """503 when the history database cannot be reached."""
+    """503 when the history cannot be written: the database is unreachable, or this twin
+    lost its writer lease (another twin may be writing)."""
     if service.history is not None:
         try:
-            await run_in_threadpool(service.history.ping)
+            await run_in_threadpool(service.history.check_writable)
         except SQLAlchemyError as exc:
             return error_response(503, f"history database unreachable: {exc.__class__.__name__}")
+        except LeaseLostError as exc:
+            return error_response(503, f"history not writable: {exc}")
     return Health(status="ready", version=service.version)

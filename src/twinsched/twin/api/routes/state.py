@@ -30,14 +30,16 @@ from twinsched.twin.core.deltas import MAX_TIME, PatchResult, StatePatch
 router = APIRouter(tags=["state"])
 
 
-def _write(schema: str, response: type[BaseModel]) -> dict[str, Any]:
+def _write(
+    schema: str, response: type[BaseModel], more: dict[int | str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """Options of a write route whose JSON body (model ``schema``) is parsed by hand."""
     ref = {"$ref": f"#/components/schemas/{schema}"}
     body = {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
     return {
         "dependencies": [WriteAccess],
         "response_model": response,
-        "responses": WRITE_RESPONSES,
+        "responses": {**WRITE_RESPONSES, **(more or {})},
         "openapi_extra": body,
     }
 
@@ -93,6 +95,8 @@ async def put_state(request: Request, service: Service) -> PutResult:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DocumentError([("document", f"not JSON: {exc}")]) from None
+    except RecursionError:
+        raise DocumentError([("document", "is nested too deeply")]) from None
     if not isinstance(data, dict):
         raise DocumentError([("document", f"must be an object, got {type(data).__name__}")])
     _check_gpu_counts(data)
@@ -101,15 +105,23 @@ async def put_state(request: Request, service: Service) -> PutResult:
     return PutResult(version=version, time=document.timestamp)
 
 
-@router.patch("/state", summary="Apply a batch of deltas", **_write("StatePatch", PatchResult))
+OUT_OF_ORDER: dict[int | str, dict[str, Any]] = {
+    409: {"model": ErrorBody, "description": "The batch is older than the state."}
+}
+
+
+@router.patch(
+    "/state", summary="Apply a batch of deltas", **_write("StatePatch", PatchResult, OUT_OF_ORDER)
+)
 async def patch_state(request: Request, service: Service) -> PatchResult:
     """Apply node metrics, pod phase/binding, new pods and node status, all or nothing.
 
-    Answered only once the batch is committed to the history database.
+    Types are strict, as for PUT (``true`` or ``"100"`` is not a number); a batch older than
+    the state is refused with 409. Answered only once the batch is committed to the history.
     """
     raw = await request.body()
     try:
-        patch = StatePatch.model_validate_json(raw)
+        patch = StatePatch.model_validate_json(raw, strict=True)
     except ValidationError as exc:
         raise DocumentError(validation_problems(exc)) from None
     result: PatchResult = await run_in_threadpool(service.apply, patch, raw)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from twinsched.model.document import Link, NodePool, PodPhase
+from twinsched.model.document import Link, NodePool, PodPhase, TwinDocument
 from twinsched.twin.api.deps import Service
 from twinsched.twin.api.problems import ERROR_RESPONSES
 from twinsched.twin.core import views
@@ -16,10 +17,27 @@ from twinsched.twin.core.views import JobView, NodeView, PodView
 router = APIRouter(tags=["views"], responses=ERROR_RESPONSES)
 
 
-@router.get("/nodepools", response_model=list[NodePool], summary="Nodepools and their nodes")
-def get_nodepools(service: Service) -> Any:
-    """Every nodepool with its nodes."""
-    return service.read(views.nodepool_views)
+def _whole(
+    name: str, model: Any, view: Callable[[TwinDocument], Any], summary: str, doc: str
+) -> None:
+    """``GET /<name>``: one view of the whole document, no filters."""
+
+    def handler(service: Service) -> Any:
+        return service.read(view)
+
+    handler.__doc__ = doc
+    router.add_api_route(
+        f"/{name}", handler, methods=["GET"], response_model=list[model], summary=summary,
+        name=f"get_{name}",
+    )  # fmt: skip
+
+
+_whole("nodepools", NodePool, views.nodepool_views, "Nodepools and their nodes",
+       "Every nodepool with its nodes.")  # fmt: skip
+_whole("links", Link, views.link_views, "Links between nodepools",
+       "The network: latency and bandwidth between nodepools.")  # fmt: skip
+_whole("jobs", JobView, views.job_views, "Jobs with pod counts per phase",
+       "Every job with its profile and pod counts.")  # fmt: skip
 
 
 @router.get("/nodes", response_model=list[NodeView], summary="Nodes, optionally filtered")
@@ -30,18 +48,6 @@ def get_nodes(
 ) -> Any:
     """Every node with its nodepool id."""
     return service.read(lambda doc: views.node_views(doc, nodepool, status))
-
-
-@router.get("/links", response_model=list[Link], summary="Links between nodepools")
-def get_links(service: Service) -> Any:
-    """The network: latency and bandwidth between nodepools."""
-    return service.read(views.link_views)
-
-
-@router.get("/jobs", response_model=list[JobView], summary="Jobs with pod counts per phase")
-def get_jobs(service: Service) -> Any:
-    """Every job with its profile and pod counts."""
-    return service.read(views.job_views)
 
 
 @router.get("/pods", response_model=list[PodView], summary="Pods, optionally filtered")

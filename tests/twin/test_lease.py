@@ -1,0 +1,108 @@
+"""One writer per history database, with real twin processes on SQLite and on PostgreSQL.
+
+The second twin on a database refuses to start and names the first (host, pid, start); a
+twin killed with SIGKILL leaves nothing that blocks the next one (a lock file of a dead pid
+on SQLite, nothing at all on PostgreSQL); a twin that loses its lease says it is not ready
+and refuses writes.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from tests.store.conftest import PG_BASE
+from tests.twin.conftest import AUTH, TOKEN, tiny_document
+from tests.twin.process import TwinProcess
+
+PATCH = {"time": 1.0, "deltas": [{"op": "metrics", "node": "n1", "values": {"u": 1.0}}]}
+
+
+def _refused(db: str, log: Path) -> str:
+    """Start a twin that must refuse: its exit status is 2 and its output says why."""
+    second = TwinProcess(db, TOKEN, log)
+    try:
+        assert second.process.wait(30) == 2
+    finally:
+        second.stop()
+    return log.read_text()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_second_twin_on_one_database_is_refused_naming_the_first(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    db = (
+        f"sqlite:///{tmp_path / 'twin.db'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("pg_url")
+    )
+    first = TwinProcess(db, TOKEN, tmp_path / "first.log")
+    try:
+        first.wait_ready()
+        said = _refused(db, tmp_path / "second.log")
+        assert "in use by another twin" in said
+        assert f"pid {first.process.pid}" in said or f"pid={first.process.pid}" in said
+        assert socket.gethostname()[:10] in said and "started at" in said
+        assert "Traceback" not in said
+        first.kill()  # SIGKILL: no shutdown code runs, the lease must still be free
+        if backend == "sqlite":
+            assert (tmp_path / "twin.db.lock").exists()  # left behind by a dead pid
+        third = TwinProcess(db, TOKEN, tmp_path / "third.log")
+        try:
+            third.wait_ready()
+            answer = httpx.put(
+                f"{third.url}/api/v1/state", content=tiny_document().model_dump_json(),
+                headers=AUTH,
+            )  # fmt: skip
+            assert answer.status_code == 200, answer.text
+        finally:
+            third.stop()
+    finally:
+        first.stop()
+
+
+def _lose_lease(backend: str, db: str, twin: TwinProcess) -> None:
+    if backend == "sqlite":
+        Path(db.removeprefix("sqlite:///") + ".lock").unlink()
+        return
+    with psycopg.connect(PG_BASE, autocommit=True) as conn:
+        name = f"twinsched twin pid={twin.process.pid} %"
+        query = (
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE %s"
+        )
+        assert conn.execute(query, (name,)).fetchall() == [(True,)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_twin_that_lost_its_lease_is_not_ready_and_writes_nothing(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    db = (
+        f"sqlite:///{tmp_path / 'twin.db'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("pg_url")
+    )
+    twin = TwinProcess(db, TOKEN, tmp_path / "twin.log")
+    try:
+        twin.wait_ready()
+        with httpx.Client(base_url=f"{twin.url}/api/v1", headers=AUTH) as client:
+            assert (
+                client.put("/state", content=tiny_document().model_dump_json()).status_code == 200
+            )
+            assert client.get("/readyz").status_code == 200
+            _lose_lease(backend, db, twin)
+            ready = client.get("/readyz")
+            assert ready.status_code == 503
+            assert ready.headers["content-type"] == "application/json"
+            assert "not writable" in ready.json()["detail"]
+            write = client.patch("/state", json=PATCH)
+            assert write.status_code == 503, write.text
+            assert "not writable" in write.json()["detail"]
+            assert client.get("/state").json()["timestamp"] == 0.0  # nothing applied
+    finally:
+        twin.stop()

@@ -157,8 +157,8 @@ class ModelCard:
         path = folder / CARD
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CardError(path, None, f"unreadable model card: {exc}") from exc
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting
+            raise CardError(path, None, f"unreadable model card: {exc}") from None
         if not isinstance(raw, dict):
             raise CardError(path, None, "a model card is a JSON object")
         for key, kind in _TYPES.items():

@@ -26,20 +26,20 @@ def number(value: Any) -> float:
         raise ValueError(f"non-numeric value {value!r}")
     try:
         out = float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ValueError(f"non-numeric value {value!r}") from None
     if not math.isfinite(out):
         raise ValueError(f"non-finite value {value!r}")
     return out
 
 
-def whole(value: Any, minimum: int = 0) -> int:
-    """A whole number >= ``minimum`` (``'20'``, ``20.0`` and ``20`` all give 20)."""
+def whole(value: Any, minimum: int = 0, maximum: int = 2**53) -> int:
+    """A whole number in ``[minimum, maximum]`` (``'20'``, ``20.0`` and ``20`` all give 20)."""
     out = number(value)
     if out != int(out):
         raise ValueError(f"{value!r} is not a whole number")
-    if out < minimum:
-        raise ValueError(f"{value!r} is below {minimum}")
+    if not minimum <= out <= maximum:
+        raise ValueError(f"{value!r} is outside the accepted range [{minimum}, {maximum}]")
     return int(out)
 
 

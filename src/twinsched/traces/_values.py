@@ -33,6 +33,27 @@ def number(value: Any) -> float:
     return out
 
 
+def first_huge(data: Any, limit: float = 2**63, at: str = "document") -> str | None:
+    """The path (``a.b[0]``) of the first number in decoded JSON beyond ``±limit``, or None.
+
+    JSON integers have no size; a 20-digit one would overflow every integer column.
+    """
+    if isinstance(data, bool):
+        return None
+    if isinstance(data, int | float):
+        return at if not -limit < data < limit else None
+    items: Any = ()
+    if isinstance(data, Mapping):
+        items = ((f"{at}.{k}" if at != "document" else str(k), v) for k, v in data.items())
+    elif isinstance(data, list):
+        items = ((f"{at}[{i}]", v) for i, v in enumerate(data))
+    for where, value in items:
+        found = first_huge(value, limit, where)
+        if found is not None:
+            return found
+    return None
+
+
 def whole(value: Any, minimum: int = 0, maximum: int = 2**53) -> int:
     """A whole number in ``[minimum, maximum]`` (``'20'``, ``20.0`` and ``20`` all give 20)."""
     out = number(value)

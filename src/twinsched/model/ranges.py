@@ -112,13 +112,18 @@ def range_problem(table: str, field: str, values: Any, rng: Range) -> Problem | 
     return Problem(table, row, field, f"{value!r} is outside the accepted range {rng}")
 
 
-def scenario_problem(scenario: Scenario) -> Problem | None:
-    """The first value of ``scenario`` that is out of range, a bad reference or a duplicate."""
+def scenario_problem(scenario: Scenario, min_nodes: int = 1) -> Problem | None:
+    """The first value of ``scenario`` that is out of range, a bad reference or a duplicate.
+
+    A stored scenario needs a node (``min_nodes=1``); a twin's state may have none yet.
+    """
     nodes, pods, links = scenario.nodes, scenario.pods, scenario.links
     n_pools, n_models = len(nodes.pool_names), len(nodes.gpu_models)
     n_labels = len(scenario.labels.names)
     checks: list[Problem | None] = [
-        None if 1 <= nodes.n <= MAX_NODES else Problem("nodes", 0, "-", _count(nodes.n, MAX_NODES)),
+        None
+        if min_nodes <= nodes.n <= MAX_NODES
+        else Problem("nodes", 0, "-", _count(nodes.n, MAX_NODES)),
         None if pods.n <= MAX_PODS else Problem("pods", 0, "-", _count(pods.n, MAX_PODS)),
         None if n_labels <= MAX_LABELS else Problem("labels", 0, "-", f"over {MAX_LABELS}"),
     ]

@@ -12,6 +12,7 @@ import gzip
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -87,11 +88,16 @@ def int_column(
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     with np.errstate(invalid="ignore"):
         bad = Range(minimum, maximum).bad(values) | (values != np.floor(values))
+    _refuse(path, field, bad, raw, f"an integer in {Range(minimum, maximum)}", 2)
+    return values.astype(np.int64)
+
+
+def _refuse(path: Path, field: str, bad: Any, raw: pd.Series, expected: str, first: int) -> None:
+    """The error for the first ``bad`` cell of a column (``first``: line of the first row)."""
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        problem = f"expected an integer in {Range(minimum, maximum)}, got {raw.iloc[row]!r}"
-        raise TraceFormatError(str(path), row + 2, field, problem)
-    return values.astype(np.int64)
+        problem = f"expected {expected}, got {raw.iloc[row]!r}"
+        raise TraceFormatError(str(path), row + first, field, problem)
 
 
 def unique_names(frame: pd.DataFrame, path: Path, field: str) -> tuple[str, ...]:
@@ -123,8 +129,5 @@ def float_column(
     bad = Range(minimum, maximum).bad(values) & ~blank
     if empty is None:
         bad |= blank
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        problem = f"expected a number in {Range(minimum, maximum)}, got {raw.iloc[row]!r}"
-        raise TraceFormatError(str(path), row + 1 + header_lines, field, problem)
+    _refuse(path, field, bad, raw, f"a number in {Range(minimum, maximum)}", 1 + header_lines)
     return np.where(blank, np.nan if empty is None else empty, values)

@@ -49,7 +49,10 @@ def table_kind(rows: Rows) -> str | None:
 def read_rows(value: Any, at: Path) -> Rows:
     """A table given as an array of row objects or as CSV text with a header."""
     if isinstance(value, str):
-        return list(csv.DictReader(io.StringIO(value.strip())))
+        try:  # newline=None: a bare CR ends a line, as CRLF and LF do
+            return list(csv.DictReader(io.StringIO(value.strip(), newline=None)))
+        except csv.Error as exc:
+            raise HarmonizeError(at, f"is not CSV text: {exc}") from None
     if not isinstance(value, list):
         raise HarmonizeError(
             at, f"a table must be an array of rows or CSV text, not {type(value).__name__}"

@@ -123,9 +123,9 @@ def _check_links(path: Path, links: dict[str, Any], n_pools: int) -> None:
             )
         seen.add((source, target))
     for field, rng in LINK_RANGES.items():
-        problem = range_problem("links", field, links[field], rng)
-        if problem is not None:
-            raise TraceFormatError(str(path), problem.row + 2, field, problem.problem)
+        found = range_problem("links", field, links[field], rng)
+        if found is not None:
+            raise TraceFormatError(str(path), found.row + 2, field, found.problem)
 
 
 def _read(path: Path, spec: Mapping[str, Any]) -> dict[str, Any]:

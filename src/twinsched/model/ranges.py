@@ -51,18 +51,16 @@ class Range:
 
 
 def _num(x: float) -> str:
-    if abs(x) >= 10**6 and float(x).is_integer():
-        k = int(abs(x))
-        two = k.bit_length() - 1
-        text = (
-            f"2^{two}"
-            if k == 2**two
-            else f"10^{len(str(k)) - 1}"
-            if str(k).strip("0") == "1"
-            else str(k)
-        )
-        return f"-{text}" if x < 0 else text
-    return f"{x:g}"
+    """Bounds as written in the docs: ``10^9``, ``2^40``, ``2^31 - 1``, small ones as they are."""
+    if not float(x).is_integer() or abs(x) < 10**6:
+        return f"{x:g}"
+    sign, k = ("-" if x < 0 else ""), int(abs(x))
+    if k & (k - 1) == 0:
+        return f"{sign}2^{k.bit_length() - 1}"
+    if (k + 1) & k == 0:
+        return f"{sign}2^{k.bit_length()} - 1"
+    digits = str(k)
+    return f"{sign}10^{len(digits) - 1}" if digits.rstrip("0") == "1" else f"{sign}{k}"
 
 
 NODE_RANGES: dict[str, Range] = {

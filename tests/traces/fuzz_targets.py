@@ -166,6 +166,16 @@ def leaves(data: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
+def _at(data: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        data = data[key]
+    return data
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 @st.composite
 def mutated_json(draw: st.DrawFn, base: Any) -> Any:
     """``base`` with 1-3 values replaced by hostile JSON, or a key deleted."""
@@ -174,10 +184,9 @@ def mutated_json(draw: st.DrawFn, base: Any) -> Any:
         paths = [p for p in leaves(data) if p]
         if not paths:
             return draw(hostile_json())
-        path = draw(st.sampled_from(paths))
-        parent = data
-        for key in path[:-1]:
-            parent = parent[key]
+        numbers = [p for p in paths if _is_number(_at(data, p))]
+        path = draw(st.sampled_from(numbers if numbers and draw(st.booleans()) else paths))
+        parent = _at(data, path[:-1])
         if draw(st.booleans()) and isinstance(parent, dict):
             del parent[path[-1]]
         else:

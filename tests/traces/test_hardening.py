@@ -11,16 +11,31 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.traces.fuzz_targets import DLRM, OPENB_NODES, OPENB_PODS, SUPERCLOUD, SWF, TWIN_TABLES
+from tests.traces.fuzz_targets import (
+    DLRM,
+    OPENB_NODES,
+    OPENB_PODS,
+    SUPERCLOUD,
+    SWF,
+    TWIN_TABLES,
+    payload_run,
+    tiny_document,
+)
 from tests.traces.fuzzing import Table, render
 from twinsched.errors import TraceFormatError
+from twinsched.model.document import DocumentError
 from twinsched.store.importers import get_importer
 from twinsched.traces import supercloud
+from twinsched.traces.decice import from_decice
 from twinsched.traces.supercloud import RowProblem, parse_job
+from twinsched.traces.supercloud_tables import from_tables
+from twinsched.traces.twin_json import from_twin
 
 
 def _with(table: Table, row: int, column: str, value: str) -> Table:
@@ -231,3 +246,66 @@ def test_supercloud_file_and_row_readers_give_the_same_message(
         lenient.value.column,
         lenient.value.problem,
     )
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("nodepools", 0, "nodes", 0, "hardware", "cpu_milli"), 10**30),
+        (("jobs", 0, "pods", 0, "requests", "memory_mib"), 2**63),
+        (("jobs", 0, "pods", 0, "priority"), -(2**64)),
+    ],
+)
+def test_twin_payload_huge_integers_are_document_errors_not_overflow(
+    where: tuple[str | int, ...], value: int
+) -> None:
+    doc = tiny_document()
+    parent: Any = doc
+    for key in where[:-1]:
+        parent = parent[key]
+    parent[where[-1]] = value
+    with pytest.raises(DocumentError, match=rf"\.{where[-1]}: must be"):
+        payload_run(from_twin, doc)()
+
+
+# -- payload readers (the twin's POST /harmonize): tracebacks -> dropped rows or clear errors ----
+def _decice(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    from tests.traces.fuzz_targets import decice_doc
+
+    doc = decice_doc()
+    change(doc)
+    return doc
+
+
+def _pod_info(doc: dict[str, Any]) -> dict[str, Any]:
+    info: dict[str, Any] = doc["jobs"][0]["pods"][0]["info"]
+    return info
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["jobs"][0]["profile"].update(weights=1e300),
+        lambda d: d["jobs"][0]["pods"][0].update(policies=[{"required_labels": 7}]),
+        lambda d: _pod_info(d).update(required_cpu=1.7e308),
+        lambda d: _pod_info(d).update(duration_s="soon"),
+        lambda d: d["vertexpools"][0]["nodes"][0]["node_info"].update(gpu_count=2**52),
+        lambda d: d["vertexpools"][0]["nodes"][0]["metrics"].update(cpu_cores=1e308),
+    ],
+    ids=["weights", "policies", "cpu", "duration", "gpu-count", "cores"],
+)
+def test_decice_bad_values_are_dropped_not_tracebacks(
+    change: Callable[[dict[str, Any]], None],
+) -> None:
+    conversion = from_decice(_decice(change), None)
+    assert conversion.dropped, "the bad value is reported"
+
+
+def test_csv_table_text_with_a_bare_carriage_return_is_read() -> None:
+    text = render(SUPERCLOUD).replace("\n", "\r", 1)
+    assert from_tables({"jobs": text}, None).data["jobs"]
+
+
+def test_a_nul_in_a_name_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    folder = _twin_csv(tmp_path, "pods", 2, "name", "a\x00b")
+    _fails("twin-csv", folder, "name", 3, "NUL")

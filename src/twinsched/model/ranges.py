@@ -163,6 +163,8 @@ def duplicate_problem(table: str, field: str, names: Sequence[str]) -> Problem |
     for row, name in enumerate(names):
         if not isinstance(name, str) or not name:
             return Problem(table, row, field, f"empty name {name!r}")
+        if "\x00" in name:  # PostgreSQL refuses it, and it separates cached names
+            return Problem(table, row, field, f"a NUL character in {name!r}")
         if name in seen:
             return Problem(table, row, field, f"duplicate name {name!r}")
         seen.add(name)

@@ -64,6 +64,14 @@ def whole(value: Any, minimum: int = 0, maximum: int = 2**53) -> int:
     return int(out)
 
 
+def scaled(value: Any, factor: float, maximum: float) -> int:
+    """``round(value * factor)`` for a number whose product lies in ``[0, maximum]``."""
+    out = number(value) * factor
+    if not 0 <= out <= maximum:
+        raise ValueError(f"{value!r} is outside the accepted range [0, {maximum / factor:g}]")
+    return round(out)
+
+
 def ident(value: Any) -> str:
     """An id from a non-empty string or a number (ids written as floats lose their '.0')."""
     if isinstance(value, str) and value.strip():

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from twinsched.model.cluster import MILLI_PER_GPU
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -73,8 +76,13 @@ def scaled(value: Any, factor: float, maximum: float) -> int:
 
 
 def ident(value: Any) -> str:
-    """An id from a non-empty string or a number (ids written as floats lose their '.0')."""
+    """An id from a non-empty string or a number (ids written as floats lose their '.0').
+
+    Control characters (NUL included) are refused, as the twin document's ids refuse them.
+    """
     if isinstance(value, str) and value.strip():
+        if _CONTROL.search(value.strip()):
+            raise ValueError(f"not an id: {value!r} has a control character")
         return value.strip()
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return str(int(value)) if value == int(value) else str(value)

@@ -24,6 +24,15 @@ from pydantic import (
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
+from twinsched.model.ranges import (
+    MAX_BANDWIDTH_MBPS,
+    MAX_CPU_MILLI,
+    MAX_LATENCY_MS,
+    MAX_MEMORY_MIB,
+    MAX_POWER_W,
+    MAX_PRIORITY,
+    MAX_TIME_S,
+)
 
 SCHEMA_VERSION: Final = "twinsched/twin-v1"
 MAX_GPUS_PER_NODE = 1024  # a bound, so a count cannot blow up the per-GPU lists
@@ -80,8 +89,10 @@ class _Model(BaseModel):
 class Hardware(_Model):
     """Capacity, GPUs and power draw of one node."""
 
-    cpu_milli: int = Field(gt=0, description="CPU capacity in milli-cores (1000 = one core).")
-    memory_mib: int = Field(ge=0, description="Memory capacity in MiB.")
+    cpu_milli: int = Field(
+        gt=0, le=MAX_CPU_MILLI, description="CPU capacity in milli-cores (1000 = one core)."
+    )
+    memory_mib: int = Field(ge=0, le=MAX_MEMORY_MIB, description="Memory capacity in MiB.")
     gpu_count: int = Field(0, ge=0, le=MAX_GPUS_PER_NODE, description="Number of GPUs.")
     gpu_model: str | None = Field(
         None, min_length=1, description="GPU model name, e.g. 'A100'; required when gpu_count > 0."
@@ -91,10 +102,10 @@ class Hardware(_Model):
         description="Free milli-GPU (0..1000) per GPU, one entry per GPU; empty = all GPUs free.",
     )
     power_idle_w: float | None = Field(
-        None, ge=0, description="Power draw when idle, in watts, GPUs included."
+        None, ge=0, le=MAX_POWER_W, description="Power draw when idle, in watts, GPUs included."
     )
     power_peak_w: float | None = Field(
-        None, ge=0, description="Power draw at full load, in watts, GPUs included."
+        None, ge=0, le=MAX_POWER_W, description="Power draw at full load, in watts, GPUs included."
     )
 
     @model_validator(mode="after")
@@ -139,8 +150,10 @@ class Link(_Model):
 
     source: Id = Field(description="Nodepool id.")
     target: Id = Field(description="Nodepool id.")
-    latency_ms: float = Field(ge=0, description="One-way latency in milliseconds.")
-    bandwidth_mbps: float = Field(gt=0, description="Bandwidth in Mbit/s.")
+    latency_ms: float = Field(
+        ge=0, le=MAX_LATENCY_MS, description="One-way latency in milliseconds."
+    )
+    bandwidth_mbps: float = Field(gt=0, le=MAX_BANDWIDTH_MBPS, description="Bandwidth in Mbit/s.")
 
 
 # -- jobs and pods ------------------------------------------------------------------------------
@@ -161,8 +174,8 @@ class Profile(_Model):
 class Requests(_Model):
     """Resources one pod asks for."""
 
-    cpu_milli: int = Field(ge=0, description="CPU in milli-cores.")
-    memory_mib: int = Field(ge=0, description="Memory in MiB.")
+    cpu_milli: int = Field(ge=0, le=MAX_CPU_MILLI, description="CPU in milli-cores.")
+    memory_mib: int = Field(ge=0, le=MAX_MEMORY_MIB, description="Memory in MiB.")
     gpu_count: int = Field(0, ge=0, le=MAX_GPUS_PER_NODE, description="Number of GPUs.")
     gpu_milli: MilliGpu = Field(
         0, description="Milli-GPU asked on each GPU (1000 = whole GPU); 0 for CPU-only pods."
@@ -192,9 +205,13 @@ class Policies(_Model):
 class Timestamps(_Model):
     """When a pod arrives, starts, and how long it runs (seconds)."""
 
-    arrival_s: float = Field(ge=0, description="Arrival time in seconds.")
-    start_s: float | None = Field(None, ge=0, description="Start time; null until it runs.")
-    duration_s: float | None = Field(None, ge=0, description="Run time; null = runs forever.")
+    arrival_s: float = Field(ge=0, le=MAX_TIME_S, description="Arrival time in seconds.")
+    start_s: float | None = Field(
+        None, ge=0, le=MAX_TIME_S, description="Start time; null until it runs."
+    )
+    duration_s: float | None = Field(
+        None, ge=0, le=MAX_TIME_S, description="Run time; null = runs forever."
+    )
 
 
 class Pod(_Model):
@@ -203,7 +220,9 @@ class Pod(_Model):
     id: Id = Field(description="Pod name, unique in the document.")
     requests: Requests = Field(description="Resources asked for.")
     policies: Policies = Field(default_factory=Policies, description="Label policies.")
-    priority: int = Field(0, description="Higher is scheduled first.")
+    priority: int = Field(
+        0, ge=-MAX_PRIORITY - 1, le=MAX_PRIORITY, description="Higher is scheduled first."
+    )
     phase: PodPhase = Field("Pending", description="Lifecycle phase.")
     node: str | None = Field(None, description="Node id it is bound to; required when Running.")
     gpus: list[Annotated[int, Field(ge=0)]] = Field(
@@ -212,7 +231,10 @@ class Pod(_Model):
     timestamps: Timestamps = Field(description="Arrival, start and duration.")
     data_pool: str | None = Field(None, description="Nodepool where its data or users are.")
     max_latency_ms: float | None = Field(
-        None, ge=0, description="Largest latency to data_pool it accepts; null = no bound."
+        None,
+        ge=0,
+        le=MAX_LATENCY_MS,
+        description="Largest latency to data_pool it accepts; null = no bound.",
     )
 
     @model_validator(mode="after")

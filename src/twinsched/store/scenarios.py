@@ -34,6 +34,7 @@ from twinsched.model.columns import (
     scenario_checksum,
     scenario_from_columns,
 )
+from twinsched.model.ranges import scenario_problem
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.pgcopy import copy_in, read_columns, wire_types
 from twinsched.store.schema import Base, ScenarioRow
@@ -121,6 +122,7 @@ def _save(
     conn: Connection, scenario: Scenario, source: str, source_path: str, replace: bool
 ) -> ScenarioInfo:
     json_meta = _jsonable(scenario.meta)
+    _check_ranges(scenario)
     old = conn.execute(
         select(ScenarioRow.id, ScenarioRow.version).where(ScenarioRow.name == scenario.name)
     ).first()
@@ -157,6 +159,16 @@ def _save(
         colcache.write(conn, new_id, colcache.encode(content))
     info = {k: v for k, v in row.items() if k not in ("labels", "gpu_models")}
     return ScenarioInfo(id=new_id, **info)  # type: ignore[arg-type]
+
+
+def _check_ranges(scenario: Scenario) -> None:
+    """Nothing out of the ranges of :mod:`twinsched.model.ranges` is ever stored."""
+    problem = scenario_problem(scenario)
+    if problem is not None:
+        raise StoreError(
+            f"scenario '{scenario.name}': {problem.table} row {problem.row}, "
+            f"field '{problem.field}': {problem.problem}; nothing was written"
+        )
 
 
 def _check_text(name: str, content: Mapping[str, Columns]) -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from twinsched.model.cluster import MILLI_PER_GPU
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -26,26 +29,60 @@ def number(value: Any) -> float:
         raise ValueError(f"non-numeric value {value!r}")
     try:
         out = float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ValueError(f"non-numeric value {value!r}") from None
     if not math.isfinite(out):
         raise ValueError(f"non-finite value {value!r}")
     return out
 
 
-def whole(value: Any, minimum: int = 0) -> int:
-    """A whole number >= ``minimum`` (``'20'``, ``20.0`` and ``20`` all give 20)."""
+def first_huge(data: Any, limit: float = 2**63, at: str = "document") -> str | None:
+    """The path (``a.b[0]``) of the first number in decoded JSON beyond ``±limit``, or None.
+
+    JSON integers have no size; a 20-digit one would overflow every integer column.
+    """
+    if isinstance(data, bool):
+        return None
+    if isinstance(data, int | float):
+        return at if not -limit < data < limit else None
+    items: Any = ()
+    if isinstance(data, Mapping):
+        items = ((f"{at}.{k}" if at != "document" else str(k), v) for k, v in data.items())
+    elif isinstance(data, list):
+        items = ((f"{at}[{i}]", v) for i, v in enumerate(data))
+    for where, value in items:
+        found = first_huge(value, limit, where)
+        if found is not None:
+            return found
+    return None
+
+
+def whole(value: Any, minimum: int = 0, maximum: int = 2**53) -> int:
+    """A whole number in ``[minimum, maximum]`` (``'20'``, ``20.0`` and ``20`` all give 20)."""
     out = number(value)
     if out != int(out):
         raise ValueError(f"{value!r} is not a whole number")
-    if out < minimum:
-        raise ValueError(f"{value!r} is below {minimum}")
+    if not minimum <= out <= maximum:
+        raise ValueError(f"{value!r} is outside the accepted range [{minimum}, {maximum}]")
     return int(out)
 
 
+def scaled(value: Any, factor: float, maximum: float) -> int:
+    """``round(value * factor)`` for a number whose product lies in ``[0, maximum]``."""
+    out = number(value) * factor
+    if not 0 <= out <= maximum:
+        raise ValueError(f"{value!r} is outside the accepted range [0, {maximum / factor:g}]")
+    return round(out)
+
+
 def ident(value: Any) -> str:
-    """An id from a non-empty string or a number (ids written as floats lose their '.0')."""
+    """An id from a non-empty string or a number (ids written as floats lose their '.0').
+
+    Control characters (NUL included) are refused, as the twin document's ids refuse them.
+    """
     if isinstance(value, str) and value.strip():
+        if _CONTROL.search(value.strip()):
+            raise ValueError(f"not an id: {value!r} has a control character")
         return value.strip()
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return str(int(value)) if value == int(value) else str(value)

@@ -30,6 +30,14 @@ from twinsched.model.cluster import (
     pods_from_columns,
     single_pool_scenario,
 )
+from twinsched.model.ranges import (
+    MAX_CPU_MILLI,
+    MAX_GPUS,
+    MAX_MEMORY_MIB,
+    MAX_PODS,
+    MAX_TIME_S,
+)
+from twinsched.traces.checked import checked
 from twinsched.traces.csvcheck import float_column, int_column, read_table, unique_names
 
 FILE = "disaggregated_DLRM_trace.csv"
@@ -59,19 +67,19 @@ def read(path: Path, name: str, node_counts: Mapping[str, int] | None = None) ->
     if bad.size:
         row = int(bad[0])
         raise TraceFormatError(str(file), row + 2, "role", f"expected CN or HN, got {role[row]!r}")
-    cpu = int_column(frame, file, "cpu_request", minimum=1)
-    gpu = int_column(frame, file, "gpu_request")
-    memory = float_column(frame, file, "memory_request")
-    limit = int_column(frame, file, "max_instance_per_node", minimum=-1)
-    created = float_column(frame, file, "creation_time", empty=0.0)
-    scheduled = float_column(frame, file, "scheduled_time", empty=0.0)
-    deleted = float_column(frame, file, "deletion_time", empty=math.inf)
+    cpu = int_column(frame, file, "cpu_request", minimum=1, maximum=MAX_CPU_MILLI // 1000)
+    gpu = int_column(frame, file, "gpu_request", maximum=MAX_GPUS)
+    memory = float_column(frame, file, "memory_request", maximum=MAX_MEMORY_MIB / 1024)
+    limit = int_column(frame, file, "max_instance_per_node", minimum=-1, maximum=MAX_PODS)
+    created = float_column(frame, file, "creation_time", empty=0.0, maximum=MAX_TIME_S)
+    scheduled = float_column(frame, file, "scheduled_time", empty=0.0, maximum=MAX_TIME_S)
+    deleted = float_column(frame, file, "deletion_time", empty=math.inf, maximum=MAX_TIME_S)
     late = np.flatnonzero(deleted < created)
     if late.size:
         row = int(late[0])
         raise TraceFormatError(str(file), row + 2, "deletion_time", "before creation_time")
     extra = {
-        "rdma_pct": int_column(frame, file, "rdma_request"),
+        "rdma_pct": int_column(frame, file, "rdma_request", maximum=100),
         "disk_gib": float_column(frame, file, "disk_request"),
         "schedule_delay_s": scheduled - created,
     }
@@ -106,7 +114,7 @@ def read(path: Path, name: str, node_counts: Mapping[str, int] | None = None) ->
         "max_pods_per_node": limits,
         "extra": {k: [float(x) for x in v[order].tolist()] for k, v in extra.items()},
     }
-    return single_pool_scenario(name, nodes, pods, meta, vocab)
+    return checked(single_pool_scenario(name, nodes, pods, meta, vocab), file)
 
 
 def _nodes(

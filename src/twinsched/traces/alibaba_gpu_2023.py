@@ -12,6 +12,7 @@ import numpy as np
 
 from twinsched.errors import TraceFormatError, UnknownNameError
 from twinsched.model.cluster import (
+    MILLI_PER_GPU,
     Nodes,
     Pods,
     Scenario,
@@ -19,6 +20,8 @@ from twinsched.model.cluster import (
     pods_from_columns,
     single_pool_scenario,
 )
+from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB, MAX_TIME_S
+from twinsched.traces.checked import checked
 from twinsched.traces.csvcheck import int_column, read_table, unique_names
 from twinsched.traces.datadir import trace_dir
 
@@ -43,15 +46,15 @@ def read_nodes(path: Path) -> Nodes:
     """A node list; ``model`` must be set exactly when the node has GPUs."""
     frame = read_table(path, NODE_COLUMNS)
     names = unique_names(frame, path, "sn")
-    gpus = int_column(frame, path, "gpu")
+    gpus = int_column(frame, path, "gpu", maximum=MAX_GPUS)
     models = frame["model"].str.strip().tolist()
     for row, (count, model) in enumerate(zip(gpus.tolist(), models, strict=True)):
         if count > 0 and not model:
             raise TraceFormatError(str(path), row + 2, "model", "GPU node without a GPU model")
     return nodes_from_columns(
         names,
-        int_column(frame, path, "cpu_milli", minimum=1),
-        int_column(frame, path, "memory_mib"),
+        int_column(frame, path, "cpu_milli", minimum=1, maximum=MAX_CPU_MILLI),
+        int_column(frame, path, "memory_mib", maximum=MAX_MEMORY_MIB),
         gpus,
         [m if c > 0 else "" for c, m in zip(gpus.tolist(), models, strict=True)],
     )
@@ -61,8 +64,8 @@ def read_pods(path: Path, gpu_models: tuple[str, ...]) -> Pods:
     """A pod list; ``gpu_spec`` (``A|B``, empty = any) becomes a bitset over ``gpu_models``."""
     frame = read_table(path, POD_COLUMNS)
     names = unique_names(frame, path, "name")
-    count = int_column(frame, path, "num_gpu")
-    milli = int_column(frame, path, "gpu_milli")
+    count = int_column(frame, path, "num_gpu", maximum=MAX_GPUS)
+    milli = int_column(frame, path, "gpu_milli", maximum=MILLI_PER_GPU)
     bad = np.flatnonzero((count > 0) & (milli == 0))
     if bad.size:
         raise TraceFormatError(str(path), int(bad[0]) + 2, "gpu_milli", "GPU pod asks for 0 milli")
@@ -77,13 +80,18 @@ def read_pods(path: Path, gpu_models: tuple[str, ...]) -> Pods:
                 raise TraceFormatError(str(path), row + 2, "gpu_spec", problem)
             bits |= 1 << index[model]
         mask[row] = bits
-    created = int_column(frame, path, "creation_time", default=0)
-    deleted = int_column(frame, path, "deletion_time", default=-1, minimum=-1)
-    duration = np.where(deleted >= created, deleted - created, np.inf).astype(np.float64)
+    created = int_column(frame, path, "creation_time", default=0, maximum=MAX_TIME_S)
+    deleted = int_column(frame, path, "deletion_time", default=-1, minimum=-1, maximum=MAX_TIME_S)
+    early = np.flatnonzero((deleted >= 0) & (deleted < created))
+    if early.size:
+        raise TraceFormatError(
+            str(path), int(early[0]) + 2, "deletion_time", "before creation_time"
+        )
+    duration = np.where(deleted >= 0, deleted - created, np.inf).astype(np.float64)
     return pods_from_columns(
         names,
-        int_column(frame, path, "cpu_milli"),
-        int_column(frame, path, "memory_mib"),
+        int_column(frame, path, "cpu_milli", maximum=MAX_CPU_MILLI),
+        int_column(frame, path, "memory_mib", maximum=MAX_MEMORY_MIB),
         count,
         milli,
         model_mask=mask,
@@ -103,7 +111,7 @@ def load(
     nodes = read_nodes(folder / node_file)
     pods = read_pods(folder / f"openb_pod_list_{variant}.csv", nodes.gpu_models)
     meta: dict[str, object] = {"trace": TRACE, "variant": variant, "source": str(folder)}
-    return single_pool_scenario(f"{TRACE}/{variant}", nodes, pods, meta)
+    return checked(single_pool_scenario(f"{TRACE}/{variant}", nodes, pods, meta), folder)
 
 
 # The FGD paper's published GPU allocation % on ``default`` (mean of 10 seeds), by arrived %.

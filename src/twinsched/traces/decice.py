@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from twinsched.model.document import Link, Node, TwinDocument
-from twinsched.traces._values import ident, label_value, mapping, number, whole
+from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB
+from twinsched.traces._values import ident, label_value, mapping, number, scaled, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
 from twinsched.traces.decice_jobs import object_id, read_jobs, read_workloads
 
@@ -203,16 +204,15 @@ def _hardware(
     try:
         if metrics.get("cpu_cores") is not None:
             where: Path = (*at, "metrics", "cpu_cores")
-            cores = number(metrics["cpu_cores"])
-            if cores <= 0:
+            hardware["cpu_milli"] = scaled(metrics["cpu_cores"], 1000, MAX_CPU_MILLI)
+            if hardware["cpu_milli"] <= 0:
                 raise ValueError("must be > 0")
-            hardware["cpu_milli"] = round(cores * 1000)
         if metrics.get("mem_total") is not None:
             where = (*at, "metrics", "mem_total")
             hardware["memory_mib"] = _memory_mib(reader.out, number(metrics["mem_total"]))
         if info.get("gpu_count") is not None:
             where = (*at, "node_info", "gpu_count")
-            hardware["gpu_count"] = whole(info["gpu_count"])
+            hardware["gpu_count"] = whole(info["gpu_count"], 0, MAX_GPUS)
             hardware["gpu_milli_free"] = []
         if info.get("gpu_model") is not None:
             where = (*at, "node_info", "gpu_model")
@@ -231,7 +231,7 @@ def _memory_mib(out: Conversion, total: float) -> int:
     if total < 0:
         raise ValueError("must be >= 0")
     out.note(f"metrics.mem_total below {GIB_BELOW:g} is read as GiB, else as MiB")
-    return round(total * 1024) if total < GIB_BELOW else round(total)
+    return scaled(total, 1024 if total < GIB_BELOW else 1, MAX_MEMORY_MIB)
 
 
 def _link(reader: _Reader, raw: Any, at: Path) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Container, Mapping
 from typing import Any
 
 from twinsched.model.cluster import MILLI_PER_GPU
+from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB, MAX_PRIORITY
 from twinsched.traces._values import (
     GpuBinder,
     array,
@@ -20,6 +21,7 @@ from twinsched.traces._values import (
     label_pair,
     mapping,
     number,
+    scaled,
     whole,
 )
 from twinsched.traces.conversion import Conversion, Path
@@ -113,7 +115,10 @@ def read_workloads(out: Conversion, workloads: Any, at: Path) -> list[dict[str, 
 
 def _profile(out: Conversion, raw: Mapping[str, Any], at: Path, job: str) -> dict[str, Any]:
     weights = []
-    for k, w in enumerate(raw.get("weights") or []):
+    given = raw.get("weights")
+    if given is not None and not isinstance(given, list):
+        out.drop((*at, "weights"), "must be a list")
+    for k, w in enumerate(array(given)):
         try:
             name = ident(w.get("models_name", w.get("model_name")))
             value = number(w.get("models_weight", w.get("model_weight")))
@@ -142,7 +147,8 @@ def _pod(
     try:
         requests = _requests(info.get("requests", info))
         arrival = number(info.get("arrival_s", 0.0))
-        priority = int(number(info.get("priority", 0)))
+        priority = _priority(info.get("priority", 0))
+        duration = None if info.get("duration_s") is None else number(info["duration_s"])
     except ValueError as exc:
         out.drop(at, f"pod dropped: {exc}")
         return None
@@ -154,10 +160,18 @@ def _pod(
         "phase": _phase(out, raw, at),
         "timestamps": {"arrival_s": max(arrival, 0.0)},
     }
-    if info.get("duration_s") is not None:
-        pod["timestamps"]["duration_s"] = max(0.0, number(info["duration_s"]))
+    if duration is not None:
+        pod["timestamps"]["duration_s"] = max(0.0, duration)
     _bind(out, raw, at, pod, nodes, binder)
     return pod
+
+
+def _priority(value: Any) -> int:
+    """A whole priority (fractions truncated, as before) in the accepted range."""
+    out = number(value)
+    if not -MAX_PRIORITY - 1 <= out <= MAX_PRIORITY:
+        raise ValueError(f"priority {value!r} is outside [-2^31, 2^31 - 1]")
+    return int(out)
 
 
 def _requests(raw: Any) -> dict[str, Any]:
@@ -166,13 +180,13 @@ def _requests(raw: Any) -> dict[str, Any]:
     cpu = raw.get("cpu_milli")
     memory = raw.get("memory_mib", raw.get("required_memory"))
     gpus = raw.get("gpu_count", raw.get("required_gpu"))
-    count = whole(gpus) if gpus is not None else 0
-    milli = whole(raw.get("gpu_milli", MILLI_PER_GPU if count else 0))
+    count = whole(gpus, 0, MAX_GPUS) if gpus is not None else 0
+    milli = whole(raw.get("gpu_milli", MILLI_PER_GPU if count else 0), 0, MILLI_PER_GPU)
     return {
-        "cpu_milli": whole(cpu)
+        "cpu_milli": whole(cpu, 0, MAX_CPU_MILLI)
         if cpu is not None
-        else round(number(raw.get("required_cpu", 0)) * 1000),
-        "memory_mib": round(number(memory)) if memory is not None else 0,
+        else scaled(raw.get("required_cpu", 0), 1000, MAX_CPU_MILLI),
+        "memory_mib": scaled(memory, 1, MAX_MEMORY_MIB) if memory is not None else 0,
         "gpu_count": count,
         "gpu_milli": milli if count else 0,
     }
@@ -186,7 +200,9 @@ def _policies(out: Conversion, raw: Any, at: Path) -> dict[str, list[str]]:
             out.drop((*at, k), "not an object")
             continue
         for key, kind in POLICY_KINDS.items():
-            for j, label in enumerate(item.get(key) or []):
+            if item.get(key) is not None and not isinstance(item.get(key), list):
+                out.drop((*at, k, key), "must be a list of labels")
+            for j, label in enumerate(array(item.get(key))):
                 try:
                     policies[kind].append(label_pair(label))
                 except ValueError as exc:

@@ -12,7 +12,9 @@ CPU and memory load series are not part of a scenario and are not imported.
 :func:`read` reads a job table file for the store (strict: the first bad value raises
 :class:`TraceFormatError` naming file, line and field); :func:`parse_job` reads one job row of
 a payload for the twin's harmoniser (a bad row raises :class:`RowProblem` naming the column, so
-the caller can drop it). Both take job ids through :func:`whole_job_id`.
+the caller can drop it). Both parse fields with the same functions (:func:`whole_job_id`,
+:func:`parse_tres`, :func:`parse_nodelist`, :func:`job_problem`), so a bad value gets the same
+message on both paths.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from __future__ import annotations
 import ast
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -36,34 +38,59 @@ from twinsched.model.cluster import (
     pods_from_columns,
     single_pool_scenario,
 )
+from twinsched.model.ranges import (
+    MAX_CPU_MILLI,
+    MAX_GPUS,
+    MAX_MEMORY_MIB,
+    MAX_NODES,
+    MAX_PODS,
+    MAX_PRIORITY,
+    MAX_TIME_S,
+)
 from twinsched.traces._values import ident, number, whole
+from twinsched.traces.checked import checked
 from twinsched.traces.csvcheck import float_column, int_column, read_table
 
 FILE = "slurm-log-queueing-clean.csv.gz"
 COLUMNS = ("id_job", "nodes_alloc", "nodelist", "time_submit", "time_start", "time_end", "tres_req")
 GPU_TRES = "1002"
+MAX_JOB_CPUS = MAX_NODES * (MAX_CPU_MILLI // 1000)
+MAX_TRES = 2**53  # any one TRES count; the per-pod share is checked against the pod ranges
+MAX_NODELIST_CHARS = 10**6
+T = TypeVar("T")
 
 
 def read(path: Path, name: str) -> Scenario:
     """The job table at ``path`` (the file, or the folder holding :data:`FILE`) as a scenario."""
     file = path / FILE if path.is_dir() else path
     frame = read_table(file, COLUMNS)
-    n_nodes = int_column(frame, file, "nodes_alloc", minimum=1)
-    submit = float_column(frame, file, "time_submit")
-    start = float_column(frame, file, "time_start")
-    end = float_column(frame, file, "time_end")
+    n_nodes = int_column(frame, file, "nodes_alloc", minimum=1, maximum=MAX_NODES)
+    submit = float_column(frame, file, "time_submit", maximum=MAX_TIME_S)
+    start = float_column(frame, file, "time_start", maximum=MAX_TIME_S)
+    end = float_column(frame, file, "time_end", maximum=MAX_TIME_S)
     early = np.flatnonzero(end < start)
     if early.size:
         raise TraceFormatError(str(file), int(early[0]) + 2, "time_end", "before time_start")
-    tres = [_tres(file, row, text) for row, text in enumerate(frame["tres_req"].tolist())]
+    if int(n_nodes.sum()) > MAX_PODS:
+        raise TraceFormatError(str(file), 0, "nodes_alloc", f"over {MAX_PODS} pods in all")
+    tres = [
+        _field(file, row, "tres_req", parse_tres, text) for row, text in _cells(frame, "tres_req")
+    ]
+    hosts = [
+        _field(file, row, "nodelist", parse_nodelist, t) for row, t in _cells(frame, "nodelist")
+    ]
     cpus = (
-        int_column(frame, file, "cpus_req", minimum=1)
+        int_column(frame, file, "cpus_req", minimum=1, maximum=MAX_JOB_CPUS)
         if "cpus_req" in frame.columns
         else np.array([t.get("1", 1) for t in tres], dtype=np.int64)
     )
     memory = np.array([t.get("2", 0) for t in tres], dtype=np.int64)
     gpus = np.array([t.get(GPU_TRES, 0) for t in tres], dtype=np.int64)
-    hosts = [_nodelist(file, row, text) for row, text in enumerate(frame["nodelist"].tolist())]
+    for row in range(len(frame)):
+        count = int(n_nodes[row])
+        problem = job_problem(hosts[row], count, int(cpus[row]), int(memory[row]), int(gpus[row]))
+        if problem is not None:
+            raise TraceFormatError(str(file), row + 2, *problem)
     job_names = unique_suffixed([_job_id(x) for x in frame["id_job"].tolist()])
     # per pod of each job: an even share of the job's request
     per_node = {
@@ -87,7 +114,76 @@ def read(path: Path, name: str) -> Scenario:
         job_names=tuple(job_names),
     )
     meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": float(submit.min())}
-    return single_pool_scenario(name, nodes, pods, meta)
+    scenario = single_pool_scenario(name, nodes, pods, meta)
+    return checked(scenario, file, lambda table, row: int(job[row]) + 2 if table == "pods" else 0)
+
+
+def _cells(frame: pd.DataFrame, column: str) -> enumerate[str]:
+    return enumerate(frame[column].tolist())
+
+
+def _field(file: Path, row: int, column: str, parse: Callable[[Any], T], text: str) -> T:
+    """``parse(text)`` of one cell; its ValueError becomes a TraceFormatError naming the line."""
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise TraceFormatError(str(file), row + 2, column, str(exc)) from None
+
+
+# -- one parser per field, for the file reader and the row reader alike -------------------------
+def parse_tres(value: Any) -> dict[str, int]:
+    """``'1=20,2=170000,1002=2'`` -> ``{'1': 20, '2': 170000, '1002': 2}``; counts are whole."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected 'id=count,...', got {value!r}")
+    out: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        key, sep, count = part.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"bad TRES item {part!r}: expected id=count")
+        out[key.strip()] = whole(count, 0, MAX_TRES)
+    return out
+
+
+def parse_nodelist(value: Any) -> list[str]:
+    """``"['a', 'b']"`` (Slurm's Python list), a JSON array or ``'a,b'`` -> ``['a', 'b']``."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            value = _list_literal(text)
+        else:
+            value = [part.strip() for part in text.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"expected a list of node names ['node', ...], got {value!r:.80}")
+    return value
+
+
+def _list_literal(text: str) -> Any:
+    if len(text) > MAX_NODELIST_CHARS:
+        raise ValueError(f"node list longer than {MAX_NODELIST_CHARS} characters")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        raise ValueError(f"expected ['node', ...], got {text!r:.80}") from None
+
+
+def job_problem(
+    hosts: list[str], pods: int, cpus: int, memory: int, gpus: int
+) -> tuple[str, str] | None:
+    """(column, problem) when a job's node list or per-pod request is out of range, else None."""
+    if hosts and len(hosts) != pods:
+        return "nodelist", f"has {len(hosts)} nodes, nodes_alloc is {pods}"
+    for column, total, most in (
+        ("cpus_req", cpus, MAX_CPU_MILLI // 1000),
+        ("tres_req", memory, MAX_MEMORY_MIB),
+        ("tres_req", gpus, MAX_GPUS),
+    ):
+        if math.ceil(total / pods) > most:
+            return column, f"{total} over {pods} pods is more than {most} per pod"
+    return None
 
 
 def whole_job_id(value: Any) -> str | None:
@@ -122,37 +218,21 @@ def unique_suffixed(names: list[str]) -> list[str]:
     return out
 
 
-def _tres(path: Path, row: int, text: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for part in filter(None, text.split(",")):
-        key, sep, value = part.partition("=")
-        try:
-            out[key.strip()] = int(float(value))
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise TraceFormatError(str(path), row + 2, "tres_req", f"bad TRES item {part!r}")
-    return out
-
-
-def _nodelist(path: Path, row: int, text: str) -> list[str]:
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        value = None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise TraceFormatError(
-            str(path), row + 2, "nodelist", f"expected ['node', ...], got {text!r}"
-        )
-    return value
-
-
 def _nodes(
     frame: pd.DataFrame, file: Path, hosts: list[list[str]], per_node: dict[str, np.ndarray]
 ) -> Nodes:
     given = {c: c in frame.columns for c in ("node_cores", "node_memory_mib")}
-    cores = int_column(frame, file, "node_cores", minimum=1) if given["node_cores"] else None
-    mem = int_column(frame, file, "node_memory_mib") if given["node_memory_mib"] else None
+    most_cores, most_mib = MAX_CPU_MILLI // 1000, MAX_MEMORY_MIB
+    cores = (
+        int_column(frame, file, "node_cores", minimum=1, maximum=most_cores)
+        if given["node_cores"]
+        else None
+    )
+    mem = (
+        int_column(frame, file, "node_memory_mib", maximum=most_mib)
+        if given["node_memory_mib"]
+        else None
+    )
     shape: dict[str, list[int]] = {}
     for row, names in enumerate(hosts):
         for host in names:
@@ -200,29 +280,32 @@ class RowProblem(ValueError):
 def parse_job(row: Mapping[str, Any]) -> JobRow:
     """A :class:`JobRow`, or :class:`RowProblem` naming the bad column."""
     name = column_value(row, "id_job", _row_job_id)
-    hosts = column_value(row, "nodelist", _hosts) if given(row, "nodelist") else []
-    tres = column_value(row, "tres_req", _row_tres) if given(row, "tres_req") else {}
+    hosts = column_value(row, "nodelist", parse_nodelist) if given(row, "nodelist") else []
+    tres = column_value(row, "tres_req", parse_tres) if given(row, "tres_req") else {}
     default_pods = max(1, len(hosts))
     pods = (
-        column_value(row, "nodes_alloc", lambda v: whole(v, 1))
+        column_value(row, "nodes_alloc", lambda v: whole(v, 1, MAX_NODES))
         if given(row, "nodes_alloc")
         else default_pods
     )
-    if hosts and len(hosts) != pods:
-        raise RowProblem("nodelist", f"has {len(hosts)} nodes, nodes_alloc is {pods}")
     cpus = (
-        column_value(row, "cpus_req", lambda v: whole(v, 1))
+        column_value(row, "cpus_req", lambda v: whole(v, 1, MAX_JOB_CPUS))
         if given(row, "cpus_req")
         else tres.get("1", 1)
     )
-    submit = column_value(row, "time_submit", number)
+    problem = job_problem(hosts, pods, cpus, tres.get("2", 0), tres.get(GPU_TRES, 0))
+    if problem is not None:
+        raise RowProblem(*problem)
+    submit = column_value(row, "time_submit", _time_value)
     start, end = _time(row, "time_start"), _time(row, "time_end")
     if start is not None and start < submit:
         raise RowProblem("time_start", "before time_submit")
     if end is not None and (start is None or end < start):
         raise RowProblem("time_end", "before time_start")
     priority = (
-        column_value(row, "priority", lambda v: int(number(v))) if given(row, "priority") else 0
+        column_value(row, "priority", lambda v: whole(v, -MAX_PRIORITY - 1, MAX_PRIORITY))
+        if given(row, "priority")
+        else 0
     )
     return JobRow(
         name=name,
@@ -256,8 +339,15 @@ def column_value(row: Mapping[str, Any], column: str, parse: Any) -> Any:
 def _time(row: Mapping[str, Any], column: str) -> float | None:
     if not given(row, column):
         return None
-    value = column_value(row, column, number)
+    value = column_value(row, column, _time_value)
     return None if value <= 0 else float(value)  # Slurm writes 0 for "not yet"
+
+
+def _time_value(value: Any) -> float:
+    out = number(value)
+    if not 0 <= out <= MAX_TIME_S:
+        raise ValueError(f"{value!r} is outside the accepted range [0, {MAX_TIME_S}]")
+    return out
 
 
 def _row_job_id(value: Any) -> str:
@@ -269,33 +359,3 @@ def _row_job_id(value: Any) -> str:
         return ident(number(value))
     except ValueError:
         return ident(value)
-
-
-def _hosts(value: Any) -> list[str]:
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                value = json.loads(text)
-            except ValueError:
-                try:
-                    value = ast.literal_eval(text)
-                except (ValueError, SyntaxError):
-                    raise ValueError(f"expected ['node', ...], got {text!r}") from None
-        else:
-            value = [part.strip() for part in text.split(",") if part.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ValueError(f"expected a list of node names, got {value!r}")
-    return value
-
-
-def _row_tres(value: Any) -> dict[str, int]:
-    if not isinstance(value, str):
-        raise ValueError(f"expected 'id=count,...', got {value!r}")
-    out: dict[str, int] = {}
-    for part in filter(None, (p.strip() for p in value.split(","))):
-        key, sep, count = part.partition("=")
-        if not sep or not key:
-            raise ValueError(f"bad TRES item {part!r}")
-        out[key.strip()] = whole(count)
-    return out

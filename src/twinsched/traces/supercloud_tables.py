@@ -22,11 +22,13 @@ from typing import Any
 
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.document import TwinDocument
+from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB
 from twinsched.traces._values import GpuBinder, ident, label_value, number, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
 from twinsched.traces.supercloud import JobRow, RowProblem, column_value, given, parse_job
 
 TABLES = ("jobs", "nodes", "samples")
+MAX_CORES = MAX_CPU_MILLI // 1000
 KEYS = (*TABLES, "at", "nodepool")
 DEFAULT_POOL = "supercloud"
 NODE_COLUMNS = ("node", "node_cores", "node_memory_mib", "node_gpus", "gpu_model", "nodepool")
@@ -49,7 +51,10 @@ def table_kind(rows: Rows) -> str | None:
 def read_rows(value: Any, at: Path) -> Rows:
     """A table given as an array of row objects or as CSV text with a header."""
     if isinstance(value, str):
-        return list(csv.DictReader(io.StringIO(value.strip())))
+        try:  # newline=None: a bare CR ends a line, as CRLF and LF do
+            return list(csv.DictReader(io.StringIO(value.strip(), newline=None)))
+        except csv.Error as exc:
+            raise HarmonizeError(at, f"is not CSV text: {exc}") from None
     if not isinstance(value, list):
         raise HarmonizeError(
             at, f"a table must be an array of rows or CSV text, not {type(value).__name__}"
@@ -125,11 +130,12 @@ def _nodes(
         try:
             name = column_value(row, "node", ident)
             hardware = {
-                "cpu_milli": column_value(row, "node_cores", lambda v: whole(v, 1)) * 1000,
-                "memory_mib": column_value(row, "node_memory_mib", whole)
+                "cpu_milli": column_value(row, "node_cores", lambda v: whole(v, 1, MAX_CORES))
+                * 1000,
+                "memory_mib": column_value(row, "node_memory_mib", _memory)
                 if given(row, "node_memory_mib")
                 else 0,
-                "gpu_count": column_value(row, "node_gpus", whole)
+                "gpu_count": column_value(row, "node_gpus", _gpus)
                 if given(row, "node_gpus")
                 else 0,
             }
@@ -154,6 +160,14 @@ def _nodes(
         }
         nodes[name] = _node(name, hardware, labels, node_pool, base)
     return nodes
+
+
+def _memory(value: Any) -> int:
+    return whole(value, 0, MAX_MEMORY_MIB)
+
+
+def _gpus(value: Any) -> int:
+    return whole(value, 0, MAX_GPUS)
 
 
 def _node(

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from twinsched.errors import TraceFormatError
-from twinsched.model.cluster import Scenario
+from twinsched.model.cluster import MAX_LABELS, Scenario
 from twinsched.model.columns import (
     LINK_COLUMNS,
     NODE_COLUMNS,
@@ -25,6 +25,7 @@ from twinsched.model.columns import (
     content_columns,
     scenario_from_columns,
 )
+from twinsched.model.ranges import LINK_RANGES, range_problem, scenario_problem
 from twinsched.traces.csvcheck import read_table
 
 TABLES: dict[str, dict[str, Any]] = {
@@ -63,14 +64,12 @@ def _text(values: Any, dtype: Any) -> Any:
 def read(path: Path, name: str) -> Scenario:
     """The folder ``path`` written by :func:`write_tables`, as scenario ``name``."""
     header_file = path / "scenario.json"
-    try:
-        header = json.loads(header_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise TraceFormatError(str(header_file), 1, "-", f"cannot read: {exc}") from None
+    header = _header(header_file)
     tables = {t: _read(path / f"{t}.csv", spec) for t, spec in TABLES.items()}
     for t in ("nodepools", "nodes", "jobs", "pods"):
         _check_index(path / f"{t}.csv", tables[t]["idx"])
-    return scenario_from_columns(
+    _check_links(path / "links.csv", tables["links"], len(tables["nodepools"]["idx"]))
+    scenario = scenario_from_columns(
         name,
         pools=list(tables["nodepools"]["name"]),
         nodes=tables["nodes"],
@@ -81,10 +80,56 @@ def read(path: Path, name: str) -> Scenario:
         gpu_models=header.get("gpu_models", []),
         meta={**header.get("meta", {}), "source": "twin-csv"},
     )
+    problem = scenario_problem(scenario)
+    if problem is not None:
+        file = header_file if problem.table == "labels" else path / f"{problem.table}.csv"
+        line = 1 if problem.table == "labels" else problem.row + 2
+        raise TraceFormatError(str(file), line, problem.field, problem.problem)
+    return scenario
+
+
+def _header(file: Path) -> dict[str, Any]:
+    """``scenario.json``: an object whose labels and GPU models are lists of distinct names."""
+    try:
+        header = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or bad UTF-8
+        raise TraceFormatError(str(file), 1, "-", f"cannot read: {exc}") from None
+    if not isinstance(header, dict):
+        raise TraceFormatError(str(file), 1, "-", "expected a JSON object")
+    for key, most in (("labels", MAX_LABELS), ("gpu_models", 64)):
+        names = header.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise TraceFormatError(str(file), 1, key, "expected a list of non-empty names")
+        if len(set(names)) != len(names) or len(names) > most:
+            problem = f"expected at most {most} distinct names, got {len(names)}"
+            raise TraceFormatError(str(file), 1, key, problem)
+    if not isinstance(header.get("meta", {}), dict):
+        raise TraceFormatError(str(file), 1, "meta", "expected a JSON object")
+    return header
+
+
+def _check_links(path: Path, links: dict[str, Any], n_pools: int) -> None:
+    """Every link joins two existing pools, once, with latency and bandwidth in range."""
+    seen: set[tuple[int, int]] = set()
+    pairs = zip(links["source"].tolist(), links["target"].tolist(), strict=True)
+    for row, (source, target) in enumerate(pairs):
+        for field, end in (("source", source), ("target", target)):
+            if not 0 <= end < n_pools:
+                problem = f"pool {end} is outside the accepted range [0, {n_pools - 1}]"
+                raise TraceFormatError(str(path), row + 2, field, problem)
+        if (source, target) in seen:
+            raise TraceFormatError(
+                str(path), row + 2, "target", f"duplicate link {source}->{target}"
+            )
+        seen.add((source, target))
+    for field, rng in LINK_RANGES.items():
+        found = range_problem("links", field, links[field], rng)
+        if found is not None:
+            raise TraceFormatError(str(path), found.row + 2, field, found.problem)
 
 
 def _read(path: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
-    frame = read_table(path, list(spec))
+    frame = read_table(path, list(spec), min_rows=0)
     out: dict[str, Any] = {}
     for column, dtype in spec.items():
         raw = frame[column].tolist()

@@ -19,7 +19,10 @@ from twinsched.model.cluster import Scenario
 from twinsched.model.convert import document_to_scenario
 from twinsched.model.document import DocumentError, TwinDocument
 from twinsched.model.schema import validate_document
+from twinsched.traces._values import first_huge
+from twinsched.traces.checked import checked
 from twinsched.traces.conversion import Conversion, HarmonizeError, Sample
+from twinsched.traces.csvcheck import unreadable
 from twinsched.traces.jsonlines import line_of
 
 
@@ -32,19 +35,33 @@ def read(path: Path, name: str) -> Scenario:
     """The scenario ``name`` of the twin document in the file ``path``."""
     if not path.is_file():
         raise TraceFormatError(str(path), 0, "-", "file not found")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, MemoryError) as exc:
+        raise unreadable(path, exc) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceFormatError(str(path), exc.lineno, "-", f"not JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # 4300+ digit integers, deep nesting
+        raise TraceFormatError(str(path), 1, "-", f"not JSON: {exc}") from None
     try:
+        huge = first_huge(data)
+        if huge is not None:
+            problem = "a number beyond the accepted range [-2^63, 2^63]"
+            raise TraceFormatError(str(path), line_of(text, huge), huge, problem)
         scenario = document_to_scenario(parse(data), name)
     except DocumentError as exc:
         where, problem = exc.problems[0]
         raise TraceFormatError(str(path), line_of(text, where), where, problem) from None
+    except RecursionError:
+        raise TraceFormatError(str(path), 1, "-", "nested too deeply") from None
     meta = {**scenario.meta, "source": "twin-json"}
-    return Scenario(
-        scenario.name, scenario.nodes, scenario.pods, scenario.links, scenario.labels, meta
+    return checked(
+        Scenario(
+            scenario.name, scenario.nodes, scenario.pods, scenario.links, scenario.labels, meta
+        ),
+        path,
     )
 
 

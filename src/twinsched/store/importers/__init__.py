@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from twinsched.errors import UnknownNameError
+from twinsched.errors import TraceFormatError, UnknownNameError
 from twinsched.model.cluster import Scenario
 from twinsched.registry import Registry, load
 
@@ -110,3 +110,20 @@ def option(options: Mapping[str, str], key: str, default: str, known: Mapping[st
         if given not in known:
             raise UnknownNameError("importer option", given, list(known))
     return options.get(key, default)
+
+
+def whole_option(
+    options: Mapping[str, str], key: str, path: Path, low: int, high: int
+) -> int | None:
+    """An integer option in ``[low, high]`` (None when not given), or a clear error."""
+    if key not in options:
+        return None
+    text = options[key]
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        problem = f"expected an integer in [{low}, {high}], got {text!r}"
+        raise TraceFormatError(str(path), 0, f"option {key}", problem)
+    return value

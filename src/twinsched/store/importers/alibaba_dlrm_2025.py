@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import option
+from twinsched.model.ranges import MAX_NODES
+from twinsched.store.importers import option, whole_option
 from twinsched.traces.alibaba_dlrm_2025 import ROLES, read
 
 OPTIONS = {"cn_nodes": "number of CPU nodes", "hn_nodes": "number of GPU nodes"}
@@ -15,7 +16,9 @@ OPTIONS = {"cn_nodes": "number of CPU nodes", "hn_nodes": "number of GPU nodes"}
 def import_dlrm(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     """The trace at ``path`` as the one scenario ``name``; options set the node counts."""
     option(options, "", "", OPTIONS)
-    counts = {
-        r: int(options[f"{r.lower()}_nodes"]) for r in ROLES if f"{r.lower()}_nodes" in options
-    }
+    counts = {}
+    for role in ROLES:
+        count = whole_option(options, f"{role.lower()}_nodes", path, 1, MAX_NODES)
+        if count is not None:
+            counts[role] = count
     return [read(path, name, counts)]

@@ -13,6 +13,7 @@ from twinsched.errors import TraceFormatError, UnknownNameError
 from twinsched.model.cluster import Scenario, single_pool_scenario
 from twinsched.store.importers import option
 from twinsched.traces.alibaba_gpu_2023 import TRACE, VARIANTS, read_nodes, read_pods
+from twinsched.traces.checked import checked
 
 OPTIONS = {
     "variants": "a pod-list variant, a comma list, or 'all' (default: default)",
@@ -33,14 +34,13 @@ def import_alibaba(path: Path, name: str, options: Mapping[str, str]) -> list[Sc
     out = []
     for variant in variants:
         pod_file = folder / f"openb_pod_list_{variant}.csv"
-        out.append(
-            single_pool_scenario(
-                name if len(variants) == 1 else f"{name}/{variant}",
-                nodes,
-                read_pods(pod_file, nodes.gpu_models),
-                {"trace": TRACE, "variant": variant, "nodes": which},
-            )
+        scenario = single_pool_scenario(
+            name if len(variants) == 1 else f"{name}/{variant}",
+            nodes,
+            read_pods(pod_file, nodes.gpu_models),
+            {"trace": TRACE, "variant": variant, "nodes": which},
         )
+        out.append(checked(scenario, pod_file))
     return out
 
 

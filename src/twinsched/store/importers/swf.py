@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from twinsched.model.cluster import Scenario
-from twinsched.store.importers import option
+from twinsched.model.ranges import MAX_CPU_MILLI, MAX_NODES
+from twinsched.store.importers import option, whole_option
 from twinsched.traces import swf
 
 OPTIONS = {
@@ -18,5 +19,6 @@ OPTIONS = {
 def import_swf(path: Path, name: str, options: Mapping[str, str]) -> list[Scenario]:
     """The log at ``path`` (``.swf`` or ``.swf.gz``) as the one scenario ``name``."""
     option(options, "", "", OPTIONS)
-    counts = {key: int(options[key]) for key in OPTIONS if key in options}
-    return [swf.read(path, name, node_cores=counts.get("node_cores"), nodes=counts.get("nodes"))]
+    cores = whole_option(options, "node_cores", path, 1, MAX_CPU_MILLI // 1000)
+    nodes = whole_option(options, "nodes", path, 1, MAX_NODES)
+    return [swf.read(path, name, node_cores=cores, nodes=nodes)]

@@ -1,0 +1,201 @@
+"""The scheduler service as a FastAPI app: the extender verbs, pod and node updates, probes.
+
+``POST /filter``, ``/prioritize`` and ``/bind`` follow ``k8s.io/kube-scheduler/extender/v1``
+(Go field names, matched case-insensitively). ``POST /nodes`` (a ``v1.NodeList``) tells the
+service the nodes when kube-scheduler sends names only (``nodeCacheCapable: true``); ``POST
+/pods`` (a ``v1.Pod``) and ``DELETE /pods/{namespace}/{name}`` tell it about pods it did not
+bind or that ended. A body it cannot read gets a 400 naming the field, never a 5xx.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from twinsched.errors import TwinschedError
+from twinsched.serve.cluster import ServiceCluster
+from twinsched.serve.convert import Names, ObjectError, node_row, pod_row
+from twinsched.serve.kube import NodeList, Pod
+from twinsched.serve.metrics import ServiceMetrics
+from twinsched.serve.protocol import (
+    ExtenderArgs,
+    ExtenderBindingArgs,
+    ExtenderBindingResult,
+    ExtenderFilterResult,
+    HostPriority,
+)
+from twinsched.twin.api.problems import (
+    ErrorBody,
+    error_response,
+    problem_response,
+    pydantic_problems,
+)
+
+T = TypeVar("T")
+_bearer = HTTPBearer(auto_error=False, description="The service's token (--token).")
+BAD: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "A field cannot be read (named in detail)."}
+}
+
+
+def create_app(cluster: ServiceCluster, names: Names | None = None, token: str = "") -> FastAPI:
+    """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``."""
+    names = names or Names()
+    metrics = ServiceMetrics(cluster)
+    app = FastAPI(
+        title="twinsched scheduler service",
+        description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
+        version="1",
+    )
+    app.state.cluster = cluster
+
+    async def bad_request(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, RequestValidationError):
+            return problem_response(pydantic_problems(exc.errors(), drop=1), status=400)
+        assert isinstance(exc, ObjectError)
+        return problem_response([(exc.field, exc.problem)], status=400)
+
+    app.add_exception_handler(RequestValidationError, bad_request)
+    app.add_exception_handler(ObjectError, bad_request)
+
+    def authorized(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> None:
+        if not token:
+            return
+        given = credentials.credentials.encode() if credentials is not None else b""
+        if credentials is None or not secrets.compare_digest(given, token.encode()):
+            raise HTTPException(
+                401, "missing or invalid bearer token", {"WWW-Authenticate": "Bearer"}
+            )
+
+    def timed(verb: str, fn: Callable[[], T]) -> T:
+        started = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            metrics.observe(verb, time.perf_counter() - started)
+
+    def candidates(args: ExtenderArgs) -> list[str]:
+        if args.node_names is not None:
+            return args.node_names
+        if args.nodes is None:
+            return []
+        rows = [node_row(n, names, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
+        if rows:
+            cluster.set_nodes(rows, replace=False)
+        return [r.name for r in rows]
+
+    @app.post("/filter", response_model=ExtenderFilterResult, response_model_by_alias=True,
+              responses=BAD)  # fmt: skip
+    def filter_(args: ExtenderArgs) -> Any:
+        """The nodes that can take the pod now, and why each other one cannot."""
+
+        def run() -> ExtenderFilterResult:
+            row = pod_row(args.pod, names)
+            nodes = candidates(args)
+            if not cluster.ready:
+                return ExtenderFilterResult(error="no nodes known: POST /nodes or send Nodes")
+            verdict = cluster.filter(row, nodes)
+            metrics.filtered(bool(verdict.passing))
+            if args.node_names is not None:
+                return ExtenderFilterResult(node_names=verdict.passing, failed_nodes=verdict.failed)
+            keep = set(verdict.passing)
+            items = [n.model_dump(by_alias=True) for n in args.nodes.items] if args.nodes else []
+            passing = {"items": [n for n in items if n["metadata"]["name"] in keep]}
+            return ExtenderFilterResult(nodes=passing, failed_nodes=verdict.failed)
+
+        return timed("filter", lambda: _or_error(run, ExtenderFilterResult))
+
+    @app.post("/prioritize", response_model=list[HostPriority], response_model_by_alias=True,
+              responses=BAD)  # fmt: skip
+    def prioritize(args: ExtenderArgs) -> Any:
+        """10 for the node the scheduler chooses, 0 for the others (scores run 0-10)."""
+
+        def run() -> list[HostPriority]:
+            row = pod_row(args.pod, names)
+            nodes = candidates(args)
+            if not cluster.ready:
+                return []
+            scores = cluster.prioritize(row, nodes)
+            metrics.decided(cluster, any(s for _, s in scores))
+            return [HostPriority(host=h, score=s) for h, s in scores]
+
+        try:
+            return timed("prioritize", run)
+        except TwinschedError as exc:
+            if isinstance(exc, ObjectError):
+                raise
+            return []
+
+    @app.post("/bind", response_model=ExtenderBindingResult, response_model_by_alias=True,
+              responses=BAD, dependencies=[Depends(authorized)])  # fmt: skip
+    def bind(args: ExtenderBindingArgs) -> Any:
+        """Bind the pod to the node kube-scheduler chose (GPUs chosen by the controller)."""
+
+        def run() -> ExtenderBindingResult:
+            key = args.pod_uid or f"{args.pod_namespace}/{args.pod_name}"
+            error = cluster.bind(key, args.node)
+            metrics.bound(not error)
+            return ExtenderBindingResult(error=error)
+
+        return timed("bind", lambda: _or_error(run, ExtenderBindingResult))
+
+    @app.post("/nodes", responses=BAD, dependencies=[Depends(authorized)])
+    def nodes(body: NodeList) -> dict[str, int]:
+        """Set the nodes the service schedules on (what kube-scheduler names in its calls)."""
+        rows = [node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)]
+        cluster.set_nodes(rows)
+        return {"nodes": len(rows)}
+
+    @app.post("/pods", responses=BAD, dependencies=[Depends(authorized)])
+    def pods(body: Pod) -> dict[str, str]:
+        """A pod update: one bound elsewhere is placed there, one that ended is released."""
+        row = pod_row(body, names, "body")
+        if not cluster.ready:
+            return {"error": "no nodes known: POST /nodes first"}
+        if body.status.phase in ("Succeeded", "Failed"):
+            cluster.release(row.key)
+            return {"error": ""}
+        cluster.pod(row)
+        error = cluster.bind(row.key, body.spec.node_name) if body.spec.node_name else ""
+        return {"error": error}
+
+    @app.delete("/pods/{namespace}/{name}", dependencies=[Depends(authorized)])
+    def delete_pod(namespace: str, name: str, uid: str = "") -> dict[str, bool]:
+        """The pod was deleted: its resources are free again."""
+        return {"released": cluster.release(uid or f"{namespace}/{name}")}
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", responses={503: {"description": "No nodes known yet."}})
+    def readyz() -> Response:
+        if not cluster.ready:
+            return error_response(503, "no nodes known yet: POST /nodes or send Nodes")
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/metrics")
+    def metrics_() -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+def _or_error(run: Callable[[], T], result: Callable[..., T]) -> T:
+    """What the extender cannot do goes in the answer's ``Error`` (a 200, as the protocol says)."""
+    try:
+        return run()
+    except ObjectError:
+        raise
+    except TwinschedError as exc:
+        return result(error=str(exc))

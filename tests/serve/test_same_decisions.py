@@ -7,24 +7,11 @@ import pytest
 
 from tests.twin.conftest import SyncASGI
 from twinsched.model.cluster import Scenario
-from twinsched.model.events import Phase
 from twinsched.serve.app import create_app
 from twinsched.serve.cluster import ServiceCluster
 from twinsched.serve.convert import Names
-from twinsched.serve.driver import drive
-from twinsched.serve.objects import node_objects, pod_name, pod_objects
-from twinsched.sim.fillup import FillupRun
-
-
-def in_process(scenario: Scenario, scheduler: str) -> tuple[FillupRun, list[str | None]]:
-    run = FillupRun(scenario, scheduler, 0, track=False)
-    while run.cursor < run.pods.n:
-        run.step(1)
-    state = run.state
-    names = scenario.nodes.names
-    placed = [names[int(state.pod_node[i])] if state.phase[i] == Phase.RUNNING else None
-              for i in range(run.pods.n)]  # fmt: skip
-    return run, placed
+from twinsched.serve.driver import drive, fillup_objects, fillup_placements, placements_of
+from twinsched.serve.objects import pod_name
 
 
 def gpus_of(mask: int) -> tuple[int, ...]:
@@ -36,10 +23,10 @@ def gpus_of(mask: int) -> tuple[int, ...]:
 def test_same_placements_as_fillup(
     openb_slice: Scenario, scheduler: str, cache_capable: bool
 ) -> None:
-    run, expected = in_process(openb_slice, scheduler)
+    run = fillup_placements(openb_slice, scheduler, 0)
+    expected = placements_of(run)
     names = Names()
-    nodes = node_objects(openb_slice.nodes, openb_slice.labels, names)
-    pods = pod_objects(run.pods, openb_slice.labels, openb_slice.nodes.gpu_models, names)
+    nodes, pods = fillup_objects(openb_slice, 0, names)
     cluster = ServiceCluster(scheduler, seed=0, workload=openb_slice.pods)
     client = SyncASGI(create_app(cluster, names))
     try:

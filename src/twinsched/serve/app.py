@@ -22,7 +22,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from twinsched.errors import TwinschedError
 from twinsched.serve.cluster import ServiceCluster
-from twinsched.serve.convert import Names, ObjectError, node_row, pod_row
+from twinsched.serve.convert import Names, NodeReader, ObjectError, node_row, pod_row
 from twinsched.serve.kube import NodeList, Pod
 from twinsched.serve.metrics import ServiceMetrics
 from twinsched.serve.protocol import (
@@ -50,6 +50,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
     """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``."""
     names = names or Names()
     metrics = ServiceMetrics(cluster)
+    reader = NodeReader(names)
     app = FastAPI(
         title="twinsched scheduler service",
         description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
@@ -89,7 +90,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             return args.node_names
         if args.nodes is None:
             return []
-        rows = [node_row(n, names, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
+        rows = [reader.row(n, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
         if rows:
             cluster.set_nodes(rows, replace=False)
         return [r.name for r in rows]
@@ -108,9 +109,11 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             metrics.filtered(bool(verdict.passing))
             if args.node_names is not None:
                 return ExtenderFilterResult(node_names=verdict.passing, failed_nodes=verdict.failed)
-            keep = set(verdict.passing)
-            items = [n.model_dump(by_alias=True) for n in args.nodes.items] if args.nodes else []
-            passing = {"items": [n for n in items if n["metadata"]["name"] in keep]}
+            keep = set(verdict.passing)  # the request's own objects, as kube-scheduler sent them
+            items = args.nodes.items if args.nodes else []
+            passing = {
+                "items": [raw for raw, name in zip(items, nodes, strict=True) if name in keep]
+            }
             return ExtenderFilterResult(nodes=passing, failed_nodes=verdict.failed)
 
         return timed("filter", lambda: _or_error(run, ExtenderFilterResult))

@@ -88,10 +88,14 @@ class ServiceCluster:
                     n = table.index.get(row.name)
                     if n is None:
                         merged.append(row)
-                    elif merged[n] != row:
+                    elif merged[n] is not row and merged[n] != row:
                         merged[n] = row
                 rows = merged
-            if table is not None and table.rows == list(rows):
+            if (
+                table is not None
+                and len(rows) == len(table.rows)
+                and all(a is b or a == b for a, b in zip(rows, table.rows, strict=True))
+            ):
                 return False
             self._rebuild(list(rows), self.capacity)
             self._record({"op": "nodes", "rows": [encode(r) for r in rows]})

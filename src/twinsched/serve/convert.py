@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
@@ -250,3 +251,32 @@ def _term(
                 f"NotIn, got {expr.operator} with {len(expr.values)} values",
             )
     return models
+
+
+class NodeReader:
+    """Reads ``v1.Node`` objects as rows, reusing the row of a node whose
+    ``metadata.resourceVersion`` has not changed (kube-scheduler sends every node in full on
+    each call when ``nodeCacheCapable`` is false)."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self._rows: dict[str, tuple[object, NodeRow]] = {}
+
+    def row(self, raw: Any, where: str) -> NodeRow:
+        meta = raw.get("metadata") if isinstance(raw, dict) else None
+        version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if version is not None and isinstance(name, str):
+            hit = self._rows.get(name)
+            if hit is not None and hit[0] == version:
+                return hit[1]
+        try:
+            node = Node.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+            raise ObjectError(f"{where}{path}", str(first["msg"])) from None
+        row = node_row(node, self.names, where)
+        if version is not None and isinstance(name, str):
+            self._rows[name] = (version, row)
+        return row

@@ -13,6 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from twinsched.errors import TwinschedError
+from twinsched.model.cluster import Scenario
+from twinsched.model.events import Phase
+from twinsched.serve.convert import Names
+from twinsched.serve.objects import node_objects, pod_objects
+from twinsched.sim.fillup import FillupRun, fillup_order
 
 
 class Client(Protocol):
@@ -84,3 +89,30 @@ def drive(
             out.errors.append(error)
         out.placements.append(None if error else best)
     return out
+
+
+def fillup_placements(scenario: Scenario, scheduler: str, seed: int) -> FillupRun:
+    """The in-process fill-up of ``scenario``, one pod at a time (what the service must match)."""
+    run = FillupRun(scenario, scheduler, seed, track=False)
+    while run.cursor < run.pods.n:
+        run.step(1)
+    return run
+
+
+def placements_of(run: FillupRun) -> list[str | None]:
+    """Per pod of the run, the node it runs on (None: dropped)."""
+    state, names = run.state, run.scenario.nodes.names
+    running = (state.phase == Phase.RUNNING).tolist()
+    return [
+        names[n] if up else None for n, up in zip(state.pod_node.tolist(), running, strict=True)
+    ]
+
+
+def fillup_objects(
+    scenario: Scenario, seed: int, names: Names
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The scenario's nodes, and its pods in fill-up arrival order, as v1 objects."""
+    order = fillup_order(scenario.pods, scenario.nodes.total_gpu_milli, seed)
+    pods = scenario.pods.take(order)
+    nodes = node_objects(scenario.nodes, scenario.labels, names)
+    return nodes, pod_objects(pods, scenario.labels, scenario.nodes.gpu_models, names)

@@ -35,7 +35,7 @@ def node_objects(nodes: Nodes, vocab: LabelVocabulary, names: Names) -> list[dic
             alloc[names.gpu_resource] = str(int(nodes.gpu_count[n]))
         out.append({
             "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": nodes.names[n], "labels": labels},
+            "metadata": {"name": nodes.names[n], "labels": labels, "resourceVersion": "1"},
             "status": {"allocatable": alloc, "capacity": alloc, "conditions": READY},
         })  # fmt: skip
     return out

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_pascal
 
-from twinsched.serve.kube import FoldedModel, NodeList, Pod
+from twinsched.serve.kube import FoldedModel, Pod
 
 MAX_PRIORITY = 10  # MaxExtenderPriority
 
@@ -23,11 +23,17 @@ class GoModel(FoldedModel):
     model_config = ConfigDict(alias_generator=to_pascal, populate_by_name=True, extra="ignore")
 
 
+class RawNodeList(FoldedModel):
+    """A ``v1.NodeList`` whose items are read one by one (and cached) by the service."""
+
+    items: list[dict[str, Any]] = Field(default_factory=list, description="v1.Node objects.")
+
+
 class ExtenderArgs(GoModel):
     """The body of ``filter`` and ``prioritize``."""
 
     pod: Pod
-    nodes: NodeList | None = Field(None, description="Sent when nodeCacheCapable is false.")
+    nodes: RawNodeList | None = Field(None, description="Sent when nodeCacheCapable is false.")
     node_names: list[str] | None = Field(None, description="Sent when nodeCacheCapable is true.")
 
 

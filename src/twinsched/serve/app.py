@@ -9,6 +9,7 @@ bind or that ended. A body it cannot read gets a 400 naming the field, never a 5
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from twinsched.serve.convert import Names, NodeReader, ObjectError, node_row, po
 from twinsched.serve.kube import NodeList, Pod
 from twinsched.serve.metrics import ServiceMetrics
 from twinsched.serve.protocol import (
+    MAX_PRIORITY,
     ExtenderArgs,
     ExtenderBindingArgs,
     ExtenderBindingResult,
@@ -95,53 +97,53 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             cluster.set_nodes(rows, replace=False)
         return [r.name for r in rows]
 
-    @app.post("/filter", response_model=ExtenderFilterResult, response_model_by_alias=True,
-              responses=BAD)  # fmt: skip
-    def filter_(args: ExtenderArgs) -> Any:
+    @app.post("/filter", response_model=ExtenderFilterResult, responses=BAD)
+    async def filter_(args: ExtenderArgs) -> Response:
         """The nodes that can take the pod now, and why each other one cannot."""
 
-        def run() -> ExtenderFilterResult:
+        def run() -> dict[str, Any]:
             row = pod_row(args.pod, names)
             nodes = candidates(args)
             if not cluster.ready:
-                return ExtenderFilterResult(error="no nodes known: POST /nodes or send Nodes")
+                return _filter_answer(error="no nodes known: POST /nodes or send Nodes")
             verdict = cluster.filter(row, nodes)
             metrics.filtered(bool(verdict.passing))
             if args.node_names is not None:
-                return ExtenderFilterResult(node_names=verdict.passing, failed_nodes=verdict.failed)
+                return _filter_answer(names=verdict.passing, failed=verdict.failed)
             keep = set(verdict.passing)  # the request's own objects, as kube-scheduler sent them
             items = args.nodes.items if args.nodes else []
-            passing = {
-                "items": [raw for raw, name in zip(items, nodes, strict=True) if name in keep]
-            }
-            return ExtenderFilterResult(nodes=passing, failed_nodes=verdict.failed)
+            passing = [raw for raw, name in zip(items, nodes, strict=True) if name in keep]
+            return _filter_answer(nodes={"items": passing}, failed=verdict.failed)
 
-        return timed("filter", lambda: _or_error(run, ExtenderFilterResult))
+        return _json(timed("filter", lambda: _or_error(run, _filter_answer)))
 
-    @app.post("/prioritize", response_model=list[HostPriority], response_model_by_alias=True,
-              responses=BAD)  # fmt: skip
-    def prioritize(args: ExtenderArgs) -> Any:
-        """10 for the node the scheduler chooses, 0 for the others (scores run 0-10)."""
+    @app.post("/prioritize", response_model=list[HostPriority], responses=BAD)
+    async def prioritize(args: ExtenderArgs) -> Response:
+        """``[{"Host": chosen, "Score": 10}]``: the node the scheduler chooses scores 10.
 
-        def run() -> list[HostPriority]:
+        kube-scheduler adds the listed scores (times the extender's weight) to its own; a
+        node left out of the list scores 0, so the other candidates are not listed (a list
+        of 5,000 zeros would cost more than the decision)."""
+
+        def run() -> Response:
             row = pod_row(args.pod, names)
             nodes = candidates(args)
             if not cluster.ready:
-                return []
-            scores = cluster.prioritize(row, nodes)
-            metrics.decided(cluster, any(s for _, s in scores))
-            return [HostPriority(host=h, score=s) for h, s in scores]
+                return _json([])
+            chosen = cluster.prioritize(row, nodes)
+            metrics.decided(cluster, chosen is not None)
+            return _json([] if chosen is None else [{"Host": chosen, "Score": MAX_PRIORITY}])
 
         try:
             return timed("prioritize", run)
         except TwinschedError as exc:
             if isinstance(exc, ObjectError):
                 raise
-            return []
+            return _json([])  # a prioritize error is ignored by kube-scheduler anyway
 
     @app.post("/bind", response_model=ExtenderBindingResult, response_model_by_alias=True,
               responses=BAD, dependencies=[Depends(authorized)])  # fmt: skip
-    def bind(args: ExtenderBindingArgs) -> Any:
+    async def bind(args: ExtenderBindingArgs) -> Any:
         """Bind the pod to the node kube-scheduler chose (GPUs chosen by the controller)."""
 
         def run() -> ExtenderBindingResult:
@@ -192,6 +194,23 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _filter_answer(
+    *,
+    names: list[str] | None = None,
+    nodes: dict[str, Any] | None = None,
+    failed: dict[str, str] | None = None,
+    error: str = "",
+) -> dict[str, Any]:
+    """An ``ExtenderFilterResult`` with the Go field names."""
+    return {"Nodes": nodes, "NodeNames": names, "FailedNodes": failed or {},
+            "FailedAndUnresolvableNodes": {}, "Error": error}  # fmt: skip
+
+
+def _json(body: object) -> Response:
+    """Answer without re-validating (the answers are built in the documented shape)."""
+    return Response(json.dumps(body, separators=(",", ":")), media_type="application/json")
 
 
 def _or_error(run: Callable[[], T], result: Callable[..., T]) -> T:

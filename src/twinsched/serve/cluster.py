@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import BoolA, Pods, single_pool_scenario
+from twinsched.model.cluster import I64, BoolA, Pods, single_pool_scenario
 from twinsched.model.events import Arrive, Phase, Release
 from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
 from twinsched.scheduling.filters import applicable, first_rejection
@@ -30,7 +30,6 @@ from twinsched.scheduling.framework import (
 from twinsched.scheduling.gpus import default_gpus
 from twinsched.serve.convert import NodeRow, PodRow
 from twinsched.serve.journal import Journal, encode, node_from, pod_from
-from twinsched.serve.protocol import MAX_PRIORITY
 from twinsched.serve.table import Table
 from twinsched.sim.runs import start
 
@@ -66,6 +65,7 @@ class ServiceCluster:
         self.slot: dict[str, int] = {}
         self._memo: tuple[int, int, BoolA | None, Decision] | None = None
         self._within: tuple[list[str], BoolA | None] = ([], None)
+        self._cands: dict[tuple[str, ...], tuple[I64, list[str]]] = {}
         self.journal = None
         if journal is not None:
             self._replay(journal)
@@ -98,7 +98,8 @@ class ServiceCluster:
             ):
                 return False
             self._rebuild(list(rows), self.capacity)
-            self._record({"op": "nodes", "rows": [encode(r) for r in rows]})
+            if self.journal is not None:
+                self._record({"op": "nodes", "rows": [encode(r) for r in rows]})
             return True
 
     def _rebuild(self, rows: list[NodeRow], capacity: int) -> None:
@@ -112,7 +113,7 @@ class ServiceCluster:
             fallback=self.fallback, queue_sort=arrival_order,
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
-        self._within = ([], None)
+        self._within, self._cands = ([], None), {}
         for row in old.rows_of_pods if old else []:
             self._add(row)
         for key, (node, gpus) in bound.items():
@@ -139,7 +140,8 @@ class ServiceCluster:
             i = self.slot.get(row.key)
             if i is None:
                 i = self._add(row)
-                self._record({"op": "pod", "row": encode(row)})
+                if self.journal is not None:
+                    self._record({"op": "pod", "row": encode(row)})
             return i
 
     def _add(self, row: PodRow) -> int:
@@ -162,39 +164,32 @@ class ServiceCluster:
     def filter(self, row: PodRow, candidates: list[str]) -> Verdict:
         with self.lock:
             i = self.pod(row)
-            table, control = self._need()
+            control = self._need()[1]
             view = control.views[i]
             mask = control.eligible(view)
-            index = table.index
-            verdict = Verdict([])
-            failed_idx, failed_names = [], []
-            for name in candidates:
-                n = index.get(name)
-                if n is None:
-                    verdict.failed[name] = UNKNOWN_NODE
-                elif mask[n]:
-                    verdict.passing.append(name)
-                else:
-                    failed_idx.append(n)
-                    failed_names.append(name)
-            if failed_idx:
+            known, unknown = self._candidates(candidates)
+            ok = mask[known]
+            names = self._need()[0].names
+            verdict = Verdict(names[known[ok]].tolist(), dict.fromkeys(unknown, UNKNOWN_NODE))
+            self._keep(tuple(verdict.passing), (known[ok], []))  # the prioritize call's list
+            failed_idx = known[~ok]
+            failed_names = names[failed_idx].tolist()
+            if failed_names:
                 rules = applicable(view)
-                first = first_rejection(control.state, view, rules, np.array(failed_idx))
+                first = first_rejection(control.state, view, rules, failed_idx)
                 for name, r in zip(failed_names, first.tolist(), strict=True):
                     verdict.failed[name] = str(rules[r][0]) if r < len(rules) else "NodeDown"
             return verdict
 
-    def prioritize(self, row: PodRow, candidates: list[str]) -> list[tuple[str, int]]:
-        """``MAX_PRIORITY`` for the node the scheduler chooses among ``candidates``, 0 else."""
+    def prioritize(self, row: PodRow, candidates: list[str]) -> str | None:
+        """The node the scheduler chooses among ``candidates`` (None: none); it scores
+        ``MAX_PRIORITY``, the others 0."""
         with self.lock:
             i = self.pod(row)
             decision = self.decide(i, candidates)
-            chosen = (
-                self._need()[0].nodes.names[decision.node]
-                if isinstance(decision, Placement)
-                else None
-            )
-            return [(name, MAX_PRIORITY if name == chosen else 0) for name in candidates]
+            if not isinstance(decision, Placement):
+                return None
+            return self._need()[0].nodes.names[decision.node]
 
     def decide(self, i: int, candidates: list[str] | None = None) -> Decision:
         """The controller's decision for slot ``i`` (kept until the state changes)."""
@@ -211,19 +206,37 @@ class ServiceCluster:
         self._memo = (i, changes, within, decision)
         return decision
 
+    def _candidates(self, candidates: list[str]) -> tuple[I64, list[str]]:
+        """The known candidates' node indices, and the unknown names.
+
+        Kept for the last few lists (least recently used goes first): a pod's prioritize
+        call sends the nodes its filter call passed, and kube-scheduler sends the same full
+        list for pod after pod.
+        """
+        key = tuple(candidates)
+        hit = self._cands.pop(key, None)
+        if hit is None:
+            index = self._need()[0].index
+            known = np.array([index[n] for n in candidates if n in index], dtype=np.int64)
+            hit = (known, [n for n in candidates if n not in index])
+        return self._keep(key, hit)
+
+    def _keep(self, key: tuple[str, ...], value: tuple[I64, list[str]]) -> tuple[I64, list[str]]:
+        if len(self._cands) >= 8:
+            del self._cands[next(iter(self._cands))]
+        self._cands[key] = value
+        return value
+
     def _within_mask(self, candidates: list[str]) -> BoolA | None:
         """None when the candidates are every node (the common case), else their mask."""
         last, mask = self._within
         if candidates == last:
             return mask
         table = self._need()[0]
-        index = table.index
-        known = [index[n] for n in candidates if n in index]
-        if len(known) == table.nodes.n:
+        mask = np.zeros(table.nodes.n, dtype=bool)
+        mask[self._candidates(candidates)[0]] = True
+        if mask.all():
             mask = None
-        else:
-            mask = np.zeros(table.nodes.n, dtype=bool)
-            mask[known] = True
         self._within = (list(candidates), mask)
         return mask
 

@@ -42,6 +42,7 @@ class Table:
             [r.gpu_count for r in self.rows],
             [r.gpu_model for r in self.rows],
         )
+        self.names = np.array(self.nodes.names, dtype=object)  # names[idx].tolist() is fast
         self._model = {m: i for i, m in enumerate(self.nodes.gpu_models)}
         for taint in self.taints:
             self._label_bit(TAINT + taint)

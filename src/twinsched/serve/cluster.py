@@ -17,7 +17,7 @@ import numpy as np
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import I64, BoolA, Pods, single_pool_scenario
-from twinsched.model.events import Arrive, Phase, Release
+from twinsched.model.events import Arrive, NodeDown, Phase, Release
 from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
 from twinsched.scheduling.filters import applicable, first_rejection
 from twinsched.scheduling.framework import (
@@ -64,7 +64,7 @@ class ServiceCluster:
         self.control: SchedulerController | None = None
         self.slot: dict[str, int] = {}
         self._memo: tuple[int, int, BoolA | None, Decision] | None = None
-        self._within: tuple[list[str], BoolA | None] = ([], None)
+        self._within: tuple[list[str], BoolA | None] | None = None
         self._cands: dict[tuple[str, ...], tuple[I64, list[str]]] = {}
         self.journal = None
         if journal is not None:
@@ -113,7 +113,10 @@ class ServiceCluster:
             fallback=self.fallback, queue_sort=arrival_order,
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
-        self._within, self._cands = ([], None), {}
+        self._within, self._cands = None, {}
+        for n, row in enumerate(rows):
+            if not row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
+                self.control.state.apply(NodeDown(n))
         for row in old.rows_of_pods if old else []:
             self._add(row)
         for key, (node, gpus) in bound.items():
@@ -229,9 +232,8 @@ class ServiceCluster:
 
     def _within_mask(self, candidates: list[str]) -> BoolA | None:
         """None when the candidates are every node (the common case), else their mask."""
-        last, mask = self._within
-        if candidates == last:
-            return mask
+        if self._within is not None and candidates == self._within[0]:
+            return self._within[1]
         table = self._need()[0]
         mask = np.zeros(table.nodes.n, dtype=bool)
         mask[self._candidates(candidates)[0]] = True

@@ -25,6 +25,7 @@ _SUFFIX = {
     "P": Decimal(10**15), "E": Decimal(10**18), "Ki": Decimal(2**10), "Mi": Decimal(2**20),
     "Gi": Decimal(2**30), "Ti": Decimal(2**40), "Pi": Decimal(2**50), "Ei": Decimal(2**60),
 }  # fmt: skip
+UNNAMED_MODEL = "unnamed"  # GPUs on a node without the GPU model label
 NO_MODEL = 63  # a model bit no node has: "none of the cluster's GPU models"
 
 
@@ -137,7 +138,7 @@ def node_row(node: Node, names: Names, where: str = "node") -> NodeRow:
     )
     return NodeRow(
         name=node.metadata.name, cpu_milli=cpu, memory_mib=mem, gpu_count=gpus,
-        gpu_model=labels.get(names.gpu_model_label, "") if gpus else "",
+        gpu_model=labels.get(names.gpu_model_label, UNNAMED_MODEL) if gpus else "",
         labels=frozenset(f"{k}={v}" for k, v in labels.items()), taints=taints, ready=ready,
     )  # fmt: skip
 

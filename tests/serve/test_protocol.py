@@ -40,8 +40,9 @@ NODES = [
 
 
 def pod(name: str, **requests: str) -> dict[str, Any]:
+    container = {"name": "c", "resources": {"requests": requests}}
     return {"metadata": {"name": name, "namespace": "ns", "uid": f"u-{name}"},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": requests}}]}}  # fmt: skip
+            "spec": {"containers": [container]}}  # fmt: skip
 
 
 @pytest.fixture
@@ -150,8 +151,10 @@ def test_bad_bodies_get_400_naming_the_field(
 def test_unsupported_affinity_is_a_400_naming_the_operator(ready: SyncASGI) -> None:
     p = pod("a")
     term = {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}
-    p["spec"]["affinity"] = {"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}  # fmt: skip
+    required = {"nodeSelectorTerms": [term]}
+    p["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    }
     answer = ready.post("/filter", json={"Pod": p, "NodeNames": NAMES})
     assert answer.status_code == 400
     assert "nodeSelectorTerms[0].matchExpressions[0].operator" in answer.json()["detail"]

@@ -110,11 +110,10 @@ def drive(
         str | None, typer.Option(help="Compare with this scheduler's in-process fill-up.")
     ] = None,
     token: Token = None,
-    gpu_resource: GpuResource = "nvidia.com/gpu",
-    gpu_share_resource: ShareResource = "twinsched.io/gpu-milli",
-    gpu_model_label: ModelLabel = "nvidia.com/gpu.product",
 ) -> None:
-    """Replay a trace's fill-up through a running service, pod by pod, like kube-scheduler."""
+    """Replay a trace's fill-up through a running service, pod by pod, like kube-scheduler.
+
+    The objects use the default resource and label names (those of a plain `serve`)."""
     import statistics
 
     try:
@@ -126,10 +125,8 @@ def drive(
     except ImportError as exc:
         raise error_exit(exc) from exc
     try:
-        names = Names(gpu_resource=gpu_resource, gpu_share_resource=gpu_share_resource,
-                      gpu_model_label=gpu_model_label)  # fmt: skip
         scenario = load(trace, variant, data)
-        nodes, pods = driver.fillup_objects(scenario, seed, names)
+        nodes, pods = driver.fillup_objects(scenario, seed, Names())
         pods = pods[:limit] if limit else pods
         with httpx.Client(base_url=url, timeout=30.0) as client:
             result = driver.drive(client, nodes, pods, cache_capable=cache_capable,

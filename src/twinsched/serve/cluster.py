@@ -114,8 +114,8 @@ class ServiceCluster:
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
         self._within, self._cands = None, {}
-        for n, row in enumerate(rows):
-            if not row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
+        for n, node_row in enumerate(rows):
+            if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
                 self.control.state.apply(NodeDown(n))
         for row in old.rows_of_pods if old else []:
             self._add(row)
@@ -235,10 +235,9 @@ class ServiceCluster:
         if self._within is not None and candidates == self._within[0]:
             return self._within[1]
         table = self._need()[0]
-        mask = np.zeros(table.nodes.n, dtype=bool)
-        mask[self._candidates(candidates)[0]] = True
-        if mask.all():
-            mask = None
+        some = np.zeros(table.nodes.n, dtype=bool)
+        some[self._candidates(candidates)[0]] = True
+        mask = None if some.all() else some
         self._within = (list(candidates), mask)
         return mask
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -46,6 +46,7 @@ _bearer = HTTPBearer(auto_error=False, description="The service's token (--token
 BAD: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A field cannot be read (named in detail)."}
 }
+AUTH: dict[int | str, dict[str, Any]] = {**BAD, 401: {"description": "No or a wrong token."}}
 
 
 def create_app(cluster: ServiceCluster, names: Names | None = None, token: str = "") -> FastAPI:
@@ -142,7 +143,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             return _json([])  # a prioritize error is ignored by kube-scheduler anyway
 
     @app.post("/bind", response_model=ExtenderBindingResult, response_model_by_alias=True,
-              responses=BAD, dependencies=[Depends(authorized)])  # fmt: skip
+              responses=AUTH, dependencies=[Depends(authorized)])  # fmt: skip
     async def bind(args: ExtenderBindingArgs) -> Any:
         """Bind the pod to the node kube-scheduler chose (GPUs chosen by the controller)."""
 
@@ -154,14 +155,14 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
 
         return timed("bind", lambda: _or_error(run, ExtenderBindingResult))
 
-    @app.post("/nodes", responses=BAD, dependencies=[Depends(authorized)])
+    @app.post("/nodes", responses=AUTH, dependencies=[Depends(authorized)])
     def nodes(body: NodeList) -> dict[str, int]:
         """Set the nodes the service schedules on (what kube-scheduler names in its calls)."""
         rows = [node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)]
         cluster.set_nodes(rows)
         return {"nodes": len(rows)}
 
-    @app.post("/pods", responses=BAD, dependencies=[Depends(authorized)])
+    @app.post("/pods", responses=AUTH, dependencies=[Depends(authorized)])
     def pods(body: Pod) -> dict[str, str]:
         """A pod update: one bound elsewhere is placed there, one that ended is released."""
         row = pod_row(body, names, "body")
@@ -174,7 +175,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         error = cluster.bind(row.key, body.spec.node_name) if body.spec.node_name else ""
         return {"error": error}
 
-    @app.delete("/pods/{namespace}/{name}", dependencies=[Depends(authorized)])
+    @app.delete("/pods/{namespace}/{name}", responses=AUTH, dependencies=[Depends(authorized)])
     def delete_pod(namespace: str, name: str, uid: str = "") -> dict[str, bool]:
         """The pod was deleted: its resources are free again."""
         return {"released": cluster.release(uid or f"{namespace}/{name}")}
@@ -189,7 +190,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             return error_response(503, "no nodes known yet: POST /nodes or send Nodes")
         return JSONResponse({"status": "ready"})
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=PlainTextResponse)
     def metrics_() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 

@@ -95,7 +95,7 @@ class NodeSelector(FoldedModel):
 
 
 class PreferredTerm(FoldedModel):
-    weight: int = 1
+    weight: int = Field(1, ge=1, le=100)
     preference: NodeSelectorTerm = Field(default_factory=NodeSelectorTerm)
 
 
@@ -132,7 +132,7 @@ class PodSpec(FoldedModel):
     node_selector: dict[str, str] = Field(default_factory=dict)
     affinity: Affinity | None = None
     tolerations: list[Toleration] = Field(default_factory=list)
-    priority: int | None = None
+    priority: int | None = Field(None, ge=-(2**31), le=2**31 - 1, description="int32")
     node_name: str = ""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.serve.conftest import slice_of_openb
 from tests.twin.conftest import SyncASGI
 from twinsched.model.cluster import Scenario
+from twinsched.scheduling import registry
 from twinsched.serve.app import create_app
 from twinsched.serve.cluster import ServiceCluster
 from twinsched.serve.convert import Names
@@ -41,3 +43,21 @@ def test_same_placements_as_fillup(
     for i, pod in enumerate(run.pods.names):
         if expected[i] is not None:
             assert bound[f"uid-{pod_name(pod)}"][1] == gpus_of(int(state.pod_gpus[i]))
+
+
+@pytest.fixture(scope="module")
+def tiny() -> Scenario:
+    return slice_of_openb(20)
+
+
+@pytest.mark.parametrize("scheduler", [*registry.names(), "bestfit+leastallocated"])
+def test_every_registered_scheduler_behind_the_service(tiny: Scenario, scheduler: str) -> None:
+    """Any scheduler the registry knows (ILP ones decide pod by pod here, as in the run)."""
+    expected = placements_of(fillup_placements(tiny, scheduler, 0))
+    nodes, pods = fillup_objects(tiny, 0, Names())
+    client = SyncASGI(create_app(ServiceCluster(scheduler, workload=tiny.pods)))
+    try:
+        got = drive(client, nodes, pods)
+    finally:
+        client.close()
+    assert got.placements == expected and any(expected)

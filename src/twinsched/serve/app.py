@@ -23,7 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from twinsched.errors import TwinschedError
 from twinsched.serve.cluster import ServiceCluster
-from twinsched.serve.convert import Names, NodeReader, ObjectError, node_row, pod_row
+from twinsched.serve.convert import Names, NodeReader, ObjectError, pod_row
 from twinsched.serve.kube import NodeList, Pod
 from twinsched.serve.metrics import ServiceMetrics
 from twinsched.serve.protocol import (
@@ -158,7 +158,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
     @app.post("/nodes", responses=AUTH, dependencies=[Depends(authorized)])
     def nodes(body: NodeList) -> dict[str, int]:
         """Set the nodes the service schedules on (what kube-scheduler names in its calls)."""
-        rows = [node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)]
+        rows = [reader.read(n, f"items[{k}]") for k, n in enumerate(body.items)]
         cluster.set_nodes(rows)
         return {"nodes": len(rows)}
 

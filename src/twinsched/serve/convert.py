@@ -277,7 +277,13 @@ class NodeReader:
             first = exc.errors(include_url=False)[0]
             path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
             raise ObjectError(f"{where}{path}", str(first["msg"])) from None
+        return self.read(node, where, version)
+
+    def read(self, node: Node, where: str, version: object = None) -> NodeRow:
+        """A parsed node's row, kept (by name) so that later calls reuse the same object."""
         row = node_row(node, self.names, where)
-        if version is not None and isinstance(name, str):
-            self._rows[name] = (version, row)
+        if version is None:
+            version = node.metadata.resource_version or None
+        if version is not None:
+            self._rows[row.name] = (version, row)
         return row

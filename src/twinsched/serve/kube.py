@@ -40,6 +40,7 @@ class ObjectMeta(FoldedModel):
     name: str = Field(min_length=1, description="metadata.name")
     namespace: str = "default"
     uid: str = ""
+    resource_version: str = ""
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 

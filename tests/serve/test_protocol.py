@@ -221,3 +221,23 @@ def test_probes_and_metrics(client: SyncASGI) -> None:
                    'twinsched_scheduler_decisions_total{outcome="placed"} 1.0',
                    "twinsched_scheduler_fallbacks_total 0.0"):  # fmt: skip
         assert family in text, family
+
+
+def test_pod_updates_place_and_release(ready: SyncASGI) -> None:
+    """Pods bound by someone else take resources; ended or deleted pods give them back."""
+    elsewhere = pod("other", cpu="1", **{"nvidia.com/gpu": "2"})
+    elsewhere["spec"]["nodeName"] = "gpu-1"
+    assert ready.post("/pods", json=elsewhere).status_code == 401
+    assert ready.post("/pods", json=elsewhere, headers=AUTH).json() == {"error": ""}
+    want = {"Pod": pod("next", cpu="1", **{"nvidia.com/gpu": "1"}), "NodeNames": NAMES}
+    assert ready.post("/filter", json=want).json()["NodeNames"] == []  # gpu-1 is full now
+    elsewhere["status"] = {"phase": "Succeeded"}
+    assert ready.post("/pods", json=elsewhere, headers=AUTH).json() == {"error": ""}
+    assert ready.post("/filter", json=want).json()["NodeNames"] == ["gpu-1"]
+    again = pod("third", cpu="1", **{"nvidia.com/gpu": "2"})
+    again["spec"]["nodeName"] = "gpu-1"
+    ready.post("/pods", json=again, headers=AUTH)
+    assert ready.post("/filter", json=want).json()["NodeNames"] == []
+    gone = ready.request("DELETE", "/pods/ns/third", params={"uid": "u-third"}, headers=AUTH)
+    assert gone.json() == {"released": True}
+    assert ready.post("/filter", json=want).json()["NodeNames"] == ["gpu-1"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from twinsched.cli import learning, models, run, sim, store, train, twin, workflows
+from twinsched.cli import learning, models, run, scheduler, sim, store, train, twin, workflows
 
 app = typer.Typer(
     help="Train, evaluate and deploy schedulers for the device-edge-cloud-HPC continuum.",
@@ -27,6 +27,7 @@ app.add_typer(store.app, name="scenarios", help="The scenario store.")
 app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results.")
 app.add_typer(models.app, name="models", help="Registered models: the ai:NAME schedulers.")
 app.add_typer(twin.app, name="twin", help="The digital twin service.")
+app.add_typer(scheduler.app, name="scheduler", help="The scheduler service (extender).")
 app.add_typer(sim.app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
 
 __all__ = ["app"]

@@ -174,10 +174,15 @@ class SchedulerController:
         """The nodes that pass every filter (cached per pod class; do not write to it)."""
         return self._filters.get(self.state, pod)
 
-    def decide(self, index: int, *, explain: bool = True) -> Decision:
-        """A valid placement, or why the pod cannot be placed now (nothing is bound)."""
+    def decide(self, index: int, *, explain: bool = True, within: BoolA | None = None) -> Decision:
+        """A valid placement, or why the pod cannot be placed now (nothing is bound).
+
+        ``within`` narrows the choice to some nodes (the scheduler service's candidates).
+        """
         pod = self.views[index]
         mask = self.eligible(pod)
+        if within is not None:
+            mask = mask & within
         if self._watched:
             self.observers.feed(self.state)
         decision = self.scheduler.place(self.state, pod, mask)

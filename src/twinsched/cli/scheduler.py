@@ -1,0 +1,152 @@
+"""``twinsched scheduler serve|drive``: the scheduler service and a kube-scheduler-like client.
+
+Mount in the main command with ``app.add_typer(scheduler.app, name="scheduler")``. FastAPI,
+uvicorn and httpx are imported inside the commands (start-up stays light).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from twinsched.cli.console import error_exit
+from twinsched.cli.options import DataOpt
+from twinsched.errors import TwinschedError
+
+app = typer.Typer(
+    help="The scheduler service (Kubernetes extender protocol) and a client that drives it.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+TOKEN_ENV = "TWINSCHED_SCHEDULER_TOKEN"
+Token = Annotated[
+    str | None, typer.Option(help=f"Bearer token for bind and updates (default: ${TOKEN_ENV}).")
+]
+GpuResource = Annotated[str, typer.Option(help="Extended resource of whole GPUs.")]
+ShareResource = Annotated[
+    str, typer.Option(help="Resource or pod annotation of a GPU share, in milli-GPU.")
+]
+ModelLabel = Annotated[str, typer.Option(help="Node label holding the GPU model.")]
+
+
+@app.command()
+def serve(
+    scheduler: Annotated[
+        str, typer.Option(help="Registered scheduler (twinsched schedulers).")
+    ] = "fgd",
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind.")] = 8282,
+    seed: Annotated[int, typer.Option(help="Seed of the tie-break order.")] = 0,
+    workload_trace: Annotated[
+        str, typer.Option(help="Trace whose pods are the typical workload (FGD profiles it).")
+    ] = "alibaba-gpu-2023",
+    workload_variant: Annotated[str, typer.Option(help="Variant of --workload-trace.")] = "default",
+    data: DataOpt = None,
+    nodes: Annotated[Path | None, typer.Option(help="Start with this v1.NodeList (JSON).")] = None,
+    state: Annotated[
+        Path | None, typer.Option(help="Journal of nodes, pods and binds: replayed at start.")
+    ] = None,
+    token: Token = None,
+    gpu_resource: GpuResource = "nvidia.com/gpu",
+    gpu_share_resource: ShareResource = "twinsched.io/gpu-milli",
+    gpu_model_label: ModelLabel = "nvidia.com/gpu.product",
+    ssl_certfile: Annotated[Path | None, typer.Option(help="TLS certificate (HTTPS).")] = None,
+    ssl_keyfile: Annotated[Path | None, typer.Option(help="TLS key.")] = None,
+    ssl_ca_certs: Annotated[
+        Path | None, typer.Option(help="CA of client certificates: mutual TLS (required).")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+) -> None:
+    """Serve a scheduler behind the extender protocol: POST /filter, /prioritize, /bind."""
+    try:
+        import ssl
+
+        import uvicorn
+
+        from twinsched.serve.app import create_app
+        from twinsched.serve.cluster import ServiceCluster
+        from twinsched.serve.convert import Names, node_row
+        from twinsched.serve.journal import Journal
+        from twinsched.serve.kube import NodeList
+        from twinsched.traces.registry import load
+
+        names = Names(gpu_resource=gpu_resource, gpu_share_resource=gpu_share_resource,
+                      gpu_model_label=gpu_model_label)  # fmt: skip
+        workload = load(workload_trace, workload_variant, data).pods
+        journal = Journal(state) if state is not None else None
+        cluster = ServiceCluster(scheduler, seed=seed, workload=workload, journal=journal)
+        if nodes is not None:
+            body = NodeList.model_validate_json(nodes.read_bytes())
+            cluster.set_nodes([node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)])
+        application = create_app(cluster, names, token or os.environ.get(TOKEN_ENV, ""))
+    except (TwinschedError, ImportError, OSError, ValueError) as exc:
+        raise error_exit(exc) from exc
+    tls: dict[str, object] = {}
+    if ssl_certfile is not None:
+        tls = {"ssl_certfile": str(ssl_certfile), "ssl_keyfile": str(ssl_keyfile or "")}
+    if ssl_ca_certs is not None:
+        tls |= {"ssl_ca_certs": str(ssl_ca_certs), "ssl_cert_reqs": ssl.CERT_REQUIRED}
+    uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False, **tls)  # type: ignore[arg-type]
+
+
+@app.command()
+def drive(
+    url: Annotated[str, typer.Option(help="The service's URL, e.g. http://127.0.0.1:8282.")],
+    trace: Annotated[
+        str, typer.Option(help="Trace to replay (twinsched traces).")
+    ] = "alibaba-gpu-2023",
+    variant: Annotated[str, typer.Option(help="Trace variant.")] = "default",
+    data: DataOpt = None,
+    seed: Annotated[int, typer.Option(help="Seed of the fill-up arrival order.")] = 0,
+    cache_capable: Annotated[
+        bool, typer.Option("--node-names/--full-nodes", help="nodeCacheCapable: names only.")
+    ] = True,
+    limit: Annotated[int, typer.Option(help="Drive only the first N pods (0: all).")] = 0,
+    check: Annotated[
+        str | None, typer.Option(help="Compare with this scheduler's in-process fill-up.")
+    ] = None,
+    token: Token = None,
+) -> None:
+    """Replay a trace's fill-up through a running service, pod by pod, like kube-scheduler.
+
+    The objects use the default resource and label names (those of a plain `serve`)."""
+    import statistics
+
+    try:
+        import httpx
+
+        from twinsched.serve import driver
+        from twinsched.serve.convert import Names
+        from twinsched.traces.registry import load
+    except ImportError as exc:
+        raise error_exit(exc) from exc
+    try:
+        scenario = load(trace, variant, data)
+        nodes, pods = driver.fillup_objects(scenario, seed, Names())
+        pods = pods[:limit] if limit else pods
+        with httpx.Client(base_url=url, timeout=30.0) as client:
+            result = driver.drive(client, nodes, pods, cache_capable=cache_capable,
+                                  token=token or os.environ.get(TOKEN_ENV, ""))  # fmt: skip
+    except (TwinschedError, OSError, httpx.HTTPError) as exc:
+        raise error_exit(exc) from exc
+    placed = sum(p is not None for p in result.placements)
+    ms = sorted(1000 * s for s in result.filter_prioritize_s)
+    p99 = ms[min(len(ms) - 1, int(0.99 * len(ms)))] if ms else 0.0
+    typer.echo(f"{len(pods)} pods driven, {placed} bound, {len(result.errors)} errors; "
+               f"filter+prioritize p50 {statistics.median(ms) if ms else 0:.2f} ms, "
+               f"p99 {p99:.2f} ms")  # fmt: skip
+    if check is not None:
+        expected = driver.placements_of(driver.fillup_placements(scenario, check, seed))
+        expected = expected[: len(pods)]
+        diff = [
+            i for i, (a, b) in enumerate(zip(result.placements, expected, strict=True)) if a != b
+        ]
+        where = f" (first differs at pod {diff[0]})" if diff else ""
+        typer.echo(f"same placements as the in-process fill-up of {check}: "
+                   f"{len(pods) - len(diff)}/{len(pods)}{where}")  # fmt: skip
+        if diff:
+            raise typer.Exit(1)

@@ -1,0 +1,319 @@
+"""The service's cluster: node table, pods it was told about, bindings, and the controller.
+
+Every call goes through :class:`~twinsched.scheduling.controller.SchedulerController`:
+``filter`` reads its eligible-node mask, ``prioritize`` its decision (validated, with the
+fallback), ``bind`` its Bind step. A decision is kept until the state changes, so the
+filter, prioritize and bind calls of one pod's cycle cost one decision. Changes are written
+to the :class:`~twinsched.serve.journal.Journal` (if any) and replayed at start.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import I64, BoolA, Pods, single_pool_scenario
+from twinsched.model.events import Arrive, NodeDown, Phase, Release
+from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
+from twinsched.scheduling.filters import applicable, first_rejection
+from twinsched.scheduling.framework import (
+    DEFAULT_FALLBACK,
+    Decision,
+    Placement,
+    Reason,
+    Unschedulable,
+)
+from twinsched.scheduling.gpus import default_gpus
+from twinsched.serve.convert import NodeRow, PodRow
+from twinsched.serve.journal import Journal, encode, node_from, pod_from
+from twinsched.serve.table import Table
+from twinsched.sim.runs import start
+
+UNKNOWN_NODE = "unknown to the scheduler service (not in its node table)"
+
+
+@dataclass
+class Verdict:
+    """A filter answer: the candidates that pass, and why each other one fails."""
+
+    passing: list[str]
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+class ServiceCluster:
+    """What the service knows, changed under one lock (calls may come concurrently)."""
+
+    def __init__(
+        self,
+        scheduler: str,
+        *,
+        seed: int = 0,
+        workload: Pods | None = None,
+        capacity: int = 16384,
+        fallback: str | None = DEFAULT_FALLBACK,
+        journal: Journal | None = None,
+    ) -> None:
+        self.scheduler_name, self.seed, self.workload = scheduler, seed, workload
+        self.fallback, self.capacity = fallback, capacity
+        self.lock = threading.RLock()
+        self.table: Table | None = None
+        self.control: SchedulerController | None = None
+        self.slot: dict[str, int] = {}
+        self._memo: tuple[int, int, BoolA | None, Decision] | None = None
+        self._within: tuple[list[str], BoolA | None] | None = None
+        self._cands: dict[tuple[str, ...], tuple[I64, list[str]]] = {}
+        self.journal = None
+        if journal is not None:
+            self._replay(journal)
+        self.journal = journal
+
+    # -- nodes ---------------------------------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        return self.table is not None
+
+    def set_nodes(self, rows: Sequence[NodeRow], *, replace: bool = True) -> bool:
+        """Use these nodes; pods stay where they run. ``replace=False`` adds or updates the
+        given nodes and keeps the others (a call's candidates are a subset of the cluster).
+        A no-op (False) when nothing changes."""
+        with self.lock:
+            table = self.table
+            if table is not None and not replace:
+                merged = list(table.rows)
+                for row in rows:
+                    n = table.index.get(row.name)
+                    if n is None:
+                        merged.append(row)
+                    elif merged[n] is not row and merged[n] != row:
+                        merged[n] = row
+                rows = merged
+            if (
+                table is not None
+                and len(rows) == len(table.rows)
+                and all(a is b or a == b for a, b in zip(rows, table.rows, strict=True))
+            ):
+                return False
+            self._rebuild(list(rows), self.capacity)
+            if self.journal is not None:
+                self._record({"op": "nodes", "rows": [encode(r) for r in rows]})
+            return True
+
+    def _rebuild(self, rows: list[NodeRow], capacity: int) -> None:
+        old, bound = self.table, self.bindings()
+        table = Table(rows, old.rows_of_pods if old else [], capacity)
+        pods = table.pods
+        scenario = single_pool_scenario("scheduler-service", table.nodes, pods, {}, table.vocab)
+        workload = self.workload if self.workload is not None else pods
+        self.control = start(
+            scenario, pods, self.scheduler_name, self.seed, workload=workload,
+            fallback=self.fallback, queue_sort=arrival_order,
+        )  # fmt: skip
+        self.table, self.slot, self._memo = table, {}, None
+        self._within, self._cands = None, {}
+        for n, node_row in enumerate(rows):
+            if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
+                self.control.state.apply(NodeDown(n))
+        for row in old.rows_of_pods if old else []:
+            self._add(row)
+        for key, (node, gpus) in bound.items():
+            if node in table.index:
+                self._bind(self.slot[key], table.index[node], gpus, check=True)
+
+    def bindings(self) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """Pod key -> (node name, GPUs) of every running pod."""
+        if self.table is None or self.control is None:
+            return {}
+        state, names = self.control.state, self.table.nodes.names
+        out = {}
+        for key, i in self.slot.items():
+            if state.phase[i] == Phase.RUNNING:
+                mask = int(state.pod_gpus[i])
+                gpus = tuple(g for g in range(mask.bit_length()) if mask >> g & 1)
+                out[key] = (names[int(state.pod_node[i])], gpus)
+        return out
+
+    # -- pods ----------------------------------------------------------------------------------
+    def pod(self, row: PodRow) -> int:
+        """The pod's slot, added (pending) if new."""
+        with self.lock:
+            i = self.slot.get(row.key)
+            if i is None:
+                i = self._add(row)
+                if self.journal is not None:
+                    self._record({"op": "pod", "row": encode(row)})
+            return i
+
+    def _add(self, row: PodRow) -> int:
+        table, control = self._need()
+        if table.full:
+            self._rebuild(table.rows, 2 * table.pods.n)
+            table, control = self._need()
+        view = table.add(row)
+        control.views[view.index] = view
+        control.state.apply(Arrive(view.index))
+        self.slot[row.key] = view.index
+        return view.index
+
+    def _need(self) -> tuple[Table, SchedulerController]:
+        if self.table is None or self.control is None:
+            raise TwinschedError("no nodes known yet: start with --nodes FILE or POST /nodes")
+        return self.table, self.control
+
+    # -- the extender verbs --------------------------------------------------------------------
+    def filter(self, row: PodRow, candidates: list[str]) -> Verdict:
+        with self.lock:
+            i = self.pod(row)
+            control = self._need()[1]
+            view = control.views[i]
+            mask = control.eligible(view)
+            known, unknown = self._candidates(candidates)
+            ok = mask[known]
+            names = self._need()[0].names
+            verdict = Verdict(names[known[ok]].tolist(), dict.fromkeys(unknown, UNKNOWN_NODE))
+            self._keep(tuple(verdict.passing), (known[ok], []))  # the prioritize call's list
+            failed_idx = known[~ok]
+            failed_names = names[failed_idx].tolist()
+            if failed_names:
+                rules = applicable(view)
+                first = first_rejection(control.state, view, rules, failed_idx)
+                for name, r in zip(failed_names, first.tolist(), strict=True):
+                    verdict.failed[name] = str(rules[r][0]) if r < len(rules) else "NodeDown"
+            return verdict
+
+    def prioritize(self, row: PodRow, candidates: list[str]) -> str | None:
+        """The node the scheduler chooses among ``candidates`` (None: none); it scores
+        ``MAX_PRIORITY``, the others 0."""
+        with self.lock:
+            i = self.pod(row)
+            decision = self.decide(i, candidates)
+            if not isinstance(decision, Placement):
+                return None
+            return self._need()[0].nodes.names[decision.node]
+
+    def decide(self, i: int, candidates: list[str] | None = None) -> Decision:
+        """The controller's decision for slot ``i`` (kept until the state changes)."""
+        control = self._need()[1]
+        within = self._within_mask(candidates) if candidates is not None else None
+        changes = len(control.state.changes)
+        memo = self._memo
+        if memo is not None and memo[:2] == (i, changes) and memo[2] is within:
+            return memo[3]
+        if control.state.phase[i] != Phase.PENDING:
+            bound = Phase(int(control.state.phase[i])).name
+            return Unschedulable(Reason.NO_DECISION, f"the pod is {bound}, not pending")
+        if control.state.nodes.n == 0:
+            return Unschedulable(Reason.NO_ELIGIBLE_NODE, "the service knows no nodes")
+        # Over every eligible node first, as in process: a scheduler's per-class cache is
+        # then filled from the full mask. Only a choice outside the candidates (nodes that
+        # kube-scheduler's own filters removed) is decided again within them.
+        decision = control.decide(i, explain=False)
+        if within is not None and isinstance(decision, Placement) and not within[decision.node]:
+            decision = control.decide(i, explain=False, within=within)
+        self._memo = (i, changes, within, decision)
+        return decision
+
+    def _candidates(self, candidates: list[str]) -> tuple[I64, list[str]]:
+        """The known candidates' node indices, and the unknown names.
+
+        Kept for the last few lists (least recently used goes first): a pod's prioritize
+        call sends the nodes its filter call passed, and kube-scheduler sends the same full
+        list for pod after pod.
+        """
+        key = tuple(candidates)
+        hit = self._cands.pop(key, None)
+        if hit is None:
+            index = self._need()[0].index
+            known = np.array([index[n] for n in candidates if n in index], dtype=np.int64)
+            hit = (known, [n for n in candidates if n not in index])
+        return self._keep(key, hit)
+
+    def _keep(self, key: tuple[str, ...], value: tuple[I64, list[str]]) -> tuple[I64, list[str]]:
+        if len(self._cands) >= 8:
+            del self._cands[next(iter(self._cands))]
+        self._cands[key] = value
+        return value
+
+    def _within_mask(self, candidates: list[str]) -> BoolA | None:
+        """None when the candidates are every node (the common case), else their mask."""
+        if self._within is not None and candidates == self._within[0]:
+            return self._within[1]
+        table = self._need()[0]
+        some = np.zeros(table.nodes.n, dtype=bool)
+        some[self._candidates(candidates)[0]] = True
+        mask = None if some.all() else some
+        self._within = (list(candidates), mask)
+        return mask
+
+    def bind(self, key: str, node: str) -> str:
+        """Bind the pod to ``node`` (the decision's GPUs when it chose that node); "" or why not."""
+        with self.lock:
+            table, control = self._need()
+            i, n = self.slot.get(key), table.index.get(node)
+            if i is None:
+                return f"unknown pod {key!r}: the service binds pods it filtered or was sent"
+            if n is None:
+                return f"node {node!r} is {UNKNOWN_NODE}"
+            phase = int(control.state.phase[i])
+            if phase == Phase.RUNNING:
+                on = table.nodes.names[int(control.state.pod_node[i])]
+                return "" if on == node else f"pod {key!r} is already bound to {on!r}"
+            if phase != Phase.PENDING:
+                return f"pod {key!r} is {Phase(phase).name}, not pending"
+            memo = self._memo
+            gpus: tuple[int, ...] = ()
+            if memo is not None and memo[:2] == (i, len(control.state.changes)):
+                decision = memo[3]
+                if isinstance(decision, Placement) and decision.node == n:
+                    gpus = decision.gpus
+            return self._bind(i, n, gpus, check=True)
+
+    def _bind(self, i: int, n: int, gpus: tuple[int, ...], check: bool) -> str:
+        table, control = self._need()
+        view, state = control.views[i], control.state
+        if check:
+            why = placement_error(state, view, control.eligible(view), Placement(n, gpus))
+            if why:
+                return f"pod {table.rows_of_pods[i].key!r} cannot go there: {why}"
+        binding = control.bind(i, Placement(n, gpus or default_gpus(state, view, n)))
+        assert not isinstance(binding, Unschedulable)
+        key = table.rows_of_pods[i].key
+        self._record({"op": "bind", "key": key, "node": table.nodes.names[n],
+                      "gpus": list(binding.gpus)})  # fmt: skip
+        return ""
+
+    def release(self, key: str) -> bool:
+        """The pod ended or was deleted: its resources are free again."""
+        with self.lock:
+            i = self.slot.get(key)
+            if i is None or self.control is None:
+                return False
+            if self.control.state.phase[i] == Phase.RUNNING:
+                self.control.state.apply(Release(i))
+                self._record({"op": "release", "key": key})
+            return True
+
+    def fallbacks(self) -> int:
+        return sum(self.control.fallbacks.values()) if self.control is not None else 0
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _record(self, entry: dict[str, object]) -> None:
+        if self.journal is not None:
+            self.journal.append(entry)
+
+    def _replay(self, journal: Journal) -> None:
+        for entry in journal.replay():
+            op = entry["op"]
+            if op == "nodes":
+                self.set_nodes([node_from(r) for r in entry["rows"]])
+            elif op == "pod":
+                self.pod(pod_from(entry["row"]))
+            elif op == "bind":
+                table, _ = self._need()
+                self._bind(self.slot[entry["key"]], table.index[entry["node"]],
+                           tuple(entry["gpus"]), check=True)  # fmt: skip
+            elif op == "release":
+                self.release(entry["key"])

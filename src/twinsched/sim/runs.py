@@ -46,15 +46,18 @@ def start(
     seed: int,
     *,
     queue_sort: QueueSort = queue_order,
+    workload: Pods | None = None,
     **options: Unpack[RunOptions],
 ) -> SchedulerController:
     """The state of a run over ``pods`` (the scenario's, or a fill-up's arrivals drawn from
-    them) and the controller that owns its scheduling cycle."""
+    them) and the controller that owns its scheduling cycle. ``workload`` is what the
+    schedulers' context knows as the whole workload (default: the scenario's pods; the
+    scheduler service passes the trace it stands in for)."""
     sched = resolve(scheduler)
     assert sched is not None
     validate = options.get("validate", False)
     state = ClusterState(scenario.nodes, pods, scenario.links, validate=validate)
-    ctx = RunContext.create(scenario, seed)  # the context knows the whole workload
+    ctx = RunContext.create(scenario, seed, workload)  # the context knows the whole workload
     fallback = resolve(options.get("fallback", DEFAULT_FALLBACK))
     observers = list(options.get("observers", ()))
     progress = options.get("progress")

@@ -1,0 +1,39 @@
+"""Fuzz the scheduler service's HTTP API with a large budget and print the issue-16 rows, one
+per endpoint (method and path).
+
+    PYTHONPATH=src:. python bench/fuzz_serve.py [--examples 3000]
+
+The requests and the counting are those of ``tests/serve/fuzzing.py`` (the test suite runs
+them with a small budget): schemathesis' valid and invalid cases from the OpenAPI plus
+hostile bodies (bad quantities, overflow, NUL and huge names, deep nesting, not JSON, binds
+of unknown pods). Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
+
+from tests.serve.fuzzing import fuzz
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=3000, help="requests")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    report = fuzz(args.examples, derandomize=False)
+    print("\n".join(report.table()))
+    tried = sum(t.tried for t in report.tallies.values())
+    codes = dict(sorted(report.statuses.items()))
+    print(f"\n{tried} requests in {time.perf_counter() - started:.0f} s; status codes: {codes}")
+    print(f"first failures: {report.examples[:5] or 'none'}")
+    return 1 if report.bad() else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,195 @@
+"""Hostile and schema-driven requests to the scheduler service, counted per endpoint.
+
+Half the requests come from schemathesis (valid and invalid cases of the OpenAPI), half are
+hostile bodies written here: resource quantities that are not numbers, overflow, are
+negative or absurd (``1e400``, ``-1Gi``, 30 digits), names with NUL or 10 kB long, deep
+nesting, keys in odd capitalisation, bodies that are not JSON, binds of unknown pods or
+nodes. After each request the cluster's invariants are checked (no CPU, memory or GPU
+over-commit, conservation): a request that breaks them, or a refused bind that changed the
+bindings, counts as "stored wrongly". Shared by ``tests/serve/test_fuzz_hostile.py`` (small
+budget) and ``bench/fuzz_serve.py`` (the rows in ``docs/reliability.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import hypothesis.strategies as st
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis import GenerationMode
+
+from tests.serve.test_protocol import AUTH, NODES, TOKEN, pod
+from tests.twin.conftest import SyncASGI
+from twinsched.serve.app import create_app
+from twinsched.serve.cluster import ServiceCluster
+from twinsched.serve.convert import Names, node_row
+from twinsched.serve.kube import Node
+
+NAMES = [n["metadata"]["name"] for n in NODES]
+JSON = {"content-type": "application/json"}
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    clear: int = 0
+    accepted: int = 0
+    wrongly: int = 0
+    tracebacks: int = 0
+    server_errors: int = 0
+
+    def row(self, target: str) -> str:
+        cells = (self.tried, self.clear, self.accepted, self.wrongly, self.tracebacks,
+                 self.server_errors)  # fmt: skip
+        return f"| {target} | " + " | ".join(map(str, cells)) + " |"
+
+
+@dataclass
+class Report:
+    tallies: dict[str, Tally] = field(default_factory=dict)
+    statuses: Counter[int] = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+
+    def tally(self, target: str) -> Tally:
+        return self.tallies.setdefault(target, Tally())
+
+    def bad(self) -> int:
+        return sum(t.wrongly + t.tracebacks + t.server_errors for t in self.tallies.values())
+
+    def table(self) -> list[str]:
+        lines = ["| target | tried | clear error | accepted | stored wrongly | tracebacks | 5xx |",
+                 "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        lines += [self.tallies[t].row(f"scheduler service `{t}`") for t in sorted(self.tallies)]
+        return lines
+
+
+@dataclass(frozen=True)
+class Hostile:
+    method: str
+    path: str
+    body: bytes
+    auth: bool = True
+
+
+QUANTITIES = st.sampled_from(
+    ["1e400", "-1Gi", "-1", "nan", "inf", "1" * 30, "1.5.3", "", " ", "0x10", "1Ei", "99999Ei",
+     "1e-400", "5000", "1500", "0.5", "2", "100m", "1Gi", "16"]
+)  # fmt: skip
+RESOURCES = st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "twinsched.io/gpu-milli"])
+NAME = st.sampled_from(["p", "a\x00b", "x" * 10_000, "", "UPPER", "ns/../x", "\u00e9\u00ff"])
+
+
+def _nested(depth: int) -> bytes:
+    return ('{"Pod": ' + "[" * depth + "]" * depth + ', "NodeNames": []}').encode()
+
+
+@st.composite
+def hostile(draw: st.DrawFn) -> Hostile:
+    kind = draw(st.sampled_from(["pod", "nodes", "bind", "deep", "raw", "case"]))
+    verb = draw(st.sampled_from(["filter", "prioritize"]))
+    if kind == "pod":
+        requests = draw(st.dictionaries(RESOURCES, QUANTITIES, max_size=3))
+        p = pod(draw(NAME), **requests)
+        body = {"Pod": p, "NodeNames": draw(st.lists(st.sampled_from([*NAMES, "nowhere"])))}
+        return Hostile("POST", f"/{verb}", json.dumps(body).encode())
+    if kind == "nodes":
+        alloc = draw(st.dictionaries(RESOURCES, QUANTITIES, max_size=3))
+        node = {"metadata": {"name": draw(NAME)}, "status": {"allocatable": alloc}}
+        body = {"Pod": pod("n", cpu="1"), "Nodes": {"items": [node]}}
+        if draw(st.booleans()):
+            return Hostile("POST", "/nodes", json.dumps({"items": [node]}).encode())
+        return Hostile("POST", f"/{verb}", json.dumps(body).encode())
+    if kind == "bind":
+        bind = {"PodName": draw(NAME), "PodNamespace": "ns", "PodUID": draw(NAME),
+                "Node": draw(st.sampled_from([*NAMES, "nowhere", ""]))}  # fmt: skip
+        return Hostile("POST", "/bind", json.dumps(bind).encode(), auth=draw(st.booleans()))
+    if kind == "deep":
+        return Hostile("POST", f"/{verb}", _nested(draw(st.integers(50, 100_000))))
+    if kind == "raw":
+        return Hostile("POST", f"/{verb}", draw(st.binary(max_size=200)))
+    keys = draw(st.sampled_from([("pod", "nodenames"), ("POD", "NODES"), ("Pod", "Nodes")]))
+    return Hostile("POST", f"/{verb}", json.dumps({keys[0]: pod("c"), keys[1]: 7}).encode())
+
+
+def make_cluster() -> tuple[ServiceCluster, Any]:
+    cluster = ServiceCluster("fgd", capacity=64)
+    rows = [node_row(Node.model_validate(n), Names()) for n in NODES]
+    return cluster, rows
+
+
+def fuzz(requests: int, *, derandomize: bool = True) -> Report:
+    """Send ``requests`` requests (schemathesis cases and hostile ones, about half each)."""
+    report = Report()
+    cluster, rows = make_cluster()
+    app = create_app(cluster, Names(), TOKEN)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    cases = schema.as_strategy(GenerationMode.POSITIVE) | schema.as_strategy(
+        GenerationMode.NEGATIVE
+    )
+    raw = SyncASGI(app)
+
+    @settings(
+        max_examples=requests, derandomize=derandomize, database=None, deadline=None,
+        phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
+    )  # fmt: skip
+    @given(case=cases | hostile())
+    def run(case: Any) -> None:
+        if sum(t.tried for t in report.tallies.values()) % 40 == 0:
+            cluster.set_nodes(rows)  # known nodes again now and then: more decisions
+        _one(report, cluster, raw, case)
+
+    try:
+        run()
+    finally:
+        raw.close()
+    return report
+
+
+def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> None:
+    target = f"{case.method} {case.path}"
+    tally = report.tally(target)
+    tally.tried += 1
+    before = cluster.bindings()
+    try:
+        if isinstance(case, Hostile):
+            headers = {**JSON, **(AUTH if case.auth else {})}
+            response: Any = raw.request(case.method, case.path, content=case.body, headers=headers)
+        else:
+            response = case.call(headers=AUTH)
+    except Exception as exc:  # out of the app: a client sees a dropped connection
+        tally.tracebacks += 1
+        tally.server_errors += 1
+        report.examples.append(f"{target}: {exc!r:.200}")
+        return
+    status = response.status_code
+    report.statuses[status] += 1
+    if status >= 500:
+        tally.server_errors += 1
+        report.examples.append(f"{target}: {status} {response.text[:200]}")
+    elif status >= 400:
+        tally.clear += 1
+    else:
+        tally.accepted += 1
+    refused_bind = case.path == "/bind" and (status >= 400 or _error(response))
+    if refused_bind and cluster.bindings() != before:
+        tally.wrongly += 1
+        report.examples.append(f"{target}: a refused bind changed the bindings")
+    state = cluster.control.state if cluster.control is not None else None
+    if state is not None:
+        try:
+            state.check_invariants()
+        except Exception as exc:  # over-commit or lost resources: stored wrongly
+            tally.wrongly += 1
+            report.examples.append(f"{target}: invariants broken: {exc!r:.200}")
+
+
+def _error(response: Any) -> bool:
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and bool(body.get("Error"))

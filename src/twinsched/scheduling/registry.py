@@ -53,7 +53,7 @@ def _in_range(target: str, key: str, value: object) -> float:
     span = f"{lo:g}..{hi:g}" if whole else f">{lo:g}..{hi:g}"
     number = float(value) if isinstance(value, int | float) else math.nan
     ok = math.isfinite(number) and (lo <= number if whole else lo < number) and number <= hi
-    if not ok or (whole and not number.is_integer()):
+    if not ok or (whole and not isinstance(value, int)):  # '1e3', '16.0': not written whole
         kind = "an integer" if whole else "a number"
         raise TwinschedError(f"{target}: parameter {key}={value!r} must be {kind} in {span}")
     return number

@@ -20,7 +20,8 @@ from jsonschema import Draft7Validator
 
 from tests.twin.conftest import AUTH, SyncASGI, make_client
 from twinsched.model.document import TwinDocument
-from twinsched.traces.decice_d22 import to_d22
+from twinsched.traces.decice_d22_export import to_d22
+from twinsched.twin.api.schemas import D22Document
 from twinsched.twin.core.settings import TwinSettings
 from twinsched.twin.harmonize import HarmonizeResult, harmonize
 from twinsched.twin.harmonize.detect import TRAILING_COMMAS, parse_text
@@ -229,6 +230,7 @@ def test_round_trip_through_the_twin_and_the_d22_export(twin: SyncASGI, name: st
     assert put.status_code == 200, put.text
     exported = twin.get("/api/v1/state", params={"format": "decice-d22"})
     assert exported.status_code == 200, exported.text
+    D22Document.model_validate(exported.json())
     again = post(twin, exported.json())
     assert again.dropped == []
     assert again.document == first

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from twinsched.model.document import DocumentError, TwinDocument
 from twinsched.model.schema import validate_document
-from twinsched.traces.decice_d22 import to_d22
+from twinsched.traces.decice_d22_export import to_d22
 from twinsched.twin.api.deps import Service, WriteAccess
 from twinsched.twin.api.problems import (
     ERROR_RESPONSES,
@@ -25,7 +25,7 @@ from twinsched.twin.api.problems import (
     error_response,
     validation_problems,
 )
-from twinsched.twin.api.schemas import PutResult
+from twinsched.twin.api.schemas import D22Document, PutResult
 from twinsched.twin.core.deltas import MAX_TIME, PatchResult, StatePatch
 
 router = APIRouter(tags=["state"])
@@ -50,7 +50,10 @@ def _write(
     summary="The twin document, now or at a past time",
     response_model=None,
     responses={
-        200: {"model": TwinDocument, "description": "The twin document."},
+        200: {
+            "model": TwinDocument | D22Document,
+            "description": "The twin document (D2.2 document with format=decice-d22).",
+        },
         304: {"description": "Not modified: the state still has the version in If-None-Match."},
         404: {"model": ErrorBody, "description": "No state is as old as `at`."},
         **ERROR_RESPONSES,

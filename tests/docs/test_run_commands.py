@@ -140,7 +140,7 @@ LONG: dict[str, str] = {
     "docs/learning.md: twinsched autoscale --trace nasa-http-1995 --window 3h --sweep --out "
     "out/learning/nasa": "LSTM forecasts and a policy sweep: 27 s here without --sweep",
     "docs/learning.md: twinsched autoscale --trace bank-calls-2003 --window 3h --out "
-    "out/learning/bank": "LSTM forecasts: tens of seconds; tests/learning/test_cli.py runs it small",
+    "out/learning/bank": "LSTM forecasts: tens of seconds; tests/learning/test_cli.py runs one",
     "docs/learning.md: twinsched forecast-backtest --out out/learning/backtest": (
         "trains LSTM forecasters: 14 s here"
     ),

@@ -57,6 +57,14 @@ def first_huge(data: Any, limit: float = 2**63, at: str = "document") -> str | N
     return None
 
 
+def percent(value: Any) -> float:
+    """A percentage in [0, 100] as a fraction in [0, 1]; ValueError says why not."""
+    v = number(value)
+    if not 0 <= v <= 100:
+        raise ValueError(f"{v:g} is outside [0, 100] %")
+    return v / 100
+
+
 def whole(value: Any, minimum: int = 0, maximum: int = 2**53) -> int:
     """A whole number in ``[minimum, maximum]`` (``'20'``, ``20.0`` and ``20`` all give 20)."""
     out = number(value)

@@ -17,9 +17,11 @@ from typing import Any
 
 from twinsched.model.document import Link, Node, TwinDocument
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB
-from twinsched.traces._values import ident, label_value, mapping, number, scaled, whole
+from twinsched.traces._values import label_value, mapping, number, percent, scaled, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
-from twinsched.traces.decice_jobs import object_id, read_jobs, read_workloads
+from twinsched.traces.decice_d22 import from_d22, is_d22
+from twinsched.traces.decice_flat import flat_kind, from_flat
+from twinsched.traces.decice_jobs import link_ends, object_id, read_jobs, read_workloads
 
 METRIC_NAMES = {"util": "cpu_util", "mem_util": "memory_util", "power_watts": "power_w"}
 PERCENT = ("util", "mem_util")
@@ -53,8 +55,14 @@ def from_decice(payload: Any, base: TwinDocument | None) -> Conversion:
     """Convert one DECICE snapshot, a scheduler request, or a list of snapshots.
 
     For a list, the document is the latest snapshot (largest ``lastUpdated``); the samples
-    are those of every snapshot.
+    are those of every snapshot. The deliverables' own shapes are read too: the D2.2 output
+    document (:mod:`twinsched.traces.decice_d22`), NodePool objects and training rows
+    (:mod:`twinsched.traces.decice_flat`).
     """
+    if is_d22(payload):
+        return from_d22(payload, base)
+    if flat_kind(payload) is not None:
+        return from_flat(payload, base)
     if not isinstance(payload, list):
         return _snapshot(payload, (), base)
     if not payload:
@@ -184,15 +192,10 @@ def _samples(out: Conversion, node: str, raw: Mapping[str, Any], at: Path, t: fl
             continue  # null = not measured (DECICE's optional fields)
         where = (*at, key)
         try:
-            v = number(value)
+            v = percent(value) if key in PERCENT else number(value)
         except ValueError as exc:
             out.drop(where, str(exc))
             continue
-        if key in PERCENT:
-            if not 0 <= v <= 100:
-                out.drop(where, f"{v} is outside [0, 100] %")
-                continue
-            v /= 100
         out.samples.append(Sample(node, METRIC_NAMES.get(key, key), t, v, where))
 
 
@@ -239,16 +242,9 @@ def _link(reader: _Reader, raw: Any, at: Path) -> None:
     if not isinstance(raw, Mapping):
         out.drop(at, "not an object")
         return
-    ends = []
-    for key in ("vertexpool_a_id", "vertexpool_b_id"):
-        try:
-            ends.append(ident(raw.get(key)))
-        except ValueError as exc:
-            out.drop((*at, key), f"link dropped: {exc}")
-            return
-        if ends[-1] not in reader.pools:
-            out.drop((*at, key), f"link dropped: unknown vertexpool '{ends[-1]}'")
-            return
+    ends = link_ends(out, raw, at, ("vertexpool_a_id", "vertexpool_b_id"), reader.pools)
+    if ends is None:
+        return
     source, target = ends
     try:
         latency = number(raw.get("network_delay_ms"))

@@ -8,7 +8,7 @@ DECICE pods carry no resource requests; they are read from ``info`` (``cpu_milli
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from twinsched.model.cluster import MILLI_PER_GPU
@@ -45,6 +45,33 @@ POLICY_KINDS = {
 WORKLOAD_JOB = "workloads"
 
 
+def unwrapped(raw: Any, key: str, at: Path) -> tuple[Any, Path]:
+    """``raw[key]`` and its path when ``raw`` is the one-key wrapper ``{key: {...}}`` of the
+    twin deliverable's output document (D2.2), else ``raw`` and ``at`` unchanged."""
+    if isinstance(raw, Mapping) and isinstance(raw.get(key), Mapping) and len(raw) == 1:
+        return raw[key], (*at, key)
+    return raw, at
+
+
+def link_ends(
+    out: Conversion, raw: Mapping[str, Any], at: Path, keys: tuple[str, str], pools: Container[str]
+) -> tuple[str, str] | None:
+    """The two pool ids of a link (DECICE ``links``, D2.2 ``networks``), or None with the
+    drop recorded: a missing id, or a pool that is not in the document."""
+    what, pool = ("link", "vertexpool") if keys[0].startswith("vertex") else ("network", "nodepool")
+    ends = []
+    for key in keys:
+        try:
+            ends.append(ident(raw.get(key)))
+        except ValueError as exc:
+            out.drop((*at, key), f"{what} dropped: {exc}")
+            return None
+        if ends[-1] not in pools:
+            out.drop((*at, key), f"{what} dropped: unknown {pool} '{ends[-1]}'")
+            return None
+    return ends[0], ends[1]
+
+
 def object_id(out: Conversion, raw: Any, at: Path, what: str, seen: Container[str]) -> str | None:
     """The ``id`` (else ``name``) of the object ``raw`` when it is not in ``seen``.
 
@@ -78,9 +105,9 @@ def read_jobs(
         job_ids.add(name)
         job: dict[str, Any] = {"id": name, "pods": []}
         if isinstance(raw.get("profile"), Mapping):
-            job["profile"] = _profile(out, raw["profile"], (*where, "profile"), name)
+            job["profile"] = read_profile(out, raw["profile"], (*where, "profile"), name)
         for k, pod_raw in enumerate(array(raw.get("pods"))):
-            pod = _pod(out, pod_raw, (*where, "pods", k), nodes, binder, pod_ids)
+            pod = read_pod(out, pod_raw, (*where, "pods", k), nodes, binder, pod_ids)
             if pod is not None:
                 pod_ids.add(pod["id"])
                 job["pods"].append(pod)
@@ -113,12 +140,14 @@ def read_workloads(out: Conversion, workloads: Any, at: Path) -> list[dict[str, 
     return [{"id": WORKLOAD_JOB, "pods": pods}] if pods else []
 
 
-def _profile(out: Conversion, raw: Mapping[str, Any], at: Path, job: str) -> dict[str, Any]:
+def read_profile(out: Conversion, raw: Mapping[str, Any], at: Path, job: str) -> dict[str, Any]:
+    """A job's scheduler weights; weights may be wrapped (``{"weight": {...}}``, D2.2)."""
     weights = []
     given = raw.get("weights")
     if given is not None and not isinstance(given, list):
         out.drop((*at, "weights"), "must be a list")
-    for k, w in enumerate(array(given)):
+    for k, wrapped in enumerate(array(given)):
+        w, _ = unwrapped(wrapped, "weight", ())
         try:
             name = ident(w.get("models_name", w.get("model_name")))
             value = number(w.get("models_weight", w.get("model_weight")))
@@ -132,14 +161,16 @@ def _profile(out: Conversion, raw: Mapping[str, Any], at: Path, job: str) -> dic
     return {"name": title if isinstance(title, str) and title else job, "weights": weights}
 
 
-def _pod(
+def read_pod(
     out: Conversion,
     raw: Any,
     at: Path,
     nodes: dict[str, dict[str, Any]],
     binder: GpuBinder,
     seen: Container[str],
+    pair: Callable[[Any], str] = label_pair,
 ) -> dict[str, Any] | None:
+    """The twin pod of a DECICE pod (requests from ``info``), or None with the drop recorded."""
     name = object_id(out, raw, at, "pod", seen)
     if name is None:
         return None
@@ -155,7 +186,7 @@ def _pod(
     pod: dict[str, Any] = {
         "id": name,
         "requests": requests,
-        "policies": _policies(out, raw.get("policies"), (*at, "policies")),
+        "policies": _policies(out, raw.get("policies"), (*at, "policies"), pair),
         "priority": priority,
         "phase": _phase(out, raw, at),
         "timestamps": {"arrival_s": max(arrival, 0.0)},
@@ -192,21 +223,24 @@ def _requests(raw: Any) -> dict[str, Any]:
     }
 
 
-def _policies(out: Conversion, raw: Any, at: Path) -> dict[str, list[str]]:
+def _policies(
+    out: Conversion, raw: Any, at: Path, pair: Callable[[Any], str]
+) -> dict[str, list[str]]:
     policies: dict[str, list[str]] = {kind: [] for kind in set(POLICY_KINDS.values())}
     items = raw if isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else []
-    for k, item in enumerate(items):
+    for k, wrapped in enumerate(items):
+        item, where = unwrapped(wrapped, "policy", (*at, k))
         if not isinstance(item, Mapping):
-            out.drop((*at, k), "not an object")
+            out.drop(where, "not an object")
             continue
         for key, kind in POLICY_KINDS.items():
             if item.get(key) is not None and not isinstance(item.get(key), list):
-                out.drop((*at, k, key), "must be a list of labels")
+                out.drop((*where, key), "must be a list of labels")
             for j, label in enumerate(array(item.get(key))):
                 try:
-                    policies[kind].append(label_pair(label))
+                    policies[kind].append(pair(label))
                 except ValueError as exc:
-                    out.drop((*at, k, key, j), str(exc))
+                    out.drop((*where, key, j), str(exc))
     return policies
 
 

@@ -99,3 +99,15 @@ class HarmonizeRequest(BaseModel):
         description="A twin document giving hardware for nodes the payload only measures; "
         "samples older than its timestamp are stale.",
     )
+
+
+class D22Document(BaseModel):
+    """The twin written as the DECICE twin deliverable's output document (D2.2): objects
+    wrapped in one-key objects named after their type (``docs/harmonize.md``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lastUpdated: str = Field(description="Time of the state, 'YYYY-MM-DD HH:MM:SS' in UTC.")
+    nodepools: list[dict[str, Any]] = Field(description='{"nodepool": {id, labels, nodes}}.')
+    networks: list[dict[str, Any]] = Field(description='{"network": {nodepool_a_id, ...}}.')
+    jobs: list[dict[str, Any]] = Field(description='{"profile", "job": {id, pods}}.')

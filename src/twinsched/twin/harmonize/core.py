@@ -63,13 +63,16 @@ def harmonize(
         )
     if step_s is not None and not (math.isfinite(step_s) and step_s > 0):
         raise HarmonizeError(("step_s",), "must be a finite number > 0", argument=True)
+    lenient: str | None = None
     if isinstance(payload, str):
-        payload = parse_text(payload)
+        payload, lenient = parse_text(payload)
     try:
         chosen: Source = detect(payload) if source == "auto" else source
         conversion = CONVERTERS[chosen](payload, base)
     except UNREADABLE as exc:  # raised by a reader below its own checks: still bad input
         raise HarmonizeError((), f"cannot be read: {_one_line(exc)}") from exc
+    if lenient is not None:
+        conversion.notes.insert(0, lenient)
     samples = _accepted(conversion, base)
     if chosen == "twin":
         document = validate_document(conversion.data)

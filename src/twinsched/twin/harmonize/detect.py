@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from twinsched.traces.conversion import HarmonizeError
+from twinsched.traces.decice_d22 import is_d22
+from twinsched.traces.decice_flat import flat_kind
 from twinsched.traces.prometheus import is_response
 from twinsched.traces.supercloud_tables import KEYS as TABLE_KEYS
 from twinsched.traces.supercloud_tables import TABLES, read_rows, table_kind
@@ -15,24 +17,67 @@ from twinsched.twin.harmonize.result import Source
 TWIN_KEYS = ("schema_version", "nodepools", "networks", "timestamp")
 NONE_OF = (
     "is none of the accepted formats: a twin document (nodepools, networks, jobs[].pods), "
-    "a DECICE digital twin (vertexpools, links), tables (rows with id_job, node, or "
-    "Node+EpochTime; or CSV text), Prometheus query results (status, data.result)"
+    "a DECICE digital twin (vertexpools, links), the DECICE D2.2 document (wrapped "
+    "{nodepool: ...} objects), NodePool objects (id, cpu_cores, memory, cpu_load, "
+    "memory_load), DECICE training rows (job_id, cpus_req, mem_req, ...), "
+    "tables (rows with id_job, node, or Node+EpochTime; or CSV text), "
+    "Prometheus query results (status, data.result)"
 )
 
 
-def parse_text(text: str) -> Any:
-    """JSON text as its value; other text is kept as is (CSV tables)."""
+TRAILING_COMMAS = (
+    "JSON with a comma before a closing ] or } (as the published NodePool schema has after "
+    "its last 'required' entry) is read as if the comma were not there"
+)
+
+
+def parse_text(text: str) -> tuple[Any, str | None]:
+    """JSON text as its value (other text is kept as is: CSV tables), and a note when the
+    JSON was read only after leaving out trailing commas."""
     stripped = text.strip()
     if not stripped:
         raise HarmonizeError((), "is empty")
     if stripped[0] not in "[{":
-        return text
+        return text, None
     try:
-        return json.loads(stripped)
+        return json.loads(stripped), None
     except json.JSONDecodeError as exc:
+        lenient = without_trailing_commas(stripped)
+        if lenient != stripped:
+            try:
+                return json.loads(lenient), TRAILING_COMMAS
+            except (json.JSONDecodeError, RecursionError):
+                pass
         raise HarmonizeError((), f"is not valid JSON: {exc.msg} (line {exc.lineno})") from None
     except RecursionError:
         raise HarmonizeError((), "is JSON nested too deeply") from None
+
+
+def without_trailing_commas(text: str) -> str:
+    """``text`` without the commas that only whitespace separates from a ``]`` or ``}``
+    (outside strings)."""
+    out: list[str] = []
+    in_string = escaped = False
+    pending: int | None = None  # index in out of a comma that may be trailing
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string, pending = True, None
+        elif ch in "]}" and pending is not None:
+            out[pending] = ""
+            pending = None
+        elif ch == ",":
+            pending = len(out)
+        elif not ch.isspace():
+            pending = None
+        out.append(ch)
+    return "".join(out)
 
 
 def detect(payload: Any) -> Source:
@@ -48,6 +93,8 @@ def detect(payload: Any) -> Source:
         if not payload:
             raise HarmonizeError((), "is an empty array")
         first = payload[0]
+        if flat_kind(payload) is not None:
+            return "decice"
         if isinstance(first, Mapping):
             if "vertexpools" in first or isinstance(first.get("cluster"), Mapping):
                 return "decice"
@@ -60,6 +107,8 @@ def detect(payload: Any) -> Source:
 
 def _mapping_source(payload: Mapping[str, Any]) -> Source | None:
     keys = set(payload)
+    if is_d22(payload) or flat_kind(payload) is not None:
+        return "decice"
     if keys & set(TWIN_KEYS):
         return "twin"
     cluster = payload.get("cluster")

@@ -8,7 +8,7 @@ PATCH is parsed straight from bytes (fast) and its raw body goes to the change l
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from twinsched.model.document import DocumentError, TwinDocument
 from twinsched.model.schema import validate_document
+from twinsched.traces.decice_d22_export import to_d22
 from twinsched.twin.api.deps import Service, WriteAccess
 from twinsched.twin.api.problems import (
     ERROR_RESPONSES,
@@ -24,7 +25,7 @@ from twinsched.twin.api.problems import (
     error_response,
     validation_problems,
 )
-from twinsched.twin.api.schemas import PutResult
+from twinsched.twin.api.schemas import D22Document, PutResult
 from twinsched.twin.core.deltas import MAX_TIME, PatchResult, StatePatch
 
 router = APIRouter(tags=["state"])
@@ -49,7 +50,10 @@ def _write(
     summary="The twin document, now or at a past time",
     response_model=None,
     responses={
-        200: {"model": TwinDocument, "description": "The twin document."},
+        200: {
+            "model": TwinDocument | D22Document,
+            "description": "The twin document (D2.2 document with format=decice-d22).",
+        },
         304: {"description": "Not modified: the state still has the version in If-None-Match."},
         404: {"model": ErrorBody, "description": "No state is as old as `at`."},
         **ERROR_RESPONSES,
@@ -62,13 +66,23 @@ async def get_state(
         float | None,
         Query(ge=0, le=MAX_TIME, allow_inf_nan=False, description="Time: the state then."),
     ] = None,
+    format: Annotated[
+        Literal["twin", "decice-d22"],
+        Query(
+            description="`twin` (the twin format) or `decice-d22`: the DECICE twin "
+            "deliverable's output document (D2.2), which `POST /harmonize` reads back."
+        ),
+    ] = "twin",
 ) -> Response:
     """The current document, or the newest one at or before ``at``.
 
+    With ``format=decice-d22`` it is written in the D2.2 shape (``traces/decice_d22.py``).
     The current document is serialized (and gzip-compressed for clients that accept it)
     once per state version; its ``ETag`` is the version, so pollers can send
     ``If-None-Match`` and get a 304 until the state changes.
     """
+    if format == "decice-d22":
+        return await run_in_threadpool(_d22, service, at)
     if at is None:
         etag = f'"v{service.version}"'
         if request.headers.get("if-none-match") == etag:
@@ -85,6 +99,20 @@ async def get_state(
     if past is None:
         return error_response(404, f"at: no state at or before time {at}", [("at", "too early")])
     return Response(past, media_type="application/json")
+
+
+def _d22(service: Any, at: float | None) -> Response:
+    """The state now (``at`` None) or then, as the D2.2 document; 404 when none is that old."""
+    if at is None:
+        data = service.read(to_d22)
+    else:
+        past = service.snapshot_json(at)
+        if past is None:
+            return error_response(
+                404, f"at: no state at or before time {at}", [("at", "too early")]
+            )
+        data = to_d22(TwinDocument.model_validate_json(past))
+    return Response(json.dumps(data).encode(), media_type="application/json")
 
 
 @router.put("/state", summary="Replace the whole document", **_write("TwinDocument", PutResult))

@@ -1,0 +1,286 @@
+"""Every shell command of README.md and docs/*.md is run here, or listed in LONG with a reason.
+
+``tests/docs/test_commands.py`` parses each ``twinsched`` command without running it; this
+file RUNS the cheap commands of each page, in the page's order, in one sandbox per page: a
+temporary folder as working directory, ``TWINSCHED_DB`` and ``TWINSCHED_MODELS`` inside it,
+``TWINSCHED_DATA`` the shared data folder, and ``twinsched`` the program of this checkout.
+Each must exit with status 0. A command is known by ``"<page>: <text>"`` (comment dropped,
+spaces collapsed), so a command edited, added or removed in the docs fails
+:func:`test_every_documented_command_is_run_or_listed` until it is run or listed here.
+
+What a command does before it runs here is in :data:`SUBSTITUTIONS` (small inputs for long
+runs, a placeholder's value, a file the doc assumes) and, for every command,
+:data:`EVERYWHERE`. Commands that start a server, need one, train for minutes or install
+things are in :data:`LONG`, with the reason and (for servers) the test that covers them.
+Budget: about 40 s on the 2-core build machine (measured).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.docs.test_commands import PAGES, ROOT, shell_lines
+
+DATA = ROOT.parent / "shared" / "data"
+TIMEOUT_S = 120
+EVERYWHERE = [("../shared/data", str(DATA))]  # the doc's data root, from the repository root
+
+# command -> (what it becomes here, why)
+SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
+    "README.md: make demo": [("make demo", "twinsched demo")],  # make would build the venv
+    "README.md: twinsched run --trace alibaba-gpu-2023 --variant default --mode fillup "
+    "--schedulers fgd,bestfit,gpupacking,gpuclustering,dotprod,random --seeds 0-9 --jobs 2 "
+    "--out out/fgd": [
+        (
+            "--schedulers fgd,bestfit,gpupacking,gpuclustering,dotprod,random",
+            "--schedulers fgd,random",
+        ),
+        ("--seeds 0-9", "--seeds 0"),
+    ],
+    "README.md: twinsched run --scenario openb --schedulers fgd,bestfit --seeds 0-2": [
+        ("--seeds 0-2", "--seeds 0")
+    ],
+    "docs/models.md: twinsched models list [NAME]": [(" [NAME]", "")],
+    "docs/models.md: twinsched models verify [NAME[@VERSION]]": [(" [NAME[@VERSION]]", "")],
+    "docs/prometheus.md: cat > /tmp/prometheus.yml <<'EOF'": [
+        ("/tmp/prometheus.yml", "prometheus.yml")  # into the sandbox
+    ],
+    "docs/store.md: twinsched scenarios import twin-json snapshot.json --name snap --replace": [
+        (
+            "twinsched scenarios import",  # the doc assumes a snapshot.json: export one first
+            "twinsched scenarios export demo --format twin-json --out snapshot.json && "
+            "twinsched scenarios import",
+        )
+    ],
+    "docs/store.md: twinsched scenarios list | show NAME | delete NAME": [
+        (
+            "twinsched scenarios list | show NAME | delete NAME",  # the three alternatives
+            "twinsched scenarios list && twinsched scenarios show demo && "
+            "twinsched scenarios delete lublin",
+        )
+    ],
+    "docs/store.md: twinsched scenarios export NAME --format twin-json --out NAME.json": [
+        ("NAME", "demo")
+    ],
+    "docs/store.md: twinsched runs list | show ID | compare ID ID... [--out DIR]": [
+        (
+            "twinsched runs list | show ID | compare ID ID... [--out DIR]",  # two runs first
+            "twinsched run --scenario demo --schedulers fgd,bestfit --seeds 0 && "
+            "twinsched runs list && twinsched runs show 1 && "
+            "twinsched runs compare 1 2 --out compared",
+        )
+    ],
+}
+
+TWIN_SERVER = "starts a server: covered by tests/twin/test_restart.py (TwinProcess)"
+NEEDS_TWIN = "needs the twin server started above: covered by tests/twin/test_routes.py"
+VTE = "starts a server: covered by tests/sim/test_exporter.py::test_cli_serve_runs_to_the_end"
+COLLECTOR = (
+    "starts a collector against Prometheus and the twin: covered by "
+    "tests/twin/test_prometheus_chain.py and tests/twin/test_prometheus.py"
+)
+PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus_chain.py"
+TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
+NEEDS_MODEL = "needs a model registered by a training command above (long)"
+BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+LONG: dict[str, str] = {
+    "README.md: make test": "the whole test suite (what CI runs)",
+    "README.md: twinsched train --train-variants default,cpu0,cpu050,cpu100,cpu200,cpu300,"
+    "gpushare20,gpushare40,gpushare80,gpushare100,multigpu20,multigpu30,multigpu50,gpuspec05,"
+    "gpuspec10,gpuspec33 --val-variants cpu250,gpuspec25 --val-seeds 100,101,102,103,104 "
+    "--prior fgd_score=100 --epochs 0 --gate-seeds 0-4 --es-val-on-train --out out/train-gates "
+    "--register openb-gates": TRAINING,
+    "README.md: twinsched run --trace alibaba-gpu-2023 --variant gpuspec20 --schedulers "
+    "ai:openb-gates,fgd,bestfit --seeds 0-2": NEEDS_MODEL,
+    "README.md: twinsched twin serve --port 8181 --trace synthetic-continuum": TWIN_SERVER,
+    "README.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd --twin "
+    "http://127.0.0.1:8181": NEEDS_TWIN,
+    "README.md: twinsched vte serve --trace synthetic-continuum --mode replay --speed 2000 "
+    "--port 9100": VTE,
+    "README.md: twinsched twin collect --prometheus http://127.0.0.1:9090 --twin "
+    "http://127.0.0.1:8181": COLLECTOR,
+    "README.md: twinsched autoscale --trace nasa-http-1995 --window 3h --sweep --out out/nasa": (
+        "LSTM forecasts and a policy sweep: 27 s here without --sweep; "
+        "tests/learning/test_cli.py runs it small"
+    ),
+    "README.md: twinsched forecast-backtest --out out/backtest": (
+        "trains LSTM forecasters: 14 s here; tests/learning/test_cli.py covers the backtest"
+    ),
+    "README.md: twinsched workflow run all --out out/workflows": (
+        "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
+    ),
+    "README.md: twinsched workflow run blast-chameleon-small-002 --executor ray": (
+        "starts a Ray cluster; tests/workflows/ covers the executor"
+    ),
+    "docs/ai.md: twinsched train --train-variants default,cpu050,gpushare40 --val-variants "
+    "cpu250 --epochs 10 --out out/train --register openb-bc": TRAINING,
+    "docs/ai.md: twinsched train ... --prior fgd_score=100 --epochs 0 --ppo-updates 40": TRAINING,
+    "docs/ai.md: twinsched train ... --prior fgd_score=100 --epochs 0 --es-generations 15": (
+        TRAINING
+    ),
+    "docs/ai.md: twinsched train ... --prior fgd_score=100 --epochs 0 --gate-seeds 0-4": TRAINING,
+    "docs/ai.md: python bench/heldout.py --model ai:openb-gates --seeds 0-9": BENCH,
+    "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare60 --schedulers "
+    "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
+    "docs/ai.md: python bench/ai.py --model ai:openb-bc": BENCH,
+    "docs/deploy.md: pip install 'twinsched[serve]'": "installs from the package index",
+    "docs/deploy.md: twinsched scheduler serve --scheduler fgd --port 8282 --state "
+    "scheduler.jsonl": "starts a server: covered by tests/serve/test_restart.py",
+    "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --trace "
+    "alibaba-gpu-2023 --variant default --check fgd": (
+        "needs the scheduler server above: covered by tests/serve/test_same_decisions.py"
+    ),
+    "docs/learning.md: twinsched autoscale --trace nasa-http-1995 --window 3h --sweep --out "
+    "out/learning/nasa": "LSTM forecasts and a policy sweep: 27 s here without --sweep",
+    "docs/learning.md: twinsched autoscale --trace bank-calls-2003 --window 3h --out "
+    "out/learning/bank": "LSTM forecasts: tens of seconds; tests/learning/test_cli.py runs one",
+    "docs/learning.md: twinsched forecast-backtest --out out/learning/backtest": (
+        "trains LSTM forecasters: 14 s here"
+    ),
+    "docs/learning.md: python bench/learning.py": BENCH,
+    "docs/models.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare40 --schedulers "
+    "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
+    "docs/models.md: twinsched models show openb-bc@2": NEEDS_MODEL,
+    "docs/models.md: twinsched models delete openb-bc@1 [--yes]": NEEDS_MODEL,
+    "docs/prometheus.md: twinsched vte serve --trace synthetic-continuum --mode replay "
+    "--scheduler fgd --speed 600 --port 9464 --hold 600": VTE,
+    "docs/prometheus.md: curl -s http://127.0.0.1:9464/metrics | grep 'node=\"cloud-000\"'": (
+        "needs the vte server above: covered by tests/sim/test_exporter.py"
+    ),
+    "docs/prometheus.md: apt-get install -y prometheus": "installs a system package (root)",
+    "docs/prometheus.md: prometheus --config.file=/tmp/prometheus.yml "
+    "--storage.tsdb.path=/tmp/prom-data --web.listen-address=127.0.0.1:9090": PROMETHEUS,
+    "docs/prometheus.md: curl -s "
+    "'http://127.0.0.1:9090/api/v1/query?query=twinsched_node_pods_running'": PROMETHEUS,
+    "docs/prometheus.md: twinsched twin collect --prometheus http://127.0.0.1:9090 --twin "
+    "http://127.0.0.1:8181 --interval 15": COLLECTOR,
+    "docs/prometheus.md: curl -s http://127.0.0.1:8181/api/v1/nodes | head -c 400": NEEDS_TWIN,
+    "docs/twin.md: twinsched twin serve --port 8181": TWIN_SERVER,
+    "docs/twin.md: twinsched twin serve --trace synthetic-continuum": TWIN_SERVER,
+    "docs/twin.md: twinsched twin serve --snapshot twin.json --db "
+    "postgresql+psycopg://postgres@127.0.0.1/test": TWIN_SERVER,
+    "docs/twin.md: export TWINSCHED_TWIN_TOKEN=...; twinsched twin serve --port 8181 &": (
+        TWIN_SERVER
+    ),
+    "docs/twin.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd "
+    "--twin http://127.0.0.1:8181": NEEDS_TWIN,
+    "docs/workflows.md: twinsched workflow run all --out out/workflows": (
+        "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
+    ),
+}
+
+
+def documented() -> Iterator[tuple[str, int, str]]:
+    """(page, line, command text) of every shell command; a here-document is one command."""
+    for page in PAGES:
+        name = str(page.relative_to(ROOT))
+        lines = list(shell_lines(page))
+        i = 0
+        while i < len(lines):
+            number, line = lines[i]
+            i += 1
+            text = " ".join(re.sub(r"\s#\s.*$", "", line).split())
+            if not text or text.startswith("#"):
+                continue
+            here = re.search(r"<<-?'?(\w+)'?", text)
+            if here:
+                body = []
+                while i < len(lines) and lines[i][1].strip() != here.group(1):
+                    body.append(lines[i][1])
+                    i += 1
+                i += 1
+                yield name, number, text + "\n" + "\n".join(body) + "\n" + here.group(1)
+            else:
+                yield name, number, text
+
+
+def key(page: str, text: str) -> str:
+    return f"{page}: {text.splitlines()[0]}"
+
+
+COMMANDS = list(documented())
+KEYS = [key(page, text) for page, _, text in COMMANDS]
+RUN_PAGES = sorted({page for page, _, text in COMMANDS if key(page, text) not in LONG})
+
+
+def substituted(page: str, text: str) -> str:
+    for old, new in [*SUBSTITUTIONS.get(key(page, text), []), *EVERYWHERE]:
+        text = text.replace(old, new)
+    return text
+
+
+def sandbox_env(folder: Path) -> dict[str, str]:
+    """This checkout's ``twinsched`` first on PATH; store, models and data set for the sandbox."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "twinsched"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m twinsched.cli "$@"\n')
+    shim.chmod(0o755)
+    python_dir = Path(sys.executable).parent
+    return {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{python_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT / "src"),
+        "TWINSCHED_DB": f"sqlite:///{folder / 'store.db'}",
+        "TWINSCHED_MODELS": str(folder / "models"),
+        "TWINSCHED_DATA": str(DATA),
+        "COLUMNS": "120",
+    }
+
+
+def run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_every_documented_command_is_run_or_listed() -> None:
+    """LONG and SUBSTITUTIONS name only documented commands; no command is in both."""
+    assert len(KEYS) >= 60, "the collector went blind"
+    assert not sorted(set(LONG) - set(KEYS)), "listed in LONG but no longer documented"
+    assert not sorted(set(SUBSTITUTIONS) - set(KEYS)), "substituted but no longer documented"
+    assert not sorted(set(LONG) & set(SUBSTITUTIONS)), "both run and listed as long"
+    for name, table in SUBSTITUTIONS.items():
+        (text,) = {t for p, _, t in COMMANDS if key(p, t) == name}
+        for old, _ in table:
+            assert old in text, f"{name}: substitution {old!r} no longer applies"
+
+
+@pytest.mark.parametrize("page", RUN_PAGES)
+def test_documented_commands_run(page: str, tmp_path: Path) -> None:
+    """The page's commands not in LONG, in order, in one sandbox: each exits with 0."""
+    env = sandbox_env(tmp_path)
+    ran = 0
+    for name, number, text in COMMANDS:
+        if name != page or key(name, text) in LONG:
+            continue
+        command = substituted(name, text)
+        if str(DATA) in command and not DATA.exists():
+            pytest.skip(f"{DATA} is not here")
+        done = run(command, tmp_path, env)
+        tail = (done.stdout + done.stderr)[-1500:]
+        assert done.returncode == 0, f"{name}:{number}: {command}\nexit {done.returncode}\n{tail}"
+        assert "Traceback" not in done.stderr, f"{name}:{number}: {command}\n{tail}"
+        ran += 1
+    assert ran
+
+
+def test_a_failing_command_is_seen(tmp_path: Path) -> None:
+    """The runner is not blind: a wrong command, or a failure inside a pipe, fails."""
+    env = sandbox_env(tmp_path)
+    assert run("twinsched run --trace no-such-trace", tmp_path, env).returncode != 0
+    assert run("twinsched scenarios show nothing | head -1", tmp_path, env).returncode != 0
+    assert run("twinsched scenarios list", tmp_path, env).returncode == 0

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from twinsched.errors import TwinschedError
 
@@ -20,7 +21,9 @@ def make_console(stderr: bool = False, width: int = 160) -> Console:
 
 def error_exit(exc: BaseException, prefix: str = "") -> typer.Exit:
     """Print one red ``error:`` line for ``exc`` and give the exit (status 2) to raise."""
-    make_console(stderr=True).print(f"[red]error:[/] {prefix}{exc}", markup=True, highlight=False)
+    make_console(stderr=True).print(
+        f"[red]error:[/] {escape(f'{prefix}{exc}')}", markup=True, highlight=False
+    )
     return typer.Exit(2)
 
 

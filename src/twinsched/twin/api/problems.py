@@ -17,7 +17,6 @@ from starlette.exceptions import HTTPException
 
 from twinsched.model.document import DocumentError
 from twinsched.model.schema import format_path
-from twinsched.twin.core.service import DeltaError, TimeOrderError
 
 
 class Problem(BaseModel):
@@ -99,6 +98,8 @@ async def _document_error(_: Request, exc: Exception) -> JSONResponse:
 
 
 async def _delta_error(_: Request, exc: Exception) -> JSONResponse:
+    from twinsched.twin.core.service import DeltaError, TimeOrderError
+
     assert isinstance(exc, DeltaError)
     status = 409 if isinstance(exc, TimeOrderError) else 422
     return problem_response([(exc.path, exc.problem)], status)
@@ -114,7 +115,13 @@ async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
 
 
 def install(app: FastAPI) -> None:
-    """Register the JSON error handlers on ``app``."""
+    """Register the JSON error handlers on ``app``.
+
+    The twin's core (and through it the history store's SQLAlchemy) is imported here, not at
+    module level: the scheduler service shares this module's bodies and needs only
+    ``twinsched[serve]``."""
+    from twinsched.twin.core.service import DeltaError
+
     app.add_exception_handler(RequestValidationError, _request_validation)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(DocumentError, _document_error)

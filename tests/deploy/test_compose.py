@@ -1,0 +1,71 @@
+"""deploy/compose.yaml against the compose-spec JSON schema (the copy check-jsonschema ships),
+its commands against the real CLI, and deploy/prometheus.yml's targets against its services."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.deploy.files import DEPLOY, parse_cli
+
+COMPOSE: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+PROMETHEUS: dict[str, Any] = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
+OURS = {"twin": "twin serve", "scheduler": "scheduler serve", "vte": "vte serve"}
+
+
+def compose_problems(document: dict[str, Any]) -> list[str]:
+    vendored = resources.files("check_jsonschema.builtin_schemas.vendor") / "compose-spec.json"
+    schema = json.loads(vendored.read_text())
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    return [e.message for e in validator.iter_errors(document)]
+
+
+def test_the_compose_file_passes_the_compose_spec_schema() -> None:
+    assert compose_problems(COMPOSE) == []
+
+
+def test_the_compose_check_refuses_a_misspelt_key() -> None:
+    broken = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    broken["services"]["scheduler"]["comand"] = broken["services"]["scheduler"].pop("command")
+    assert any("comand" in p for p in compose_problems(broken))
+
+
+def test_the_stack_has_what_the_issue_asks_for() -> None:
+    services = COMPOSE["services"]
+    assert {"postgres", "twin", "scheduler", "vte", "prometheus"} <= services.keys()
+    for name in OURS:  # the one image, built from deploy/Dockerfile
+        assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
+    assert "postgres:5432" in services["twin"]["environment"]["TWINSCHED_TWIN_DB"]
+
+
+@pytest.mark.parametrize("service", sorted(OURS))
+def test_each_service_runs_a_command_the_cli_accepts(service: str) -> None:
+    command, params = parse_cli(COMPOSE["services"][service]["command"])
+    assert command == f"twinsched {OURS[service]}"
+    assert params["host"] == "0.0.0.0"
+    published = [p.rsplit(":", 1)[-1] for p in COMPOSE["services"][service]["ports"]]
+    assert str(params["port"]) in published
+
+
+def test_the_cli_check_refuses_an_unknown_option() -> None:
+    with pytest.raises(Exception, match="--prot"):
+        parse_cli(["scheduler", "serve", "--prot", "8282"])
+
+
+def test_prometheus_scrapes_the_twin_the_scheduler_and_the_vte_at_their_ports() -> None:
+    targets = {
+        t
+        for job in PROMETHEUS["scrape_configs"]
+        for c in job["static_configs"]
+        for t in c["targets"]
+    }
+    for service in OURS:
+        _, params = parse_cli(COMPOSE["services"][service]["command"])
+        assert f"{service}:{params['port']}" in targets
+    volumes = COMPOSE["services"]["prometheus"]["volumes"]
+    assert "./prometheus.yml:/etc/prometheus/prometheus.yml:ro" in volumes

@@ -1,0 +1,105 @@
+"""The wheel, not the source tree: `python -m build` makes it, a fresh virtualenv (no system
+site packages) installs it with `pip install '<wheel>[serve]'` from the package index, and
+`twinsched scheduler serve` from that virtualenv answers /healthz. About 25-40 s, most of it
+pip installing numpy, pandas, matplotlib and FastAPI (measured in deploy/README.md)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import venv
+from pathlib import Path
+
+from tests.deploy.files import DEPLOY
+from twinsched.traces.datadir import data_root
+
+ROOT = DEPLOY.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def clean_env() -> dict[str, str]:
+    """The environment less what would let the virtualenv see the source tree."""
+    return {
+        k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}
+    }
+
+
+def run(args: list[str], cwd: Path, timeout: float) -> str:
+    done = subprocess.run(
+        args, cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, f"{args[:4]}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    return done.stdout
+
+
+def healthz(url: str, server: subprocess.Popen[bytes], deadline: float) -> bytes:
+    """The body of ``url`` once it answers; fails at once when the server exits."""
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                body: bytes = answer.read()
+                return body
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> None:
+    data = data_root().resolve()
+    if not (data / "alibaba_gpu_v2023").is_dir():
+        data = (ROOT.parent / "shared" / "data").resolve()
+    run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(ROOT)],
+        tmp_path,
+        300,
+    )
+    (wheel,) = (tmp_path / "dist").glob("twinsched-*-py3-none-any.whl")
+    env = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(env)
+    python = env / "bin" / "python"
+    run([str(python), "-m", "pip", "install", "-q", f"{wheel}[serve]"], tmp_path, 600)
+    where = run(
+        [str(python), "-c", "import twinsched, sys; print(twinsched.__file__)"], tmp_path, 60
+    )
+    assert Path(where.strip()).is_relative_to(env)  # the installed wheel, not src/
+    # [serve] alone: the database libraries of [store] and [twin] are not there
+    missing = run(
+        [str(python), "-c", "import importlib.util as u; print(u.find_spec('sqlalchemy'))"],
+        tmp_path,
+        60,
+    )
+    assert missing.strip() == "None"
+    port = free_port()
+    log = tmp_path / "serve.log"
+    command = [
+        str(env / "bin" / "twinsched"),
+        "scheduler",
+        "serve",
+        "--port",
+        str(port),
+        "--data",
+        str(data),
+    ]
+    with (
+        log.open("w") as out,
+        subprocess.Popen(command, cwd=tmp_path, env=clean_env(), stdout=out, stderr=out) as server,
+    ):
+        try:
+            body = healthz(f"http://127.0.0.1:{port}/healthz", server, time.monotonic() + 60)
+        except OSError:
+            raise AssertionError(f"no /healthz: {log.read_text()[-2000:]}") from None
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert b'"ok"' in body

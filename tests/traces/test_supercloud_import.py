@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import numpy as np
@@ -59,3 +60,40 @@ def test_the_shared_sample_spans_its_75_days() -> None:
     assert scenario.pods.arrival_s.min() == 0
     gpu_nodes = int(np.count_nonzero(scenario.nodes.gpu_count))
     assert 200 < gpu_nodes < 260  # TX-GAIA has 224 GPU nodes
+
+
+SERIES = """Step,Node,Series,ElapsedTime,EpochTime,CPUFrequency,CPUTime,CPUUtilization,RSS,VMSize
+-1,g1,0,0,1609536000,3400,0,10.0,1024,1
+batch,g1,0,0,1609536000,3400,0,90.0,2048,1
+-1,g1,0,30,1609536030,3400,0,20.0,1024,1
+batch,g1,0,30,1609536030,3400,0,180.0,2048,1
+batch,g1,0,130,1609536130,3400,0,50.0,4096,1
+"""
+
+
+def test_the_node_load_series_is_stored_per_node_and_minute(tmp_path: Path) -> None:
+    from twinsched.store import import_scenario, load_scenario
+
+    folder = tmp_path / "sc"
+    folder.mkdir()
+    (folder / supercloud.FILE).write_bytes(gzip.compress(_table(tmp_path).read_bytes()))
+    (folder / "job-timeseries.csv").write_text(SERIES)
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    import_scenario("supercloud", folder, "sc", db=db)
+    series = load_scenario("sc", db).meta["load_series"]
+    assert isinstance(series, dict) and list(series) == ["g1"]
+    # the steps add up at each sample; samples average per minute after the first submission
+    assert series["g1"] == {
+        "start_s": 60.0, "step_s": 60,
+        "cpu_util_pct": [150.0, None, 50.0], "rss_mib": [3.0, None, 4.0],
+    }  # fmt: skip
+
+
+def test_a_bad_series_value_names_its_file_line_and_field(tmp_path: Path) -> None:
+    from twinsched.errors import TraceFormatError
+
+    bad = tmp_path / "job-timeseries.csv"
+    bad.write_text(SERIES.replace(",180.0,", ",busy,"))
+    expected = r"job-timeseries.csv:5: field 'CPUUtilization': expected a number in \[0, 10\^8\]"
+    with pytest.raises(TraceFormatError, match=expected):
+        supercloud.read(_table(tmp_path), "sc", [bad])

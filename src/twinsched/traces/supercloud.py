@@ -10,7 +10,8 @@ in MB, taken as MiB; ``mem_req`` is damaged in public samples), GPUs (TRES ``100
 A job on ``n`` nodes is a gang of ``n`` pods that split its request evenly. Arrival is
 ``time_submit`` relative to the first submission (kept as ``meta['epoch_start_s']``).
 Repeated (damaged) job ids get ``~k``.
-CPU and memory load series are not part of a scenario and are not imported.
+Node load series (``*-timeseries.csv``) go to ``meta['load_series']`` per node and minute
+(:mod:`twinsched.traces.supercloud_series`); placement reads requests, not these series.
 
 :func:`read` reads a job table file for the store (strict: the first bad value raises
 :class:`TraceFormatError` naming file, line and field); :func:`parse_job` reads one job row of
@@ -25,7 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -48,6 +49,7 @@ from twinsched.traces import supercloud_nodes
 from twinsched.traces._values import ident, number, whole
 from twinsched.traces.checked import checked
 from twinsched.traces.csvcheck import float_column, int_column, read_table
+from twinsched.traces.supercloud_series import read_series
 
 FILE = "slurm-log-queueing-clean.csv.gz"
 COLUMNS = ("id_job", "nodes_alloc", "nodelist", "time_submit", "time_start", "time_end", "tres_req")
@@ -58,8 +60,9 @@ MAX_NODELIST_CHARS = 10**6
 T = TypeVar("T")
 
 
-def read(path: Path, name: str) -> Scenario:
-    """The job table at ``path`` (the file, or the folder holding :data:`FILE`) as a scenario."""
+def read(path: Path, name: str, series: Sequence[Path] = ()) -> Scenario:
+    """The job table at ``path`` (the file, or the folder holding :data:`FILE`) as a scenario,
+    with the node load of the ``series`` files in ``meta['load_series']``."""
     file = path / FILE if path.is_dir() else path
     frame = read_table(file, COLUMNS)
     n_nodes = int_column(frame, file, "nodes_alloc", minimum=1, maximum=MAX_NODES)
@@ -113,8 +116,21 @@ def read(path: Path, name: str) -> Scenario:
         job_names=tuple(job_names),
     )
     meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": origin}
+    if series:
+        meta["load_series"] = load_series(series, origin)
     scenario = single_pool_scenario(name, nodes, pods, meta)
     return checked(scenario, file, lambda table, row: int(job[row]) + 2 if table == "pods" else 0)
+
+
+def load_series(files: Sequence[Path], origin_s: float) -> dict[str, dict[str, Any]]:
+    """The per-node load of every file (:func:`read_series`); a node in two files is refused."""
+    out: dict[str, dict[str, Any]] = {}
+    for file in files:
+        for node, series in read_series(file, origin_s).items():
+            if node in out:
+                raise TraceFormatError(str(file), 0, "Node", f"{node} has a series already")
+            out[node] = series
+    return out
 
 
 def _cells(frame: pd.DataFrame, column: str) -> enumerate[str]:

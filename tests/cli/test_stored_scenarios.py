@@ -73,3 +73,11 @@ def test_vte_serve_and_the_twin_start_from_a_stored_scenario(db: str) -> None:
     document = _preload(None, None, "", None, "s2", db)
     assert document == scenario_to_document(load_scenario("s2", db))
     assert document != scenario_to_document(load_scenario("s1", db))
+
+
+def test_the_twin_takes_a_snapshot_or_a_scenario_not_both(db: str, tmp_path: Path) -> None:
+    from twinsched.cli.twin import _preload
+    from twinsched.errors import TwinschedError
+
+    with pytest.raises(TwinschedError, match="give --snapshot or --scenario, not both"):
+        _preload(tmp_path / "doc.json", None, "", None, "s1", db)

@@ -129,7 +129,8 @@ def _preload(
     db: str | None,
 ) -> object:
     if snapshot is not None and (trace is not None or scenario is not None):
-        raise TwinschedError("give --snapshot or --trace/--scenario, not both")
+        other = "--trace" if trace is not None else "--scenario"
+        raise TwinschedError(f"give --snapshot or {other}, not both")
     if snapshot is not None:
         import json
 

@@ -216,7 +216,9 @@ def _models_dir(raw: object) -> Path:
     return path
 
 
-TraceOpt = Annotated[str, typer.Option(help="trace name (see `twinsched traces`)")]
+TraceOpt = Annotated[
+    str, typer.Option(help="trace name (see `twinsched traces`; `store`: --variant is a scenario)")
+]
 VariantOpt = Annotated[str, typer.Option(help="trace variant: default, gpushare40, ...")]
 SeedsOpt = Annotated[str, seeds_opt("comma-separated seeds or ranges, e.g. 0-9")]
 DataOpt = Annotated[
@@ -240,6 +242,52 @@ ModelsDirOpt = Annotated[
         metavar="DIR",
     ),
 ]
+
+
+ScenarioOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="a scenario from the store (see `twinsched scenarios list`), read from --db; "
+        "stands for --trace store --variant NAME"
+    ),
+]
+
+
+def scenario_source(
+    trace: str, variant: str, data: Path | None, scenario: str | None, db: str | None
+) -> tuple[str, str, str | None]:
+    """(trace, variant, data) for :func:`twinsched.sim.scenarios.cached_scenario`.
+
+    ``--scenario NAME`` (or ``--trace store --variant NAME``) names a stored scenario; see
+    :func:`source_data` for the data location.
+    """
+    from twinsched.sim.scenarios import STORE
+
+    if scenario is not None:
+        trace, variant = STORE, check_name(scenario)
+    if trace == STORE and not variant:
+        raise typer.BadParameter("--trace store needs --variant NAME (or use --scenario NAME)")
+    return trace, variant, source_data(trace, data, db)
+
+
+def source_data(trace: str, data: Path | None, db: str | None) -> str | None:
+    """Where ``trace`` is read: its data folder, or for the store the URL of the store at
+    ``db``, opened now (a bad URL fails before any work); every worker then reads that URL."""
+    from twinsched.sim.scenarios import STORE
+
+    if trace != STORE:
+        return str(data) if data else None
+    check_store(db)
+    from twinsched.store import resolve_url
+
+    return resolve_url(db)
+
+
+def load_source(trace: str, variant: str, data: str | None) -> Any:
+    """The scenario :func:`scenario_source` names (a trace variant or a stored scenario)."""
+    from twinsched.sim.scenarios import cached_scenario
+
+    return cached_scenario(trace, variant, data)
 
 
 def check_store(db: str | None, required: bool = True) -> None:

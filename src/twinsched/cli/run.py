@@ -14,14 +14,17 @@ from twinsched.cli.console import error_exit, expected_errors, make_console
 from twinsched.cli.options import (
     DataOpt,
     DbOpt,
+    ScenarioOpt,
     SeedsOpt,
     TraceOpt,
     VariantOpt,
     check_store,
     float_opt,
     int_opt,
+    load_source,
     out_dir_opt,
     parse_seeds,
+    scenario_source,
     seeds_opt,
     split_list,
 )
@@ -87,9 +90,6 @@ TargetOpt = Annotated[
 ]
 JobsOpt = Annotated[int, int_opt("parallel local processes", 1, 256)]
 ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after every event")]
-ScenarioOpt = Annotated[
-    str | None, typer.Option(help="a scenario from the store (see `twinsched scenarios list`)")
-]
 RecordOpt = Annotated[
     bool, typer.Option("--record/--no-record", help="record specs and results in the store")
 ]
@@ -127,21 +127,17 @@ def run(
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
     from twinsched.model.run import RunSpec
     from twinsched.scheduling import registry
-    from twinsched.traces import registry as traces
 
     names = split_list(schedulers)
     if aggregate:
         names.append("aggregate:" + "|".join(names))
-    data_dir = str(data) if data else None
     with expected_errors():
         for name in names:
             registry.create(name)  # fail fast on unknown names, before any run starts
-        if record or scenario is not None:
-            check_store(db, required=scenario is not None)  # reachable before the runs
-        if scenario is None:
-            traces.load(trace, variant, data_dir)
-        else:
-            trace, variant = "store", scenario
+        if record:
+            check_store(db, required=False)  # reachable before the runs
+        trace, variant, data_dir = scenario_source(trace, variant, data, scenario, db)
+        load_source(trace, variant, data_dir)  # a missing trace or scenario fails here
         specs = [
             RunSpec(
                 trace,
@@ -222,18 +218,19 @@ def optimum(
         float, float_opt("CP-SAT work per seed (deterministic seconds)", 0, 86400, open_lo=True)
     ] = 30.0,
     data: DataOpt = None,
+    scenario: ScenarioOpt = None,
+    db: DbOpt = None,
 ) -> None:
     """Upper bound on the GPU allocation any scheduler can reach, and the best placement found."""
     from rich.table import Table
 
     from twinsched.experiments.optimum.bound import offline_bound
-    from twinsched.traces import registry as traces
 
     with expected_errors():
-        scenario = traces.load(trace, variant, str(data) if data else None)
+        chosen = load_source(*scenario_source(trace, variant, data, scenario, db))
     table = Table("seed", "pods arrived", "upper bound %", "best placement %", "status", "seconds")
     for seed in parse_seeds(seeds):
-        b = offline_bound(scenario, seed, at_pct=at, time_limit_s=time_limit)
+        b = offline_bound(chosen, seed, at_pct=at, time_limit_s=time_limit)
         table.add_row(
             str(seed),
             str(b.pods),
@@ -242,7 +239,7 @@ def optimum(
             b.status,
             f"{b.seconds:.1f}",
         )
-    table.title = f"{scenario.name}: offline optimum at {at:g}% arrived (per-node patterns)"
+    table.title = f"{chosen.name}: offline optimum at {at:g}% arrived (per-node patterns)"
     console.print(table)
 
 

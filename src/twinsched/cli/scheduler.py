@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from twinsched.cli.console import error_exit
-from twinsched.cli.options import DataOpt
+from twinsched.cli.options import DataOpt, DbOpt, ScenarioOpt, load_source, scenario_source
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -46,6 +46,7 @@ def serve(
     ] = "alibaba-gpu-2023",
     workload_variant: Annotated[str, typer.Option(help="Variant of --workload-trace.")] = "default",
     data: DataOpt = None,
+    db: DbOpt = None,
     nodes: Annotated[Path | None, typer.Option(help="Start with this v1.NodeList (JSON).")] = None,
     state: Annotated[
         Path | None, typer.Option(help="Journal of nodes, pods and binds: replayed at start.")
@@ -72,11 +73,11 @@ def serve(
         from twinsched.serve.convert import Names, node_row
         from twinsched.serve.journal import Journal
         from twinsched.serve.kube import NodeList
-        from twinsched.traces.registry import load
 
         names = Names(gpu_resource=gpu_resource, gpu_share_resource=gpu_share_resource,
                       gpu_model_label=gpu_model_label)  # fmt: skip
-        workload = load(workload_trace, workload_variant, data).pods
+        source = scenario_source(workload_trace, workload_variant, data, None, db)
+        workload = load_source(*source).pods
         journal = Journal(state) if state is not None else None
         cluster = ServiceCluster(scheduler, seed=seed, workload=workload, journal=journal)
         if nodes is not None:
@@ -101,6 +102,8 @@ def drive(
     ] = "alibaba-gpu-2023",
     variant: Annotated[str, typer.Option(help="Trace variant.")] = "default",
     data: DataOpt = None,
+    scenario: ScenarioOpt = None,
+    db: DbOpt = None,
     seed: Annotated[int, typer.Option(help="Seed of the fill-up arrival order.")] = 0,
     cache_capable: Annotated[
         bool, typer.Option("--node-names/--full-nodes", help="nodeCacheCapable: names only.")
@@ -121,12 +124,11 @@ def drive(
 
         from twinsched.serve import driver
         from twinsched.serve.convert import Names
-        from twinsched.traces.registry import load
     except ImportError as exc:
         raise error_exit(exc) from exc
     try:
-        scenario = load(trace, variant, data)
-        nodes, pods = driver.fillup_objects(scenario, seed, Names())
+        chosen = load_source(*scenario_source(trace, variant, data, scenario, db))
+        nodes, pods = driver.fillup_objects(chosen, seed, Names())
         pods = pods[:limit] if limit else pods
         with httpx.Client(base_url=url, timeout=30.0) as client:
             result = driver.drive(client, nodes, pods, cache_capable=cache_capable,
@@ -140,7 +142,7 @@ def drive(
                f"filter+prioritize p50 {statistics.median(ms) if ms else 0:.2f} ms, "
                f"p99 {p99:.2f} ms")  # fmt: skip
     if check is not None:
-        expected = driver.placements_of(driver.fillup_placements(scenario, check, seed))
+        expected = driver.placements_of(driver.fillup_placements(chosen, check, seed))
         expected = expected[: len(pods)]
         diff = [
             i for i, (a, b) in enumerate(zip(result.placements, expected, strict=True)) if a != b

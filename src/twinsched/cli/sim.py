@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 
 from twinsched.cli.console import error_exit, make_console
-from twinsched.cli.options import DataOpt, TraceOpt, float_opt, port_opt, seed_opt
+from twinsched.cli.options import (
+    DataOpt,
+    DbOpt,
+    ScenarioOpt,
+    TraceOpt,
+    float_opt,
+    load_source,
+    port_opt,
+    scenario_source,
+    seed_opt,
+)
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -40,6 +50,8 @@ def serve(
         float, float_opt("keep serving this many seconds after the run", 0, 86400)
     ] = 0.0,
     data: DataOpt = None,
+    scenario: ScenarioOpt = None,
+    db: DbOpt = None,
 ) -> None:
     """Run a scenario on the wall clock and serve its node metrics until it ends (+ --hold)."""
     if mode not in ("fillup", "replay"):
@@ -47,18 +59,17 @@ def serve(
     from twinsched.scheduling import registry
     from twinsched.sim import run_fillup, run_replay
     from twinsched.sim.exporter import LiveState, MetricsExporter, PacedClock
-    from twinsched.traces import registry as traces
 
     try:
-        scenario = traces.load(trace, variant, str(data) if data else None)
+        chosen = load_source(*scenario_source(trace, variant, data, scenario, db))
         live = LiveState()
         sched = registry.create(scheduler)
         with MetricsExporter(live, port, host) as exporter:
-            err.print(f"serving {exporter.url} ({scenario.nodes.n} nodes, {speed:g}x)")
+            err.print(f"serving {exporter.url} ({chosen.nodes.n} nodes, {speed:g}x)")
             with live.running():
                 clock = PacedClock(live, speed=speed)
                 runner = run_replay if mode == "replay" else run_fillup
-                result = runner(scenario, sched, seed, clock=clock, observers=[live])
+                result = runner(chosen, sched, seed, clock=clock, observers=[live])
             err.print(f"run finished: {result.summary.get('running', 0)} pods running")
             if hold > 0:
                 err.print(f"holding the final state for {hold:g} s")

@@ -13,15 +13,19 @@ from twinsched.cli.console import expected_errors, make_console
 from twinsched.cli.options import (
     SEED_RANGE,
     DataOpt,
+    DbOpt,
     ModelsDirOpt,
+    check_name,
     checked_opt,
     float_in,
     float_opt,
     int_opt,
+    load_source,
     out_dir_opt,
     parse_seeds,
     seed_opt,
     seeds_opt,
+    source_data,
     split_list,
 )
 
@@ -72,9 +76,21 @@ def train_command(
     train_variants: Annotated[str, typer.Option(help="Comma-separated training variants.")] = (
         "default,cpu050,gpushare40,multigpu30,gpuspec10"
     ),
-    val_variants: Annotated[str, typer.Option(help="Validation variants (early stopping).")] = (
-        "cpu100"
-    ),
+    val_variants: Annotated[
+        str | None,
+        typer.Option(
+            help="Validation variants (early stopping); default: cpu100, or with --scenario "
+            "the training scenarios"
+        ),
+    ] = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(
+            help="Stored scenarios to train on, comma-separated (see `twinsched scenarios "
+            "list`), read from --db; stands for --trace store --train-variants NAMES"
+        ),
+    ] = None,
+    db: DbOpt = None,
     teacher: Annotated[str, typer.Option(help="Scheduler whose decisions are cloned.")] = "fgd",
     seeds: Annotated[str, seeds_opt("Fill-up orders collected per variant.")] = "0",
     dagger_rounds: Annotated[int, int_opt("Rounds acting with the student.", 0, 100)] = 0,
@@ -178,14 +194,17 @@ def train_command(
     data: DataOpt = None,
 ) -> None:
     """Train a placement policy (imitation, PPO, evolution strategies); optionally register it."""
-    from twinsched.traces import registry as traces
+    from twinsched.sim.scenarios import STORE
     from twinsched.training import artifacts
     from twinsched.training import specs as ts
     from twinsched.training.evolution import ES_FEATURES
     from twinsched.training.recipe import train
 
     console, err = make_console(), make_console(stderr=True)
+    if scenario is not None:
+        trace, train_variants = STORE, ",".join(check_name(n) for n in _names(scenario))
     with expected_errors():
+        source = source_data(trace, data, db)
         # parsed in the order the options are checked (the first bad one is reported)
         clone_seeds, start, resolutions = _ints(seeds), _prior(prior), _floats(tie_widths)
         val_orders = _ints(val_seeds)
@@ -194,8 +213,8 @@ def train_command(
         recipe = ts.Recipe(
             data=ts.DataSpec(
                 trace=trace, train_variants=_names(train_variants),
-                val_variants=_names(val_variants), val_seeds=val_orders,
-                data=str(data) if data else None, val_on_train=es_val_on_train,
+                val_variants=_names(val_variants or (train_variants if scenario else "cpu100")),
+                val_seeds=val_orders, data=source, val_on_train=es_val_on_train,
             ),
             clone=ts.ClonePhase(
                 teacher=teacher, seeds=clone_seeds, epochs=epochs, patience=patience,
@@ -219,7 +238,8 @@ def train_command(
 
     @functools.cache
     def load(variant: str) -> Scenario:
-        return traces.load(trace, variant, str(data) if data else None)
+        chosen: Scenario = load_source(trace, variant, source)
+        return chosen
 
     with expected_errors():
         for variant in recipe.data.train_variants + recipe.data.val_variants:

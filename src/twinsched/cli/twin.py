@@ -85,6 +85,10 @@ def serve(
     ] = None,
     variant: Annotated[str, typer.Option(help="Trace variant.")] = "",
     data: Annotated[Path | None, typer.Option(help="Trace data folder.")] = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(help="Start from this stored scenario (the store at --db; see scenarios)."),
+    ] = None,
     log_level: Annotated[
         str, typer.Option(help="uvicorn log level.", callback=_log_level)
     ] = "info",
@@ -99,7 +103,7 @@ def serve(
         from twinsched.twin.core.settings import TwinSettings
 
         settings = TwinSettings.from_env(token=token, db=db, dev=dev or None)
-        document = _preload(snapshot, trace, variant, data)  # before the lease: may fail
+        document = _preload(snapshot, trace, variant, data, scenario, db)  # before the lease
         application = create_app(settings)
         if document is not None:
             try:
@@ -116,9 +120,17 @@ def serve(
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
 
 
-def _preload(snapshot: Path | None, trace: str | None, variant: str, data: Path | None) -> object:
-    if snapshot is not None and trace is not None:
-        raise TwinschedError("give --snapshot or --trace, not both")
+def _preload(
+    snapshot: Path | None,
+    trace: str | None,
+    variant: str,
+    data: Path | None,
+    scenario: str | None,
+    db: str | None,
+) -> object:
+    if snapshot is not None and (trace is not None or scenario is not None):
+        other = "--trace" if trace is not None else "--scenario"
+        raise TwinschedError(f"give --snapshot or {other}, not both")
     if snapshot is not None:
         import json
 
@@ -129,11 +141,12 @@ def _preload(snapshot: Path | None, trace: str | None, variant: str, data: Path 
         except (OSError, ValueError) as exc:
             raise TwinschedError(f"{snapshot}: {exc}") from exc
         return validate_document(raw)
-    if trace is not None:
+    if trace is not None or scenario is not None:
+        from twinsched.cli.options import load_source, scenario_source
         from twinsched.model.convert import scenario_to_document
-        from twinsched.traces.registry import load
 
-        return scenario_to_document(load(trace, variant, data))
+        source = scenario_source(trace or "", variant, data, scenario, db)
+        return scenario_to_document(load_source(*source))
     return None
 
 

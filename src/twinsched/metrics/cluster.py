@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from twinsched.model.cluster import F64, MILLI_PER_GPU
+from twinsched.model.cluster import F64, MILLI_PER_GPU, Scenario
 from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
 
@@ -55,3 +55,17 @@ def power_w(state: ClusterState) -> float:
 
 def running_pods(state: ClusterState) -> int:
     return int((state.phase == Phase.RUNNING).sum())
+
+
+def offered_load_pct(scenario: Scenario, span_s: float) -> dict[str, float]:
+    """The workload's own GPU and CPU demand (request x run time of every pod) over the
+    capacity of ``span_s`` seconds, in %: with no wait and no rejection, a replay's time-mean
+    allocation over the same span is this (Little's law), whatever the scheduler."""
+    pods, nodes = scenario.pods, scenario.nodes
+    run = np.where(np.isfinite(pods.duration_s), pods.duration_s, 0.0)
+    demand = {
+        "gpu": float((pods.gpu_request * run).sum()),
+        "cpu": float((pods.cpu_milli * run).sum()),
+    }
+    capacity = {"gpu": nodes.total_gpu_milli * span_s, "cpu": float(nodes.cpu_milli.sum()) * span_s}
+    return {k: pct(demand[k], capacity[k]) for k in demand}

@@ -7,12 +7,19 @@ from functools import lru_cache
 from twinsched.model.cluster import Scenario
 from twinsched.traces import registry as traces
 
+STORE = "store"  # the trace name of stored scenarios: the variant is the scenario's name
+
 
 @lru_cache(maxsize=32)  # ES workers cycle through every training variant (openb: 16-18)
 def cached_scenario(trace: str, variant: str, data: str | None, db: str | None = None) -> Scenario:
-    """A trace variant (or, with trace ``"store"``, the stored scenario named ``variant``)."""
-    if trace == "store":
+    """A trace variant, or with trace :data:`STORE` the stored scenario named ``variant``.
+
+    For the store, ``db`` is its URL; without one, ``data`` is (so that the training jobs,
+    which carry only a trace, a variant and a data location, reach the same store), else the
+    default store.
+    """
+    if trace == STORE:
         from twinsched.store import load_scenario
 
-        return load_scenario(variant, db)
+        return load_scenario(variant, db if db is not None else data)
     return traces.load(trace, variant, data)

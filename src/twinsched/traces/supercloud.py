@@ -3,11 +3,15 @@
 The fields the DECICE test-environment deliverable lists map as follows: job id
 (``id_job``), CPUs requested (``cpus_req``, else TRES ``1=``), memory requested (TRES ``2=``
 in MB, taken as MiB; ``mem_req`` is damaged in public samples), GPUs (TRES ``1002=``), run time
-(``time_end - time_start``), node ids (``nodelist``), node cores and memory (``node_cores``,
-``node_memory_mib`` columns when present, else the largest per-node request seen on that node).
+(``time_end - time_start``), node ids (``nodelist``), node cores, memory and GPUs (``node_cores``,
+``node_memory_mib`` columns when present, else the published hardware of the node type that
+``constraints`` names, else the largest per-node request seen on that node: see
+:mod:`twinsched.traces.supercloud_nodes`).
 A job on ``n`` nodes is a gang of ``n`` pods that split its request evenly. Arrival is
-``time_submit`` relative to the first submission. Repeated (damaged) job ids get ``~k``.
-CPU and memory load series are not part of a scenario and are not imported.
+``time_submit`` relative to the first submission (kept as ``meta['epoch_start_s']``).
+Repeated (damaged) job ids get ``~k``.
+Node load series (``*-timeseries.csv``) go to ``meta['load_series']`` per node and minute
+(:mod:`twinsched.traces.supercloud_series`); placement reads requests, not these series.
 
 :func:`read` reads a job table file for the store (strict: the first bad value raises
 :class:`TraceFormatError` naming file, line and field); :func:`parse_job` reads one job row of
@@ -22,7 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,13 +35,7 @@ import numpy as np
 import pandas as pd
 
 from twinsched.errors import TraceFormatError
-from twinsched.model.cluster import (
-    Nodes,
-    Scenario,
-    nodes_from_columns,
-    pods_from_columns,
-    single_pool_scenario,
-)
+from twinsched.model.cluster import Scenario, pods_from_columns, single_pool_scenario
 from twinsched.model.ranges import (
     MAX_CPU_MILLI,
     MAX_GPUS,
@@ -47,9 +45,11 @@ from twinsched.model.ranges import (
     MAX_PRIORITY,
     MAX_TIME_S,
 )
+from twinsched.traces import supercloud_nodes
 from twinsched.traces._values import ident, number, whole
 from twinsched.traces.checked import checked
 from twinsched.traces.csvcheck import float_column, int_column, read_table
+from twinsched.traces.supercloud_series import read_series
 
 FILE = "slurm-log-queueing-clean.csv.gz"
 COLUMNS = ("id_job", "nodes_alloc", "nodelist", "time_submit", "time_start", "time_end", "tres_req")
@@ -60,8 +60,9 @@ MAX_NODELIST_CHARS = 10**6
 T = TypeVar("T")
 
 
-def read(path: Path, name: str) -> Scenario:
-    """The job table at ``path`` (the file, or the folder holding :data:`FILE`) as a scenario."""
+def read(path: Path, name: str, series: Sequence[Path] = ()) -> Scenario:
+    """The job table at ``path`` (the file, or the folder holding :data:`FILE`) as a scenario,
+    with the node load of the ``series`` files in ``meta['load_series']``."""
     file = path / FILE if path.is_dir() else path
     frame = read_table(file, COLUMNS)
     n_nodes = int_column(frame, file, "nodes_alloc", minimum=1, maximum=MAX_NODES)
@@ -101,21 +102,35 @@ def read(path: Path, name: str) -> Scenario:
     job = np.repeat(np.arange(len(frame)), n_nodes)
     first = np.repeat(np.cumsum(n_nodes) - n_nodes, n_nodes)
     rank = np.arange(len(job)) - first
-    nodes = _nodes(frame, file, hosts, per_node)
+    nodes = supercloud_nodes.nodes(frame, file, hosts, per_node)
+    origin = float(submit.min()) if submit.size else 0.0  # the first submission
     pods = pods_from_columns(
         [f"{job_names[j]}-{r}" for j, r in zip(job.tolist(), rank.tolist(), strict=True)],
         per_node["cpu"][job] * 1000,
         per_node["mem"][job],
         per_node["gpu"][job],
         np.where(per_node["gpu"][job] > 0, 1000, 0),
-        arrival_s=(submit - submit.min(initial=0.0))[job],
+        arrival_s=(submit - origin)[job],
         duration_s=(end - start)[job],
         job=job.astype(np.int64),
         job_names=tuple(job_names),
     )
-    meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": float(submit.min())}
+    meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": origin}
+    if series:
+        meta["load_series"] = load_series(series, origin)
     scenario = single_pool_scenario(name, nodes, pods, meta)
     return checked(scenario, file, lambda table, row: int(job[row]) + 2 if table == "pods" else 0)
+
+
+def load_series(files: Sequence[Path], origin_s: float) -> dict[str, dict[str, Any]]:
+    """The per-node load of every file (:func:`read_series`); a node in two files is refused."""
+    out: dict[str, dict[str, Any]] = {}
+    for file in files:
+        for node, series in read_series(file, origin_s).items():
+            if node in out:
+                raise TraceFormatError(str(file), 0, "Node", f"{node} has a series already")
+            out[node] = series
+    return out
 
 
 def _cells(frame: pd.DataFrame, column: str) -> enumerate[str]:
@@ -216,41 +231,6 @@ def unique_suffixed(names: list[str]) -> list[str]:
         seen[name] = k + 1
         out.append(name if k == 0 else f"{name}~{k}")
     return out
-
-
-def _nodes(
-    frame: pd.DataFrame, file: Path, hosts: list[list[str]], per_node: dict[str, np.ndarray]
-) -> Nodes:
-    given = {c: c in frame.columns for c in ("node_cores", "node_memory_mib")}
-    most_cores, most_mib = MAX_CPU_MILLI // 1000, MAX_MEMORY_MIB
-    cores = (
-        int_column(frame, file, "node_cores", minimum=1, maximum=most_cores)
-        if given["node_cores"]
-        else None
-    )
-    mem = (
-        int_column(frame, file, "node_memory_mib", maximum=most_mib)
-        if given["node_memory_mib"]
-        else None
-    )
-    shape: dict[str, list[int]] = {}
-    for row, names in enumerate(hosts):
-        for host in names:
-            have = shape.setdefault(host, [0, 0, 0])
-            need = [
-                int(cores[row]) if cores is not None else int(per_node["cpu"][row]),
-                int(mem[row]) if mem is not None else int(per_node["mem"][row]),
-                int(per_node["gpu"][row]),
-            ]
-            shape[host] = [max(a, b) for a, b in zip(have, need, strict=True)]
-    names = sorted(shape)
-    return nodes_from_columns(
-        names,
-        [shape[n][0] * 1000 for n in names],
-        [shape[n][1] for n in names],
-        [shape[n][2] for n in names],
-        ["gpu" if shape[n][2] else "" for n in names],
-    )
 
 
 @dataclass(frozen=True)

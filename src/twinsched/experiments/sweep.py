@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import product
 from pathlib import Path
 from typing import Any, TypeVar
@@ -63,18 +63,13 @@ class SweepSpec(BaseModel):
     @field_validator("seeds")
     @classmethod
     def _seed_range(cls, seeds: list[int]) -> list[int]:
-        for seed in seeds:
-            if not 0 <= seed <= SEEDS_MAX:
-                raise ValueError(f"seeds must be in [0, {SEEDS_MAX}], got {seed}")
-        return _unique(seeds, "seeds")
+        return _checked(seeds, "seeds", lambda s: 0 <= s <= SEEDS_MAX, f"[0, {SEEDS_MAX}]")
 
     @field_validator("target_pct")
     @classmethod
     def _target_range(cls, targets: list[float]) -> list[float]:
-        for target in targets:
-            if not 0 < target <= TARGET_MAX:
-                raise ValueError(f"fill-up targets must be in (0, {TARGET_MAX:g}], got {target}")
-        return _unique(targets, "target_pct")
+        span = f"(0, {TARGET_MAX:g}]"
+        return _checked(targets, "fill-up targets", lambda t: 0 < t <= TARGET_MAX, span)
 
     @field_validator("schedulers")
     @classmethod
@@ -124,13 +119,20 @@ class SweepSpec(BaseModel):
         return self.target_pct if self.mode == "fillup" else self.target_pct[:1]
 
 
-def _unique(values: list[T], key: str) -> list[T]:
+def _checked(values: list[T], what: str, ok: Callable[[T], bool], span: str) -> list[T]:
+    """``values`` when each is in range (``ok``) and none is listed twice."""
     seen: set[T] = set()
     for value in values:
+        if not ok(value):
+            raise ValueError(f"{what} must be in {span}, got {value}")
         if value in seen:
-            raise ValueError(f"{value!r} is listed twice in {key}")
+            raise ValueError(f"{value!r} is listed twice in {what}")
         seen.add(value)
     return values
+
+
+def _unique(values: list[T], what: str) -> list[T]:
+    return _checked(values, what, lambda _: True, "")
 
 
 def cell_key(spec: RunSpec) -> str:

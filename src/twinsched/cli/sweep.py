@@ -76,7 +76,12 @@ def run_command(
     if dry_run or not todo:
         return
     with expected_errors():
-        outcome = _run(cells, db, _executor(executor, jobs, address, num_cpus))
+        try:
+            outcome = _run(cells, db, _executor(executor, jobs, address, num_cpus))
+        except KeyboardInterrupt:
+            _, stored = pending(cells, db)
+            err.print(f"interrupted: {stored} of {len(cells)} cells stored; rerun to resume")
+            raise typer.Exit(130) from None
     _summary(outcome, db)
     if outcome.failed:
         raise typer.Exit(1)

@@ -10,7 +10,18 @@ from __future__ import annotations
 
 import typer
 
-from twinsched.cli import learning, models, run, scheduler, sim, store, train, twin, workflows
+from twinsched.cli import (
+    learning,
+    models,
+    run,
+    scheduler,
+    sim,
+    store,
+    sweep,
+    train,
+    twin,
+    workflows,
+)
 
 app = typer.Typer(
     help="Train, evaluate and deploy schedulers for the device-edge-cloud-HPC continuum.",
@@ -21,6 +32,7 @@ app = typer.Typer(
 # The order of the mounts is the order of `twinsched --help`.
 app.command("train")(train.train_command)
 app.add_typer(run.app)  # run, demo, optimum, schedulers, traces
+app.add_typer(sweep.app, name="sweep", help="Grids of runs, resumable, on processes or Ray.")
 app.add_typer(learning.app)  # autoscale, forecast-backtest, forecasters, policies
 app.add_typer(workflows.app, name="workflow", help="Task DAGs across the continuum.")
 app.add_typer(store.app, name="scenarios", help="The scenario store.")

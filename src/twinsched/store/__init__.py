@@ -16,7 +16,7 @@ with extras.needs("store", "the scenario store needs SQLAlchemy, Alembic and psy
 
 from twinsched.store.api import export_scenario, import_scenario
 from twinsched.store.db import StoreError, resolve_url
-from twinsched.store.runs import RunInfo, get_run, list_runs, record_run
+from twinsched.store.runs import RunInfo, get_run, list_runs, record_run, recorded_keys
 from twinsched.store.scenarios import (
     ScenarioExistsError,
     ScenarioInfo,
@@ -42,6 +42,7 @@ __all__ = [
     "list_scenarios",
     "load_scenario",
     "record_run",
+    "recorded_keys",
     "resolve_url",
     "save_scenarios",
     "scenario_info",

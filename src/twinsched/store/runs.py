@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
 
 from twinsched.model.run import RunResult
 from twinsched.store.db import StoreError, engine_for
@@ -54,12 +55,49 @@ def record_run(
     status: str = "succeeded",
     decisions: Iterable[Decision] = (),
     scenario: str | None = None,
+    key: str | None = None,
 ) -> int:
     """Store a finished run (spec, timings, metrics, curve, samples, decisions); its id.
 
     ``scenario`` (default: the spec's ``scenario`` field when it has one) links the run to a
     stored scenario of that name; the name is kept even when the scenario is deleted later.
+    ``key`` (a sweep cell's spec hash) is unique: a run whose key is stored already is not
+    stored again, and the stored run's id comes back.
     """
+    try:
+        return _insert_run(spec, result, db, status, decisions, scenario, key)
+    except IntegrityError:
+        if key is None:
+            raise
+        found = recorded_keys([key], db)
+        if key not in found:
+            raise
+        return found[key]
+
+
+def recorded_keys(keys: Iterable[str], db: str | Path | None = None) -> dict[str, int]:
+    """The run id of each of ``keys`` that is stored (sweep cells already finished)."""
+    wanted = list(keys)
+    found: dict[str, int] = {}
+    with engine_for(db).connect() as conn:
+        for start in range(0, len(wanted), 500):  # bounded IN lists
+            chunk = wanted[start : start + 500]
+            rows = conn.execute(
+                select(RunRow.spec_hash, RunRow.id).where(RunRow.spec_hash.in_(chunk))
+            )
+            found.update({str(k): int(i) for k, i in rows})
+    return found
+
+
+def _insert_run(
+    spec: Spec,
+    result: RunResult,
+    db: str | Path | None,
+    status: str,
+    decisions: Iterable[Decision],
+    scenario: str | None,
+    key: str | None,
+) -> int:
     spec_dict = spec.to_dict()
     name = scenario if scenario is not None else str(spec_dict.get("scenario") or "")
     finished = datetime.now(UTC)
@@ -81,6 +119,7 @@ def record_run(
                 "started": finished - timedelta(seconds=result.wall_seconds),
                 "finished": finished,
                 "wall_seconds": result.wall_seconds,
+                "spec_hash": key,
             },
         ).scalar_one()
         conn.execute(

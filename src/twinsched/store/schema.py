@@ -180,6 +180,10 @@ class RunRow(Base):
     started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     wall_seconds: Mapped[float | None] = mapped_column(Float(53), nullable=True)
+    # SHA-256 of the spec's canonical JSON: one result per sweep cell (NULL: not a sweep's)
+    spec_hash: Mapped[str | None] = mapped_column(
+        String(64), nullable=True, unique=True, index=True
+    )
 
 
 class RunResultRow(Base):

@@ -1,0 +1,172 @@
+"""A sweep as data: a TOML spec, its grid of :class:`RunSpec` cells, and each cell's key.
+
+A spec names traces (``"trace"`` or ``"trace/variant"``), schedulers (parameters ride in the
+name: ``ilp-frag/k=2``), seeds (a list, or a count ``n`` for ``0..n-1``) and fill-up targets;
+the grid is their product, in that order. A cell's key is the SHA-256 of its spec's canonical
+JSON: the store keeps one result per key, so a rerun skips every finished cell.
+
+    name = "example"
+    traces = ["synthetic-continuum", "synthetic-continuum/1"]
+    schedulers = ["fgd", "bestfit", "random"]
+    seeds = 3
+    target_pct = [100.0, 130.0]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from collections.abc import Callable, Mapping
+from itertools import product
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.model.run import Mode, RunSpec
+
+TARGET_MAX = 1000.0  # % of GPU capacity, as `twinsched run --target`
+SEEDS_MAX = 2**31 - 1
+T = TypeVar("T")
+
+
+class SweepSpecError(TwinschedError):
+    """A sweep spec cannot be read; the message names the file and the TOML key."""
+
+
+class SweepSpec(BaseModel):
+    """The grid of a sweep (every field is a TOML key at the top level of the file)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=200)
+    traces: list[str] = Field(min_length=1)
+    schedulers: list[str] = Field(min_length=1)
+    seeds: list[int] = Field(default=[0], min_length=1)
+    mode: Mode = "fillup"
+    target_pct: list[float] = Field(default=[130.0], min_length=1)
+    sample_every_s: float = Field(default=3600.0, gt=0, le=86400.0 * 365)
+    data: str | None = None
+    validate_runs: bool = Field(default=False, alias="validate")
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _count_or_list(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not 1 <= value <= 10_000:
+                raise ValueError(f"a seed count must be in [1, 10000], got {value}")
+            return list(range(value))
+        return value
+
+    @field_validator("seeds")
+    @classmethod
+    def _seed_range(cls, seeds: list[int]) -> list[int]:
+        return _checked(seeds, "seeds", lambda s: 0 <= s <= SEEDS_MAX, f"[0, {SEEDS_MAX}]")
+
+    @field_validator("target_pct")
+    @classmethod
+    def _target_range(cls, targets: list[float]) -> list[float]:
+        span = f"(0, {TARGET_MAX:g}]"
+        return _checked(targets, "fill-up targets", lambda t: 0 < t <= TARGET_MAX, span)
+
+    @field_validator("schedulers")
+    @classmethod
+    def _known_schedulers(cls, names: list[str]) -> list[str]:
+        from twinsched.scheduling import registry
+
+        for name in names:
+            try:
+                registry.create(name)
+            except (UnknownNameError, ValueError, TwinschedError) as exc:
+                raise ValueError(str(exc)) from None
+        return _unique(names, "schedulers")
+
+    @field_validator("traces")
+    @classmethod
+    def _known_traces(cls, names: list[str]) -> list[str]:
+        from twinsched.traces.registry import describe
+
+        known = describe()
+        for name in names:
+            trace = name.split("/", 1)[0]
+            if trace not in known:
+                raise ValueError(str(UnknownNameError("trace", trace, list(known))))
+        return _unique(names, "traces")
+
+    def cells(self) -> list[RunSpec]:
+        """Every run of the grid: traces x schedulers x seeds x targets, in that order."""
+        return [
+            RunSpec(
+                trace=trace.split("/", 1)[0],
+                scheduler=scheduler,
+                seed=seed,
+                variant=trace.split("/", 1)[1] if "/" in trace else "",
+                mode=self.mode,
+                target_pct=target,
+                sample_every_s=self.sample_every_s,
+                data=self.data,
+                validate=self.validate_runs,
+            )
+            for trace, scheduler, seed, target in product(
+                self.traces, self.schedulers, self.seeds, self.targets()
+            )
+        ]
+
+    def targets(self) -> list[float]:
+        """Replay runs have no fill-up target: one cell per seed, not one per target."""
+        return self.target_pct if self.mode == "fillup" else self.target_pct[:1]
+
+
+def _checked(values: list[T], what: str, ok: Callable[[T], bool], span: str) -> list[T]:
+    """``values`` when each is in range (``ok``) and none is listed twice."""
+    seen: set[T] = set()
+    for value in values:
+        if not ok(value):
+            raise ValueError(f"{what} must be in {span}, got {value}")
+        if value in seen:
+            raise ValueError(f"{value!r} is listed twice in {what}")
+        seen.add(value)
+    return values
+
+
+def _unique(values: list[T], what: str) -> list[T]:
+    return _checked(values, what, lambda _: True, "")
+
+
+def cell_key(spec: RunSpec) -> str:
+    """The cell's key: SHA-256 of its spec as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(spec.to_dict(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def parse_spec(data: Mapping[str, Any], source: str = "<spec>") -> SweepSpec:
+    """The spec in ``data`` (a parsed TOML document); :class:`SweepSpecError` naming the key."""
+    try:
+        return SweepSpec.model_validate(dict(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            message = f"unknown key; known: {', '.join(sorted(_keys()))}"
+        raise SweepSpecError(f"{source}: key '{key}': {message}") from None
+
+
+def _keys() -> list[str]:
+    return [field.alias or name for name, field in SweepSpec.model_fields.items()]
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and check a sweep spec file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SweepSpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SweepSpecError(f"{path}: not UTF-8 text: {exc.reason}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepSpecError(f"{path}: not valid TOML: {exc}") from None
+    return parse_spec(data, str(path))

@@ -1,0 +1,5 @@
+"""The store's fixtures (a fresh SQLite file, a PostgreSQL schema of its own) for sweeps."""
+
+from __future__ import annotations
+
+from tests.store.conftest import db, pg_url, sqlite_url  # noqa: F401  (fixtures, re-exported)

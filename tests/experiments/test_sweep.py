@@ -1,0 +1,205 @@
+"""Sweeps: the spec's errors name the key, every executor gives the same stored results, a
+sweep killed midway resumes without recomputing or duplicating a cell, one failed cell does
+not stop the others."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from typer.testing import CliRunner
+
+from twinsched.cli import app
+from twinsched.experiments.executors import Executor, ProcessExecutor, SerialExecutor
+from twinsched.experiments.sweep import SweepSpecError, cell_key, load_spec, parse_spec
+from twinsched.experiments.sweep_driver import run_sweep
+from twinsched.model.run import RunSpec
+from twinsched.store import get_run, record_run, recorded_keys
+from twinsched.store.db import dispose, engine_for
+from twinsched.store.schema import RunRow
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+SMALL = {
+    "name": "small",
+    "traces": ["synthetic-continuum", "synthetic-continuum/1"],
+    "schedulers": ["fgd", "random"],
+    "seeds": 2,
+    "target_pct": [100.0, 130.0],
+}
+
+
+def _stored(url: str, cells: list[RunSpec]) -> dict[str, dict[str, Any]]:
+    """Each cell's stored result (curve, metrics, samples; no timings), by key."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, run_id in recorded_keys([cell_key(c) for c in cells], url).items():
+        info = get_run(run_id, url, decisions=False)
+        assert info.result is not None
+        result = info.result.to_dict()
+        out[key] = {k: v for k, v in result.items() if k not in ("wall_seconds", "timings")}
+        out[key]["spec"] = info.spec
+    return out
+
+
+def _count_runs(url: str) -> int:
+    with engine_for(url).connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(RunRow)).scalar_one())
+
+
+# --- the spec -------------------------------------------------------------------------
+
+
+def test_grid_is_the_product_in_order_with_one_key_per_cell() -> None:
+    cells = parse_spec(SMALL).cells()
+    assert len(cells) == 2 * 2 * 2 * 2
+    assert [(c.trace, c.variant, c.scheduler, c.seed, c.target_pct) for c in cells[:3]] == [
+        ("synthetic-continuum", "", "fgd", 0, 100.0),
+        ("synthetic-continuum", "", "fgd", 0, 130.0),
+        ("synthetic-continuum", "", "fgd", 1, 100.0),
+    ]
+    assert len({cell_key(c) for c in cells}) == len(cells)
+    assert cell_key(cells[0]) == cell_key(parse_spec(SMALL).cells()[0])
+    replay = parse_spec({**SMALL, "mode": "replay"}).cells()
+    assert len(replay) == 8  # replay has no fill-up target: one cell per seed
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"seedz": 3}, "key 'seedz': unknown key; known: data, mode, name"),
+        ({"seeds": [0, -1]}, "key 'seeds': seeds must be in [0, 2147483647], got -1"),
+        ({"seeds": 0}, "key 'seeds': a seed count must be in [1, 10000], got 0"),
+        ({"target_pct": [0.0]}, "key 'target_pct': fill-up targets must be in (0, 1000]"),
+        ({"schedulers": ["fgd", "nope"]}, "key 'schedulers': unknown scheduler 'nope'; known:"),
+        ({"traces": ["nope/1"]}, "key 'traces': unknown trace 'nope'; known: alibaba-gpu-2023"),
+        ({"schedulers": ["fgd", "fgd"]}, "key 'schedulers': 'fgd' is listed twice"),
+        ({"mode": "fast"}, "key 'mode': Input should be 'fillup' or 'replay'"),
+        ({"traces": []}, "key 'traces': List should have at least 1 item"),
+    ],
+)
+def test_a_bad_spec_names_the_file_the_key_and_the_range(
+    change: dict[str, object], words: str
+) -> None:
+    with pytest.raises(SweepSpecError) as caught:
+        parse_spec({**SMALL, **change}, "grid.toml")
+    assert str(caught.value).startswith("grid.toml: ")
+    assert words in str(caught.value)
+
+
+def test_the_cli_prints_one_error_line_for_a_bad_file(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.toml"
+    spec.write_text('name = "x"\nseeds = = 3\n')
+    result = CliRunner().invoke(app, ["sweep", "run", str(spec), "--db", str(tmp_path / "s.db")])
+    assert result.exit_code == 2
+    assert f"{spec}: not valid TOML" in result.output and "(at line 2, column 9)" in result.output
+    assert "Traceback" not in result.output
+    with pytest.raises(SweepSpecError, match="cannot read"):
+        load_spec(tmp_path / "missing.toml")
+
+
+def test_dry_run_prints_the_grid_size_and_runs_nothing(tmp_path: Path) -> None:
+    spec = Path(__file__).resolve().parents[2] / "sweeps" / "example.toml"
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    result = CliRunner().invoke(app, ["sweep", "run", str(spec), "--db", url, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "36 cells (2 traces x 3 schedulers x 3 seeds x 2 targets), 0 stored" in result.output
+    assert _count_runs(url) == 0
+    dispose(url)
+
+
+# --- executors ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """One local Ray for the module (its start-up is slow): 2 CPUs."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_every_executor_stores_the_same_results(tmp_path: Path, local_ray: None) -> None:
+    from twinsched.experiments.ray_executor import RayExecutor
+
+    cells = parse_spec(SMALL).cells()
+    executors: dict[str, Executor] = {
+        "jobs1": SerialExecutor(),
+        "jobs2": ProcessExecutor(2),
+        "ray": RayExecutor(),
+    }
+    stored = {}
+    for name, executor in executors.items():
+        url = f"sqlite:///{tmp_path / name}.db"
+        outcome = run_sweep(cells, url, executor)
+        assert (len(outcome.ran), outcome.failed) == (len(cells), {})
+        stored[name] = _stored(url, cells)
+        dispose(url)
+    assert len(stored["jobs1"]) == len(cells)
+    assert stored["jobs1"] == stored["jobs2"] == stored["ray"]
+
+
+def test_a_failed_cell_is_reported_and_the_others_are_stored(sqlite_url: str) -> None:
+    good = parse_spec(SMALL).cells()[:3]
+    bad = RunSpec("synthetic-continuum", "no-such-scheduler", 0)
+    outcome = run_sweep([good[0], bad, *good[1:]], sqlite_url, SerialExecutor())
+    assert sorted(outcome.ran) == sorted(cell_key(c) for c in good)
+    assert list(outcome.failed) == ["synthetic-continuum no-such-scheduler seed 0 target 130%"]
+    assert "unknown scheduler 'no-such-scheduler'" in outcome.failed[next(iter(outcome.failed))]
+    again = run_sweep([*good, bad], sqlite_url, SerialExecutor())
+    assert (again.skipped, again.ran, len(again.failed)) == (3, [], 1)  # only the failure again
+
+
+def test_a_key_is_stored_once(db: str) -> None:
+    cell = parse_spec(SMALL).cells()[0]
+    result = run_sweep([cell], db, SerialExecutor())
+    first = recorded_keys([cell_key(cell)], db)[cell_key(cell)]
+    from twinsched.experiments.runner import execute
+
+    assert record_run(cell, execute(cell), db, key=cell_key(cell)) == first
+    assert _count_runs(db) == 1 and result.ran == [cell_key(cell)]
+
+
+# --- resume ---------------------------------------------------------------------------
+
+
+def test_a_sweep_killed_midway_resumes_without_recomputing(db: str, tmp_path: Path) -> None:
+    spec = tmp_path / "resume.toml"
+    spec.write_text(
+        'name = "resume"\ntraces = ["synthetic-continuum"]\nmode = "replay"\n'
+        'schedulers = ["fgd", "bestfit", "random"]\nseeds = 6\n'
+    )
+    cells = load_spec(spec).cells()
+    keys = [cell_key(c) for c in cells]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, "-m", "twinsched.cli", "sweep", "run", str(spec), "--db", db]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    try:
+        while len(recorded_keys(keys, db)) < 3 and time.monotonic() < deadline:
+            assert proc.poll() is None, "the sweep ended before it was killed"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    before = recorded_keys(keys, db)
+    assert 3 <= len(before) < len(cells), "not killed midway"
+    assert _count_runs(db) == len(before)  # whole cells only, each once
+
+    outcome = run_sweep(cells, db, SerialExecutor())
+    assert outcome.skipped == len(before)
+    assert not set(outcome.ran) & set(before)  # no finished cell recomputed
+    assert sorted(outcome.ran) == sorted(set(keys) - set(before))
+    after = recorded_keys(keys, db)
+    assert {k: after[k] for k in before} == before  # the earlier rows stay as they were
+    assert set(after) == set(keys) and _count_runs(db) == len(cells)  # nothing lost or doubled

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from twinsched.cli.console import expected_errors, make_console
-from twinsched.cli.options import DbOpt, check_store, int_opt
+from twinsched.cli.options import DbOpt, check_store, int_opt, out_dir_opt
 
 if TYPE_CHECKING:
     from rich.progress import Task
@@ -85,6 +85,49 @@ def run_command(
     _summary(outcome, db)
     if outcome.failed:
         raise typer.Exit(1)
+
+
+NameArg = Annotated[
+    str, typer.Argument(help="the sweep's name (its spec is sweeps/NAME.toml) or a spec file")
+]
+SpecsOpt = Annotated[Path, typer.Option(help="where sweep specs named by NAME are found")]
+
+
+@app.command("report")
+def report_command(
+    name: NameArg,
+    out: Annotated[Path | None, out_dir_opt("output folder (default out/sweeps/NAME)")] = None,
+    specs: SpecsOpt = Path("sweeps"),
+    db: DbOpt = None,
+) -> None:
+    """Summary table against published means, curves (CSV) and the per-trace figure of a
+    sweep, from the runs of its cells that are in the store."""
+    from twinsched.experiments.sweep import cell_key, find_spec
+    from twinsched.experiments.sweep_driver import stored_results
+    from twinsched.report.sweep import by_trace, summary_rows, trace_label, worst_delta
+    from twinsched.report.sweep_files import write_sweep_report
+    from twinsched.report.table import print_comparison
+
+    with expected_errors():
+        sweep = find_spec(name, specs)
+        check_store(db)
+        cells = sweep.cells()
+        stored = stored_results(cells, db)
+    total = len({cell_key(c) for c in cells})
+    console.print(f"sweep [bold]{sweep.name}[/]: {len(stored)} of {total} cells stored")
+    if not stored:
+        err.print(f"nothing to report: run `twinsched sweep run` on the spec of {sweep.name} first")
+        raise typer.Exit(1)
+    groups = by_trace((trace_label(s.trace, s.variant), r) for s, r in stored)
+    rows = summary_rows(groups)
+    print_comparison(console, rows, f"{sweep.name}: GPU allocation % (mean ± std over seeds)")
+    worst = worst_delta(rows)
+    if worst is not None:
+        console.print(f"largest distance to a published mean at 100% arrived: {worst:.2f} points")
+    with expected_errors():
+        paths = write_sweep_report(groups, out or Path("out/sweeps") / sweep.name)
+    for label, path in paths.items():
+        console.print(f"{label}: {path}", highlight=False)
 
 
 def _executor(name: ExecutorName, jobs: int, address: str | None, num_cpus: int) -> Executor:

@@ -92,3 +92,20 @@ def run_sweep(
             if on_done is not None:
                 on_done(spec, error)
     return outcome
+
+
+def stored_results(cells: Sequence[RunSpec], db: str | None) -> list[tuple[RunSpec, RunResult]]:
+    """The stored result of each cell that has one (each key once, grid order)."""
+    from twinsched.store import get_run, recorded_keys
+
+    keys = [cell_key(c) for c in cells]
+    found = recorded_keys(keys, db)
+    out: list[tuple[RunSpec, RunResult]] = []
+    seen: set[str] = set()
+    for key, cell in zip(keys, cells, strict=True):
+        if key in found and key not in seen:
+            seen.add(key)
+            result = get_run(found[key], db, decisions=False).result
+            if result is not None:
+                out.append((cell, result))
+    return out

@@ -16,6 +16,7 @@ import csv
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 from twinsched.model.run import RunResult
 from twinsched.report.aggregate import comparison_rows, run_mode
@@ -52,7 +53,7 @@ def write_outputs(
     paths["markdown"].write_text(markdown, encoding="utf-8")
     for run in runs:
         csv_path = out / "curves" / f"{safe_name(run.scheduler)}_seed{run.seed}.csv"
-        _write_csv(csv_path, run.samples if mode == "replay" else run.curve)
+        write_csv(csv_path, run.samples if mode == "replay" else run.curve)
         paths[f"curves/{csv_path.name}"] = csv_path
     images = _write_plots(runs, mode, out)
     paths.update(images)
@@ -87,7 +88,7 @@ def _write_plots(runs: list[RunResult], mode: str, out: Path) -> dict[str, Path]
     return images
 
 
-def _write_csv(path: Path, points: list[dict[str, float]]) -> None:
+def write_csv(path: Path, points: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fields: list[str] = []
     for point in points:

@@ -64,6 +64,44 @@ def plot_fragmentation(runs: list[RunResult], path: str | Path) -> Path:
     return _save(fig, path)
 
 
+def plot_sweep_fillup(groups: dict[str, list[RunResult]], path: str | Path) -> Path:
+    """The FGD paper's multi-panel figure: per trace, GPU allocation against arrived
+    workload, one line per scheduler (mean over seeds, min-max band), up to 4 panels a row.
+
+    Panels are zoomed on 60-130% arrived, where schedulers differ. Raises ValueError when
+    no trace has fill-up curves.
+    """
+    traces = {label: runs for label, runs in groups.items() if _has_curves(runs)}
+    if not traces:
+        raise ValueError("no fill-up curves to plot")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    ncols = min(4, len(traces))
+    nrows = -(-len(traces) // ncols)
+    fig = Figure(figsize=(3.6 * ncols, 3.0 * nrows + 0.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True)
+    for ax, (label, runs) in zip(axes.flat, traces.items(), strict=False):
+        ax.plot([0.0, 100.0], [0.0, 100.0], "--", color="0.45", linewidth=1.0, label="ideal")
+        _draw_bands(ax, runs, ALLOC)
+        ax.set_xlim(60.0, X_MAX)
+        ax.set_ylim(60.0, 100.0)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(label.rsplit("/", 1)[-1], fontsize="medium")
+    for ax in list(axes.flat)[len(traces) :]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(7, len(labels)))
+    fig.supxlabel(ARRIVED_LABEL)
+    fig.supylabel("GPU allocation ratio (%)")
+    return _save(fig, path)
+
+
+def _has_curves(runs: list[RunResult]) -> bool:
+    return any(points for points in curve_stats(runs, ALLOC).values())
+
+
 def plot_replay(runs: list[RunResult], path: str | Path) -> Path:
     """GPU allocation and pending-queue length over trace time, one line per scheduler.
 

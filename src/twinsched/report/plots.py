@@ -92,7 +92,7 @@ def plot_sweep_fillup(groups: dict[str, list[RunResult]], path: str | Path) -> P
     for ax in list(axes.flat)[len(traces) :]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(7, len(labels)))
+    fig.legend(handles, labels, loc="outside upper center", ncols=min(7, len(labels)))
     fig.supxlabel(ARRIVED_LABEL)
     fig.supylabel("GPU allocation ratio (%)")
     return _save(fig, path)

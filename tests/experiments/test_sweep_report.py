@@ -17,6 +17,7 @@ from twinsched.experiments.runner import execute
 from twinsched.experiments.sweep import SweepSpecError, find_spec, parse_spec
 from twinsched.experiments.sweep_driver import run_sweep, stored_results
 from twinsched.model.run import RunResult, RunSpec
+from twinsched.report.plots import plot_sweep_fillup
 from twinsched.report.sweep import by_trace, published, summary_rows, worst_delta
 from twinsched.store import record_run
 from twinsched.traces.alibaba_gpu_2023 import PUBLISHED_DEFAULT, VARIANTS
@@ -75,8 +76,15 @@ def test_the_report_summarises_each_trace_and_scheduler_from_the_store(
     }
     assert all(float(r["min"]) <= float(r["mean"]) <= float(r["max"]) for r in curves)
     png = (tmp_path / "out" / "fillup.png").read_bytes()
+    one = plot_sweep_fillup(by_trace(("only", r) for _, r in stored[:4]), tmp_path / "one.png")
     assert png.startswith(b"\x89PNG")
+    assert _png_size(png) == (2 * _png_size(one.read_bytes())[0], _png_size(one.read_bytes())[1])
     assert (tmp_path / "out" / "summary.md").read_text(encoding="utf-8").count("\n") >= 6
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) from a PNG's IHDR chunk."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
 def test_only_the_spec_cells_are_reported_and_missing_ones_are_counted(

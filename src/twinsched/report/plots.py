@@ -89,8 +89,9 @@ def plot_sweep_fillup(groups: dict[str, list[RunResult]], path: str | Path) -> P
         ax.set_ylim(60.0, 100.0)
         ax.grid(True, alpha=0.3)
         ax.set_title(label.rsplit("/", 1)[-1], fontsize="medium")
-    for ax in list(axes.flat)[len(traces) :]:
-        ax.set_visible(False)
+    for i in range(len(traces), nrows * ncols):  # empty slots: the panel above shows the x axis
+        axes.flat[i].set_visible(False)
+        axes.flat[i - ncols].tick_params(labelbottom=True)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside upper center", ncols=min(7, len(labels)))
     fig.supxlabel(ARRIVED_LABEL)

@@ -69,6 +69,9 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "docs/store.md: twinsched scenarios export NAME --format twin-json --out NAME.json": [
         ("NAME", "demo")
     ],
+    "docs/sweeps.md: twinsched sweep report fgd-study": [
+        ("report fgd-study", "report example")  # the example sweep was run above; the study not
+    ],
     "docs/store.md: twinsched runs list | show ID | compare ID ID... [--out DIR]": [
         (
             "twinsched runs list | show ID | compare ID ID... [--out DIR]",  # two runs first
@@ -91,6 +94,20 @@ TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
 LONG: dict[str, str] = {
+    "docs/sweeps.md: twinsched sweep run sweeps/example.toml --executor ray": (
+        "starts a local Ray (about 8 s): covered by "
+        "tests/experiments/test_sweep.py::test_every_executor_stores_the_same_results"
+    ),
+    "docs/sweeps.md: twinsched sweep run sweeps/example.toml --executor ray --address "
+    "127.0.0.1:6379": "needs a running Ray cluster",
+    "docs/sweeps.md: twinsched sweep run sweeps/example.toml --db "
+    "postgresql://postgres@127.0.0.1:5432/test": (
+        "writes to the shared PostgreSQL database: tests/experiments/test_sweep.py runs sweeps "
+        "on a schema of its own"
+    ),
+    "docs/sweeps.md: twinsched sweep run sweeps/fgd-study.toml --jobs 2": (
+        "the whole FGD study: about 17 minutes on 2 cores (projected in docs/sweeps.md)"
+    ),
     "README.md: make test": "the whole test suite (what CI runs)",
     "README.md: twinsched train --train-variants default,cpu0,cpu050,cpu100,cpu200,cpu300,"
     "gpushare20,gpushare40,gpushare80,gpushare100,multigpu20,multigpu30,multigpu50,gpuspec05,"
@@ -263,6 +280,7 @@ def test_every_documented_command_is_run_or_listed() -> None:
 def test_documented_commands_run(page: str, tmp_path: Path) -> None:
     """The page's commands not in LONG, in order, in one sandbox: each exits with 0."""
     env = sandbox_env(tmp_path)
+    (tmp_path / "sweeps").symlink_to(ROOT / "sweeps")  # the shipped sweep specs, as in a checkout
     ran = 0
     for name, number, text in COMMANDS:
         if name != page or key(name, text) in LONG:

@@ -93,7 +93,80 @@ PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus
 TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+COMPOSE = (
+    "the compose walk-through needs a Docker engine (none here): tests/deploy/ validates the files"
+)
+KUBERNETES = (
+    "needs a Kubernetes cluster and a registry (none here): tests/deploy/test_manifests.py "
+    "validates the manifests"
+)
 LONG: dict[str, str] = {
+    ("docs/deploy.md: git clone <this repository> twinsched && cd twinsched"): COMPOSE,
+    ("docs/deploy.md: export TWINSCHED_DATA_DIR=/path/to/data"): COMPOSE,
+    ("docs/deploy.md: export TWINSCHED_TOKEN=$(openssl rand -hex 32)"): COMPOSE,
+    ("docs/deploy.md: docker compose -f deploy/compose.yaml build"): COMPOSE,
+    ("docs/deploy.md: docker compose -f deploy/compose.yaml up -d"): COMPOSE,
+    ("docs/deploy.md: docker compose -f deploy/compose.yaml ps"): COMPOSE,
+    ("docs/deploy.md: curl -s http://127.0.0.1:8181/readyz"): COMPOSE,
+    ("docs/deploy.md: curl -s http://127.0.0.1:8282/healthz"): COMPOSE,
+    ("docs/deploy.md: curl -s http://127.0.0.1:9464/metrics | head"): COMPOSE,
+    ('docs/deploy.md: export TWINSCHED_SCHEDULER_TOKEN="$TWINSCHED_TOKEN"'): COMPOSE,
+    (
+        "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --trace al"
+        "ibaba-gpu-2023 --variant default --limit 500 --check fgd"
+    ): COMPOSE,
+    (
+        "docs/deploy.md: docker build -f deploy/Dockerfile -t registry.example/twinsched:0.1.0 ."
+    ): KUBERNETES,
+    ("docs/deploy.md: docker push registry.example/twinsched:0.1.0"): KUBERNETES,
+    (
+        "docs/deploy.md: sed -i 's#image: twinsched:0.1.0#image: registry.example/twinsch"
+        "ed:0.1.0#' deploy/kubernetes/*.yaml"
+    ): KUBERNETES,
+    ("docs/deploy.md: kubectl apply -f deploy/kubernetes/00-namespace.yaml"): KUBERNETES,
+    (
+        "docs/deploy.md: kubectl -n twinsched create secret generic twinsched-token --fro"
+        'm-literal=token="$(openssl rand -hex 32)"'
+    ): KUBERNETES,
+    (
+        "docs/deploy.md: kubectl -n twinsched create secret generic twinsched-db --from-l"
+        "iteral=url='postgresql+psycopg://USER:PASSWORD@HOST:5432/twinsched'"
+    ): KUBERNETES,
+    ("docs/deploy.md: kubectl apply -f deploy/kubernetes/20-storage.yaml"): KUBERNETES,
+    (
+        "docs/deploy.md: kubectl -n twinsched run traces-loader --image=busybox:1.37 --re"
+        'start=Never --overrides=\'{"spec":{"volumes":[{"name":"d","persistentVolumeClaim"'
+        ':{"claimName":"twinsched-traces"}}],"containers":[{"name":"traces-loader","image'
+        '":"busybox:1.37","command":["sleep","3600"],"volumeMounts":[{"name":"d","mountPa'
+        'th":"/data"}]}]}}\''
+    ): KUBERNETES,
+    (
+        'docs/deploy.md: kubectl -n twinsched cp "$TWINSCHED_DATA_DIR/alibaba_gpu_v2023" '
+        "traces-loader:/data/alibaba_gpu_v2023"
+    ): KUBERNETES,
+    ("docs/deploy.md: kubectl -n twinsched delete pod traces-loader"): KUBERNETES,
+    (
+        "docs/deploy.md: kubectl apply -f deploy/kubernetes/30-twin.yaml -f deploy/kubern"
+        "etes/40-scheduler-service.yaml"
+    ): KUBERNETES,
+    ("docs/deploy.md: kubectl apply -f deploy/kubernetes/50-kube-scheduler.yaml"): KUBERNETES,
+    ("docs/deploy.md: kubectl -n twinsched rollout status deploy/twinsched-scheduler"): KUBERNETES,
+    (
+        "docs/deploy.md: kubectl -n twinsched rollout status deploy/twinsched-kube-scheduler"
+    ): KUBERNETES,
+    (
+        "docs/deploy.md: kubectl -n twinsched logs deploy/twinsched-kube-scheduler | grep"
+        " -i extender"
+    ): KUBERNETES,
+    ("docs/deploy.md: kubectl apply -f share-demo.yaml"): KUBERNETES,
+    ("docs/deploy.md: kubectl get pod share-demo -o wide"): KUBERNETES,
+    (
+        "docs/deploy.md: kubectl -n twinsched port-forward svc/twinsched-scheduler 8282:8282 &"
+    ): KUBERNETES,
+    (
+        "docs/deploy.md: curl -s http://127.0.0.1:8282/metrics | grep twinsched_scheduler"
+        "_calls_total"
+    ): COMPOSE,
     "docs/sweeps.md: twinsched sweep run sweeps/example.toml --executor ray": (
         "starts a local Ray (about 8 s): covered by "
         "tests/experiments/test_sweep.py::test_every_executor_stores_the_same_results"

@@ -145,7 +145,7 @@ def test_overlapping_faults_of_a_node_merge_and_each_node_draws_its_own() -> Non
 def test_a_fault_on_an_unknown_node_names_it_and_the_known_ones() -> None:
     sc = _one_node([1.0], [0.0])
     spec = FaultSpec(faults=(NodeFault(node="nope", down_s=1, for_s=1),))
-    with pytest.raises(UnknownNameError, match="nope.*known: n0"):
+    with pytest.raises(UnknownNameError, match=r"nope.*known: n0"):
         run_replay(sc, "fgd", 0, faults=spec)
 
 

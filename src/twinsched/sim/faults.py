@@ -44,13 +44,28 @@ def _drawn(spec: FaultSpec, nodes: Nodes, horizon_s: float, seed: int) -> list[l
     return out
 
 
+def _some(names: list[str], most: int = 8) -> list[str]:
+    return names if len(names) <= most else [*names[:most], f"... ({len(names)} in all)"]
+
+
+def check_names(spec: FaultSpec, nodes: Nodes) -> None:
+    """Every nodepool in ``pools`` and every node in ``faults`` is the scenario's, or
+    :class:`UnknownNameError` naming it and (some of) the known ones."""
+    for pool in spec.pools:
+        if pool not in nodes.pool_names:
+            raise UnknownNameError("nodepool in faults.pools", pool, list(nodes.pool_names))
+    known = set(nodes.names)
+    for fault in spec.faults:
+        if fault.node not in known:
+            raise UnknownNameError("node in faults", fault.node, _some(list(nodes.names)))
+
+
 def fault_schedule(spec: FaultSpec, nodes: Nodes, horizon_s: float, seed: int) -> list[Fault]:
     """Every node's down and up times, in time order (down before up at equal times)."""
+    check_names(spec, nodes)
     intervals = _drawn(spec, nodes, horizon_s, seed)
     index = {name: i for i, name in enumerate(nodes.names)}
     for fault in spec.faults:
-        if fault.node not in index:
-            raise UnknownNameError("node in faults", fault.node, list(index))
         intervals.append([fault.down_s, fault.down_s + fault.for_s, float(index[fault.node])])
     merged: list[Fault] = []
     by_node: dict[int, list[tuple[float, float]]] = {}

@@ -7,9 +7,10 @@ A run is a pure function of its :class:`RunSpec`; two runs of one spec give the 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from twinsched.model.faults import FaultSpec
+if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
+    from twinsched.model.faults import FaultSpec
 
 Mode = Literal["fillup", "replay"]
 

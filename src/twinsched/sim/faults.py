@@ -10,14 +10,17 @@ how long they waited to run again.
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import F64, Nodes
 from twinsched.model.events import Phase, Unbind
-from twinsched.model.faults import FaultSpec
 from twinsched.model.state import ClusterState
+
+if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
+    from twinsched.model.faults import FaultSpec
 
 FAULT_STREAM = 0xFA17  # mixed into each node's seed: fault draws never shift other draws
 DAY_S = 86400.0

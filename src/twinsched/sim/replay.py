@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Unpack
+from typing import TYPE_CHECKING, Unpack
 
 import numpy as np
 
 from twinsched.metrics import cluster as cm
 from twinsched.model.cluster import Scenario
 from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Reject, Release
-from twinsched.model.faults import FaultSpec
 from twinsched.model.run import RunResult
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
@@ -27,6 +26,9 @@ from twinsched.sim.faults import Disruptions, fault_schedule
 from twinsched.sim.runs import RunOptions, SchedulerArg, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
+
+if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
+    from twinsched.model.faults import FaultSpec
 
 
 class PendingQueue:

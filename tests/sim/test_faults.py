@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -69,6 +71,11 @@ def _replay(sc: Scenario, name: str, seed: int, faults: FaultSpec) -> tuple[dict
 @given(data=st.data(), sc=scenarios(), name=SCHEDULERS, seed=st.integers(0, 2**16))
 def test_every_pod_ends_accounted_for_and_nothing_is_overcommitted(data, sc, name, seed) -> None:
     faults = data.draw(fault_specs(sc.nodes.n))
+    if data.draw(st.booleans()):  # gang jobs: a failure restarts every pod of the job
+        jobs = data.draw(st.lists(st.integers(0, 4), min_size=sc.pods.n, max_size=sc.pods.n))
+        names = tuple(f"j{j}" for j in range(5))
+        pods = dataclasses.replace(sc.pods, job=np.array(jobs, np.int64), job_names=names)
+        sc = dataclasses.replace(sc, pods=pods)
     summary, state = _replay(sc, name, seed, faults)  # validate: invariants after every event
     phases = set(state.phase.tolist())
     assert phases <= {Phase.SUCCEEDED, Phase.RUNNING, Phase.UNSCHEDULABLE}
@@ -112,6 +119,34 @@ def test_an_evicted_pod_loses_its_progress_and_runs_again_when_the_node_is_back(
     assert s["time_to_reschedule_p50_s"] == 10.0  # back at 40 s
     # p0 (older, same priority) runs again from 40 to 140, then p1 from 140 to 190.
     assert s["completion_mean_s"] == pytest.approx(((140 - 0) + (190 - 10)) / 2)
+
+
+def test_a_gang_job_restarts_all_its_pods() -> None:
+    nodes = nodes_from_columns(["n0", "n1"], [1000, 1000], [1024, 1024], [0, 0], ["", ""])
+    pods = pods_from_columns(
+        ["a0", "a1", "b"], [1000, 1000, 500], [512, 512, 512], [0, 0, 0], [0, 0, 0],
+        arrival_s=np.array([0.0, 0.0, 50.0]), duration_s=np.array([100.0, 100.0, 10.0]),
+        job=np.array([0, 0, 1]), job_names=("a", "b"),
+    )  # fmt: skip
+    sc = Scenario("gang", nodes, pods, links())
+    faults = FaultSpec(faults=(NodeFault(node="n0", down_s=20.0, for_s=5.0),))
+    s = run_replay(sc, "fgd", 0, validate=True, faults=faults).summary
+    # At 20 s a0 (on n0) and a1 (on n1, up) lose 20 s each; a1 restarts at once on n1 and
+    # ends at 120 s, a0 when n0 is back at 25 s and ends at 125 s; b waits for room (120 s).
+    assert (s["disruptions"], s["gang_restarts"], s["lost_work_pod_s"]) == (2, 1, 40.0)
+    assert s["completed"] == 3 and s["time_to_reschedule_p50_s"] == 2.5
+    assert s["completion_mean_s"] == pytest.approx((125 + 120 + (130 - 50)) / 3, abs=1e-3)
+
+
+def test_the_continuum_under_failures_completes_every_pod_with_invariants_checked() -> None:
+    """Issue 20: a validated replay of the synthetic continuum, 0.1 failures per node per
+    day (about 10 % of the nodes fail over the day), completes every pod."""
+    from twinsched.sim.scenarios import cached_scenario
+
+    sc = cached_scenario("synthetic-continuum", "", None)
+    s = run_replay(sc, "fgd", 0, validate=True, faults=FaultSpec(rate_per_day=0.1)).summary
+    assert s["node_failures"] > 0 and s["disruptions"] > 0
+    assert s["completed"] == sc.pods.n and s["pending_at_end"] == 0
 
 
 def test_without_faults_the_summary_and_the_spec_are_unchanged() -> None:

@@ -3,8 +3,8 @@
 :func:`fault_schedule` draws each node's failures from its own random stream (seed, node), so
 changing one nodepool's rates leaves the others' faults where they were; explicit faults are
 added, and overlapping down times of one node merge. :class:`Disruptions` evicts the pods of
-a node that goes down (through ``ClusterState.apply``: ``Unbind``), counts what they lost and
-how long they waited to run again.
+a node that goes down and the other pods of their jobs (through ``ClusterState.apply``:
+``Unbind``), counts what they lost and how long they waited to run again.
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ class Disruptions:
 
     def __init__(self) -> None:
         self.count = 0  # pods evicted
+        self.gang_restarts = 0  # of which on a node that stayed up (their job restarted)
         self.lost_pod_s = 0.0  # run time thrown away by evictions
         self.to_reschedule_s: list[float] = []
         self.node_failures = 0
@@ -99,11 +100,16 @@ class Disruptions:
         self._stale: Counter[int] = Counter()  # completions scheduled before an eviction
 
     def evict(self, state: ClusterState, node: int, now: float, start_t: F64) -> list[int]:
-        """Unbind the pods running on ``node`` (it went down); they are pending again."""
+        """Unbind the pods running on ``node`` (it went down) and the other running pods of
+        their jobs (a gang restarts whole); all are pending again, in index order."""
         self.node_failures += 1
-        running = (state.pod_node == node) & (state.phase == Phase.RUNNING)
-        pods = np.flatnonzero(running).tolist()
+        running = state.phase == Phase.RUNNING
+        jobs = np.unique(state.pods.job[running & (state.pod_node == node)])
+        victims = running & np.isin(state.pods.job, jobs)
+        pods = np.flatnonzero(victims).tolist()
         for i in pods:
+            if int(state.pod_node[i]) != node:
+                self.gang_restarts += 1
             state.apply(Unbind(i))
             self.count += 1
             self.lost_pod_s += now - float(start_t[i])
@@ -137,6 +143,7 @@ class Disruptions:
         return {
             "node_failures": self.node_failures,
             "disruptions": self.count,
+            "gang_restarts": self.gang_restarts,
             "rescheduled": int(waits.size),
             "time_to_reschedule_p50_s": pct(50),
             "time_to_reschedule_p95_s": pct(95),

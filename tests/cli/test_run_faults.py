@@ -30,6 +30,16 @@ def test_a_replay_with_faults_reports_disruptions(tmp_path: Path) -> None:
     assert summary["completed"] == summary["pods"]  # every node comes back: all complete
 
 
+def test_a_run_with_faults_is_recorded_with_its_faults(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/store.db"
+    args = ["run", "--mode", "replay", "--schedulers", "bestfit", "--fault-rate", "0.5"]
+    result = runner.invoke(app, [*args, "--db", db])
+    assert result.exit_code == 0, result.output
+    shown = runner.invoke(app, ["runs", "show", "1", "--db", db], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    assert "rate_per_day" in shown.output and "disruptions" in shown.output
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [

@@ -15,7 +15,7 @@ from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import Scenario, nodes_from_columns, pods_from_columns
 from twinsched.model.cluster import single_pool_links as links
 from twinsched.model.events import Phase
-from twinsched.model.faults import FaultSpec, NodeFault
+from twinsched.model.faults import FaultSpec, NodeFault, PoolFaults
 from twinsched.model.run import RunSpec
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
@@ -175,6 +175,20 @@ def test_overlapping_faults_of_a_node_merge_and_each_node_draws_its_own() -> Non
     assert drawn != fault_schedule(FaultSpec(rate_per_day=50.0), sc.nodes, 86400.0, 4)
     downs = [t for t, _, up in drawn if not up]
     assert all(0 < t <= 86400.0 for t in downs) and len(downs) > 10
+
+
+def test_pool_rates_override_the_default_and_leave_other_pools_alone() -> None:
+    from twinsched.sim.scenarios import cached_scenario
+
+    nodes = cached_scenario("synthetic-continuum", "", None).nodes
+    edge = {n for n in range(nodes.n) if nodes.pool_names[int(nodes.pool[n])] == "edge"}
+    only_edge = FaultSpec(pools={"edge": PoolFaults(rate_per_day=5.0)})
+    failed = {node for _, node, _ in fault_schedule(only_edge, nodes, 86400.0, 0)}
+    assert failed and failed <= edge
+    # Each node draws from its own stream: adding failures elsewhere moves no edge fault.
+    both = FaultSpec(rate_per_day=1.0, pools={"edge": PoolFaults(rate_per_day=5.0)})
+    on_edge = [f for f in fault_schedule(both, nodes, 86400.0, 0) if f[1] in edge]
+    assert on_edge == fault_schedule(only_edge, nodes, 86400.0, 0)
 
 
 def test_a_fault_on_an_unknown_node_names_it_and_the_known_ones() -> None:

@@ -84,6 +84,41 @@ def float_opt(help: str, lo: float, hi: float, *decls: str, open_lo: bool = Fals
     )
 
 
+FAULT_RATE_MAX = 100.0  # node failures per node per day (model/faults.py)
+MTTR_RANGE = (1.0, 1e7)  # seconds
+
+
+def parse_faults_file(raw: object) -> Any:
+    """A :class:`~twinsched.model.faults.FaultSpec` from a TOML file; a bad file or value is
+    one ``BadParameter`` naming the file, the key and the accepted range."""
+    import tomllib
+
+    from pydantic import ValidationError
+
+    from twinsched.model.faults import FaultSpec
+
+    path, hint = Path(str(raw)), "'--faults'"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise typer.BadParameter(f"{path}: {exc.strerror or exc}", param_hint=hint) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise typer.BadParameter(f"{path}: not a TOML file: {exc}", param_hint=hint) from None
+    try:
+        return FaultSpec.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise typer.BadParameter(f"{path}: {key}: {first['msg']}", param_hint=hint) from None
+
+
+def faults_file_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of a fault spec file: the command reads it with
+    :func:`parse_faults_file` before any work (so a documented command parses without it)."""
+    rule = "TOML file: rate_per_day, mttr_s, pools, faults (docs/faults.md)"
+    return typer.Option(*decls, help=f"{help} [{rule}]", metavar="FILE")
+
+
 def _nearest_existing(path: Path) -> Path:
     probe = path.absolute()
     while not probe.exists() and probe != probe.parent:

@@ -12,6 +12,8 @@ import typer
 
 from twinsched.cli.console import error_exit, expected_errors, make_console
 from twinsched.cli.options import (
+    FAULT_RATE_MAX,
+    MTTR_RANGE,
     DataOpt,
     DbOpt,
     ScenarioOpt,
@@ -19,10 +21,12 @@ from twinsched.cli.options import (
     TraceOpt,
     VariantOpt,
     check_store,
+    faults_file_opt,
     float_opt,
     int_opt,
     load_source,
     out_dir_opt,
+    parse_faults_file,
     parse_seeds,
     scenario_source,
     seeds_opt,
@@ -31,6 +35,7 @@ from twinsched.cli.options import (
 from twinsched.errors import MissingExtraError, TwinschedError
 
 if TYPE_CHECKING:
+    from twinsched.model.faults import FaultSpec
     from twinsched.model.run import Mode, RunResult, RunSpec
 
 app = typer.Typer(pretty_exceptions_enable=False)
@@ -93,6 +98,16 @@ ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after ev
 RecordOpt = Annotated[
     bool, typer.Option("--record/--no-record", help="record specs and results in the store")
 ]
+FaultRateOpt = Annotated[
+    float | None,
+    float_opt("node failures per node per day, replay only (0: none)", 0, FAULT_RATE_MAX),
+]
+MttrOpt = Annotated[
+    float | None, float_opt("mean time to repair a failed node, seconds", *MTTR_RANGE)
+]
+FaultsOpt = Annotated[
+    Path | None, faults_file_opt("node failures per nodepool and explicit faults, replay only")
+]
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
@@ -121,10 +136,17 @@ def run(
             "token comes from $TWINSCHED_TWIN_TOKEN).",
         ),
     ] = None,
+    fault_rate: FaultRateOpt = None,
+    mttr: MttrOpt = None,
+    faults: FaultsOpt = None,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
+    from_file = parse_faults_file(faults) if faults is not None else None
+    fault_spec = fault_spec_of(from_file, fault_rate, mttr)
+    if fault_spec is not None and mode != "replay":
+        raise typer.BadParameter("faults (--fault-rate, --faults) need --mode replay")
     from twinsched.model.run import RunSpec
     from twinsched.scheduling import registry
 
@@ -137,7 +159,11 @@ def run(
         if record:
             check_store(db, required=False)  # reachable before the runs
         trace, variant, data_dir = scenario_source(trace, variant, data, scenario, db)
-        load_source(trace, variant, data_dir)  # a missing trace or scenario fails here
+        chosen = load_source(trace, variant, data_dir)  # a missing trace or scenario fails here
+        if fault_spec is not None:
+            from twinsched.sim.faults import check_names
+
+            check_names(fault_spec, chosen.nodes)  # names the scenario lacks fail before runs
         specs = [
             RunSpec(
                 trace,
@@ -150,6 +176,7 @@ def run(
                 validate=validate,
                 db=db,
                 twin=twin,
+                faults=fault_spec,
             )
             for name in names
             for seed in parse_seeds(seeds)
@@ -178,6 +205,19 @@ def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None
     console.print(
         f"recorded runs {ids[0]} to {ids[-1]} in {resolve_url(db)} (`twinsched runs list`)"
     )
+
+
+def fault_spec_of(
+    spec: FaultSpec | None, rate_per_day: float | None, mttr_s: float | None
+) -> FaultSpec | None:
+    """The run's faults: the ``--faults`` file, its top-level rates replaced by
+    ``--fault-rate`` and ``--mttr`` when given; None when nothing can fail."""
+    from twinsched.model.faults import FaultSpec
+
+    base = spec if spec is not None else FaultSpec()
+    changes = {"rate_per_day": rate_per_day, "mttr_s": mttr_s}
+    chosen = base.model_copy(update={k: v for k, v in changes.items() if v is not None})
+    return chosen if chosen.enabled else None
 
 
 def mode_of(text: str) -> Mode:

@@ -43,7 +43,7 @@ def _run(
         )  # fmt: skip
     return run_replay(
         scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
-        validate=spec.validate, progress=progress, observers=observers,
+        validate=spec.validate, progress=progress, observers=observers, faults=spec.faults,
     )  # fmt: skip
 
 

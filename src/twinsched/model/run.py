@@ -7,7 +7,10 @@ A run is a pure function of its :class:`RunSpec`; two runs of one spec give the 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
+    from twinsched.model.faults import FaultSpec
 
 Mode = Literal["fillup", "replay"]
 
@@ -27,9 +30,16 @@ class RunSpec:
     validate: bool = False
     db: str | None = None  # with trace "store", variant is the stored scenario's name
     twin: str | None = None  # a twin service URL: the loop runs over HTTP through it
+    faults: FaultSpec | None = None  # node failures and recovery (replay only)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The spec as JSON-ready data; ``faults`` only when set (so the keys, and hashes,
+        of runs without faults are those of the specs before faults existed)."""
+        out = asdict(self)
+        out.pop("faults")
+        if self.faults is not None:
+            out["faults"] = self.faults.to_dict()
+        return out
 
 
 @dataclass

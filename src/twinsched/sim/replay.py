@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Unpack
+from typing import TYPE_CHECKING, Unpack
 
 import numpy as np
 
 from twinsched.metrics import cluster as cm
 from twinsched.model.cluster import Scenario
-from twinsched.model.events import Arrive, Phase, Reject, Release
+from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Reject, Release
 from twinsched.model.run import RunResult
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
@@ -22,9 +22,13 @@ from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.framework import PodView, Reason
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
+from twinsched.sim.faults import Disruptions, fault_schedule
 from twinsched.sim.runs import RunOptions, SchedulerArg, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
+
+if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
+    from twinsched.model.faults import FaultSpec
 
 
 class PendingQueue:
@@ -72,9 +76,15 @@ def run_replay(
     *,
     sample_every_s: float = 3600.0,
     clock: Clock | None = None,
+    faults: FaultSpec | None = None,
     **options: Unpack[RunOptions],
 ) -> RunResult:
-    """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start."""
+    """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start.
+
+    With ``faults``, nodes go down and come back up on the seed's fault schedule
+    (``sim/faults.py``): the pods of a node that goes down return to the queue, losing their
+    progress, and the summary counts the disruptions.
+    """
     started = time.perf_counter()
     pods = scenario.pods
     control = start_run(scenario, pods, scheduler, seed, **options)
@@ -92,6 +102,11 @@ def run_replay(
         end = float(np.max(pods.arrival_s))
         for t in np.arange(0.0, end + sample_every_s, sample_every_s):
             engine.at(float(t), Kind.SAMPLE)
+    disrupt = Disruptions() if faults is not None and faults.enabled else None
+    if disrupt is not None and faults is not None:
+        horizon = float(np.max(pods.arrival_s)) if pods.n else 0.0
+        for t, node, up in fault_schedule(faults, scenario.nodes, horizon, seed):
+            engine.at(t, Kind.NODE, 2 * node + up)
 
     def cycle(now: float) -> None:
         ready = queue.ready(views)
@@ -102,6 +117,8 @@ def run_replay(
             if isinstance(outcome, Binding):
                 queue.remove(i)
                 start_t[i] = now
+                if disrupt is not None:
+                    disrupt.rebound(i, now)
                 if np.isfinite(pods.duration_s[i]):
                     engine.at(now + float(pods.duration_s[i]), Kind.COMPLETE, i)
                 continue
@@ -124,15 +141,31 @@ def run_replay(
             state.apply(Arrive(i))
             queue.add(i)
         elif kind is Kind.COMPLETE:
+            if disrupt is not None and disrupt.stale(i):
+                return  # the pod was evicted since this completion was scheduled
             state.apply(Release(i))
             queue.freed()
+        elif kind is Kind.NODE:
+            _node_event(i)
         elif kind is Kind.SAMPLE:
             samples.append(_sample(state, now, len(queue)))
             return
         cycle(now)
         last_power = cm.power_w(state)
 
+    def _node_event(payload: int) -> None:
+        node, up = divmod(payload, 2)
+        assert disrupt is not None
+        if up:
+            state.apply(NodeUp(node))
+            queue.freed()  # its resources are back
+            return
+        state.apply(NodeDown(node))
+        for pod in disrupt.evict(state, node, engine.clock.now(), start_t):
+            queue.add(pod)
+
     engine.run(handle)
+    pending_at_end = len(queue)
     for i in sorted(queue.pending):  # still waiting at the end of the trace
         state.apply(Reject(i, Reason.STILL_PENDING_AT_END))
     control.finish()
@@ -143,7 +176,8 @@ def run_replay(
         mode="replay",
         wall_seconds=round(time.perf_counter() - started, 4),
         curve=[],
-        summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j),
+        summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j)
+        | (disrupt.summary(pending_at_end) if disrupt is not None else {}),
         samples=samples,
     )
 

@@ -34,6 +34,9 @@ EVERYWHERE = [("../shared/data", str(DATA))]  # the doc's data root, from the re
 
 # command -> (what it becomes here, why)
 SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
+    "docs/store.md: twinsched optimum --scenario openb --at 100": [
+        ("--at 100", "--at 100 --time-limit 2")  # CP-SAT for 30 deterministic s: about a minute
+    ],
     "README.md: make demo": [("make demo", "twinsched demo")],  # make would build the venv
     "README.md: twinsched run --trace alibaba-gpu-2023 --variant default --mode fillup "
     "--schedulers fgd,bestfit,gpupacking,gpuclustering,dotprod,random --seeds 0-9 --jobs 2 "

@@ -78,6 +78,7 @@ def test_out_of_range_scheduler_parameters_are_refused(name: str, says: str) -> 
         (("run", "--target", "nan"), "'--target': nan is outside the accepted range >0..1000"),
         (("optimum", "--at", "-5"), "'--at': -5 is outside the accepted range >0..1000"),
         (("vte", "serve", "--port", "99999"), "'--port': 99999 is outside the accepted range"),
+        (("scheduler", "serve", "--port", "99999"), "'--port': 99999 is outside the accepted"),
         (("vte", "serve", "--speed", "0"), "'--speed': 0 is outside the accepted range >0.."),
         (("twin", "collect", "--interval", "0", "--once"), "'--interval': 0 is outside"),
         (("runs", "list", "--limit", "-1"), "'--limit': -1 is outside the accepted range"),

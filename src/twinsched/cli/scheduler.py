@@ -13,7 +13,14 @@ from typing import Annotated
 import typer
 
 from twinsched.cli.console import error_exit
-from twinsched.cli.options import DataOpt, DbOpt, ScenarioOpt, load_source, scenario_source
+from twinsched.cli.options import (
+    DataOpt,
+    DbOpt,
+    ScenarioOpt,
+    int_opt,
+    load_source,
+    scenario_source,
+)
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -39,7 +46,7 @@ def serve(
         str, typer.Option(help="Registered scheduler (twinsched schedulers).")
     ] = "fgd",
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to bind.")] = 8282,
+    port: Annotated[int, int_opt("Port to bind.", 1, 65535)] = 8282,
     seed: Annotated[int, typer.Option(help="Seed of the tie-break order.")] = 0,
     workload_trace: Annotated[
         str, typer.Option(help="Trace whose pods are the typical workload (FGD profiles it).")

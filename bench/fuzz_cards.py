@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests packag
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.fuzz_table import HEADER
 from tests.scheduling.ai.card_fuzzing import Tally, check, corrupt_cards, registry_with_victim
 
 
@@ -42,11 +43,10 @@ def main() -> int:
             check(data.draw(corrupt_cards(card)), root / "models", tally)
 
         run()
-    print("| target | tried | clear error | accepted | stored wrongly | tracebacks | 5xx |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(HEADER))
     print(tally.row("model registry: `card.json` (scan, `models list`)"))
     print(f"\n{time.perf_counter() - start:.0f} s; first failures: {tally.examples or 'none'}")
-    return 1 if tally.stored_wrongly or tally.tracebacks else 0
+    return 1 if tally.wrongly or tally.tracebacks else 0
 
 
 if __name__ == "__main__":

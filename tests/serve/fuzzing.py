@@ -22,6 +22,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 
+from tests.fuzz_table import HEADER, Tally
 from tests.serve.test_protocol import AUTH, NODES, TOKEN, pod
 from tests.twin.conftest import SyncASGI
 from twinsched.serve.app import create_app
@@ -31,21 +32,6 @@ from twinsched.serve.kube import Node
 
 NAMES = [n["metadata"]["name"] for n in NODES]
 JSON = {"content-type": "application/json"}
-
-
-@dataclass
-class Tally:
-    tried: int = 0
-    clear: int = 0
-    accepted: int = 0
-    wrongly: int = 0
-    tracebacks: int = 0
-    server_errors: int = 0
-
-    def row(self, target: str) -> str:
-        cells = (self.tried, self.clear, self.accepted, self.wrongly, self.tracebacks,
-                 self.server_errors)  # fmt: skip
-        return f"| {target} | " + " | ".join(map(str, cells)) + " |"
 
 
 @dataclass
@@ -61,8 +47,7 @@ class Report:
         return sum(t.wrongly + t.tracebacks + t.server_errors for t in self.tallies.values())
 
     def table(self) -> list[str]:
-        lines = ["| target | tried | clear error | accepted | stored wrongly | tracebacks | 5xx |",
-                 "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        lines = list(HEADER)
         lines += [self.tallies[t].row(f"scheduler service `{t}`") for t in sorted(self.tallies)]
         return lines
 

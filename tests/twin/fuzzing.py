@@ -36,6 +36,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests import fuzz_table
 from tests.twin.conftest import AUTH, SyncASGI, tiny_document
 from twinsched.twin.core.service import TwinService, rebuild
 
@@ -45,26 +46,14 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
-COLUMNS = ("tried", "clear error", "accepted", "stored wrongly", "tracebacks", "5xx")
 WRITES = {"PUT", "PATCH", "POST"}
 
 
 @dataclass
-class Tally:
-    """The counts of one endpoint."""
+class Tally(fuzz_table.Tally):
+    """The counts of one endpoint, and its answers that break the OpenAPI."""
 
-    tried: int = 0
-    clear: int = 0
-    accepted: int = 0
-    wrongly: int = 0
-    tracebacks: int = 0
-    server_errors: int = 0
     violations: int = 0
-
-    def row(self, target: str) -> str:
-        """The Markdown row, in the order of :data:`COLUMNS`."""
-        cells = (self.tried, self.clear, self.accepted, self.wrongly, self.tracebacks)
-        return f"| {target} | " + " | ".join(map(str, (*cells, self.server_errors))) + " |"
 
 
 @dataclass
@@ -86,7 +75,7 @@ class Report:
 
     def table(self, suffix: str = "") -> list[str]:
         """The table's rows (header first), one per endpoint."""
-        lines = ["| target | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+        lines = list(fuzz_table.HEADER)
         for target in sorted(self.tallies):
             lines.append(self.tallies[target].row(f"twin `{target}`{suffix}"))
         return lines

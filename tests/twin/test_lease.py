@@ -32,15 +32,15 @@ def _refused(db: str, log: Path) -> str:
     return log.read_text()
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_a_second_twin_on_one_database_is_refused_naming_the_first(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    db = (
-        f"sqlite:///{tmp_path / 'twin.db'}"
-        if backend == "sqlite"
-        else request.getfixturevalue("pg_url")
-    )
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A twin database URL on each backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'twin.db'}"
+    return str(request.getfixturevalue("pg_url"))
+
+
+def test_a_second_twin_on_one_database_is_refused_naming_the_first(db: str, tmp_path: Path) -> None:
     first = TwinProcess(db, TOKEN, tmp_path / "first.log")
     try:
         first.wait_ready()
@@ -50,7 +50,7 @@ def test_a_second_twin_on_one_database_is_refused_naming_the_first(
         assert socket.gethostname()[:10] in said and "started at" in said
         assert "Traceback" not in said
         first.kill()  # SIGKILL: no shutdown code runs, the lease must still be free
-        if backend == "sqlite":
+        if db.startswith("sqlite"):
             assert (tmp_path / "twin.db.lock").exists()  # left behind by a dead pid
         third = TwinProcess(db, TOKEN, tmp_path / "third.log")
         try:
@@ -66,8 +66,8 @@ def test_a_second_twin_on_one_database_is_refused_naming_the_first(
         first.stop()
 
 
-def _lose_lease(backend: str, db: str, twin: TwinProcess) -> None:
-    if backend == "sqlite":
+def _lose_lease(db: str, twin: TwinProcess) -> None:
+    if db.startswith("sqlite"):
         Path(db.removeprefix("sqlite:///") + ".lock").unlink()
         return
     with psycopg.connect(PG_BASE, autocommit=True) as conn:
@@ -78,15 +78,9 @@ def _lose_lease(backend: str, db: str, twin: TwinProcess) -> None:
         assert conn.execute(query, (name,)).fetchall() == [(True,)]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_twin_that_lost_its_lease_is_not_ready_and_writes_nothing(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+    db: str, tmp_path: Path
 ) -> None:
-    db = (
-        f"sqlite:///{tmp_path / 'twin.db'}"
-        if backend == "sqlite"
-        else request.getfixturevalue("pg_url")
-    )
     twin = TwinProcess(db, TOKEN, tmp_path / "twin.log")
     try:
         twin.wait_ready()
@@ -95,7 +89,7 @@ def test_a_twin_that_lost_its_lease_is_not_ready_and_writes_nothing(
                 client.put("/state", content=tiny_document().model_dump_json()).status_code == 200
             )
             assert client.get("/readyz").status_code == 200
-            _lose_lease(backend, db, twin)
+            _lose_lease(db, twin)
             ready = client.get("/readyz")
             assert ready.status_code == 503
             assert ready.headers["content-type"] == "application/json"

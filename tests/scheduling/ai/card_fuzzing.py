@@ -23,6 +23,7 @@ from typing import Any
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests import fuzz_table
 from twinsched.cli import app
 from twinsched.scheduling.ai.model_store import _TEXT_MAPS, _TYPES, CARD, CardError, ModelRegistry
 
@@ -67,20 +68,10 @@ def corrupt_cards(draw: st.DrawFn, card: dict[str, Any]) -> bytes:
 
 
 @dataclass
-class Tally:
-    """Counts in the columns of the reliability table (no HTTP here: 5xx is always 0)."""
+class Tally(fuzz_table.Tally):
+    """The table's counts (no HTTP here: 5xx stays 0) and the first failures, for messages."""
 
-    tried: int = 0
-    clear: int = 0
-    accepted: int = 0
-    stored_wrongly: int = 0
-    tracebacks: int = 0
     examples: list[str] = field(default_factory=list)
-
-    def row(self, target: str) -> str:
-        cells = (target, self.tried, self.clear, self.accepted, self.stored_wrongly,
-                 self.tracebacks, 0)  # fmt: skip
-        return "| " + " | ".join(str(c) for c in cells) + " |"
 
     def failed(self, what: str) -> None:
         if len(self.examples) < 5:
@@ -133,11 +124,11 @@ def check(data: bytes, root: Path, tally: Tally) -> None:
         if well_typed({key: getattr(victim[0], key) for key in _TYPES}):
             tally.accepted += 1
         else:
-            tally.stored_wrongly += 1
+            tally.wrongly += 1
             tally.failed(f"read with a wrong type: {data[:120]!r}")
         return
     if len(bad) == 1 and isinstance(bad[0], CardError) and str(path) in str(bad[0]):
         tally.clear += 1
     else:
-        tally.stored_wrongly += 1
+        tally.wrongly += 1
         tally.failed(f"refused without naming the file: {bad!r:.200}")

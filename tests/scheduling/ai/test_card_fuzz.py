@@ -28,7 +28,7 @@ def test_malformed_cards_are_refused_by_file_or_read_well_typed(tmp_path: Path) 
         check(data.draw(corrupt_cards(card)), root / "models", tally)
 
     run()
-    assert tally.stored_wrongly == 0 and tally.tracebacks == 0, tally.examples
+    assert tally.wrongly == 0 and tally.tracebacks == 0, tally.examples
     assert tally.clear > EXAMPLES // 2  # most rewrites are bad cards, refused by name
 
 

@@ -45,7 +45,7 @@ def main() -> int:
         run()
     print("\n".join(HEADER))
     print(tally.row("model registry: `card.json` (scan, `models list`)"))
-    print(f"\n{time.perf_counter() - start:.0f} s; first failures: {tally.examples or 'none'}")
+    print(f"\n{time.perf_counter() - start:.0f} s; first failures: {tally.failures or 'none'}")
     return 1 if tally.wrongly or tally.tracebacks else 0
 
 

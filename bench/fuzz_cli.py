@@ -23,21 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
 from tests.cli.fuzzing import TARGETS, Tally, fuzz, sandbox
-
-HEADER = (
-    "| target | tried | clear error | accepted | stored wrongly | tracebacks | 5xx |\n"
-    "|---|---:|---:|---:|---:|---:|---:|"
-)
-
-
-def _add(total: Tally, part: Tally) -> None:
-    total.tried += part.tried
-    total.clear += part.clear
-    total.accepted += part.accepted
-    total.stored_wrongly += part.stored_wrongly
-    total.tracebacks += part.tracebacks
-    total.refused_valid += part.refused_valid
-    total.examples += part.examples[: 5 - len(total.examples)]
+from tests.fuzz_table import HEADER
 
 
 def main() -> int:
@@ -50,16 +36,16 @@ def main() -> int:
     for target in TARGETS:
         key = target.name if args.by_option else "twinsched " + " ".join(target.command)
         with sandbox() as root:
-            _add(rows.setdefault(key, Tally()), fuzz(target, args.examples, root))
-    print(HEADER)
+            rows.setdefault(key, Tally()).merge(fuzz(target, args.examples, root))
+    print("\n".join(HEADER))
     total = Tally()
     for key, tally in rows.items():
         print(tally.row(f"`{key}`"))
-        _add(total, tally)
+        total.merge(tally)
     print(total.row("**CLI, all commands**"))
     seconds = time.perf_counter() - start
     print(f"\n{len(TARGETS)} options x {args.examples} values: {seconds:.0f} s", file=sys.stderr)
-    problems = [e for t in rows.values() for e in t.examples]
+    problems = [e for t in rows.values() for e in t.failures]
     for problem in problems:
         print("problem:", problem, file=sys.stderr)
     return 1 if problems or total.refused_valid else 0

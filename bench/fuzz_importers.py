@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.fuzz_table import HEADER
 from tests.traces.fuzz_targets import targets
-from tests.traces.fuzzing import HEADER, Made, fuzz
+from tests.traces.fuzzing import Made, fuzz
 
 from twinsched.model.cluster import Scenario
 from twinsched.store import load_scenario, save_scenarios
@@ -60,13 +61,13 @@ def main() -> None:
         parser.error("--examples must be >= 1")
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite:///{Path(tmp) / 'fuzz.db'}"
-        print(HEADER)
+        print("\n".join(HEADER))
         start = time.perf_counter()
         for name, (strategy, make) in targets().items():
             if args.only and not any(o in name for o in args.only):
                 continue
             tally = fuzz(name, strategy, stored(make, db), args.examples)
-            print(tally.row(), flush=True)
+            print(tally.row(tally.target), flush=True)
             if args.failures:
                 for failure in tally.failures:
                     print("    " + failure.replace("\n", "\n    "), file=sys.stderr)

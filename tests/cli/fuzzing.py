@@ -26,6 +26,7 @@ import typer
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests import fuzz_table
 from twinsched.cli import app
 
 SEED_MAX = 2**32 - 1
@@ -218,25 +219,10 @@ TARGETS: tuple[Target, ...] = (
 
 
 @dataclass
-class Tally:
-    """Counts of one target, in the columns of the reliability table."""
+class Tally(fuzz_table.Tally):
+    """The table's counts (no HTTP: 5xx stays 0), and valid values refused (must stay 0)."""
 
-    tried: int = 0
-    clear: int = 0
-    accepted: int = 0
-    stored_wrongly: int = 0
-    tracebacks: int = 0
     refused_valid: int = 0
-    examples: list[str] = field(default_factory=list)  # what went wrong, for the message
-
-    def row(self, target: str) -> str:
-        cells = (target, self.tried, self.clear, self.accepted, self.stored_wrongly,
-                 self.tracebacks, 0)  # fmt: skip
-        return "| " + " | ".join(str(c) for c in cells) + " |"
-
-    def failed(self, what: str) -> None:
-        if len(self.examples) < 5:
-            self.examples.append(what)
 
 
 class Slow(Exception):
@@ -314,7 +300,7 @@ def check_bad(target: Target, value: str, tally: Tally, root: Path, limit: float
         tally.tracebacks += 1
         tally.failed(f"{args}: {type(result.exception).__name__}: {result.exception}")
     elif result.exit_code == 0 or after != before:
-        tally.stored_wrongly += 1
+        tally.wrongly += 1
         tally.failed(f"{args}: exit {result.exit_code}, new files {sorted(after - before)}")
     elif not result.output.strip():
         tally.tracebacks += 1  # silent failure: no message at all

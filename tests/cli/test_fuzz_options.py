@@ -18,5 +18,5 @@ def test_bad_values_are_refused_clearly_and_valid_ones_parse(target: Target) -> 
     with sandbox() as root:
         tally = fuzz(target, EXAMPLES, root)
     assert tally.tried == EXAMPLES
-    assert tally.clear + tally.accepted == tally.tried, tally.examples
-    assert (tally.tracebacks, tally.stored_wrongly, tally.refused_valid) == (0, 0, 0)
+    assert tally.clear + tally.accepted == tally.tried, tally.failures
+    assert (tally.tracebacks, tally.wrongly, tally.refused_valid) == (0, 0, 0)

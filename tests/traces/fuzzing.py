@@ -6,8 +6,8 @@ Shared by ``tests/traces/test_fuzz_readers.py`` (a small budget) and ``bench/fuz
 - ``clear``: a :class:`~twinsched.errors.TwinschedError` whose message names the file (or, for
   a payload, the field);
 - ``accepted``: a scenario (or twin document) whose every value keeps the accepted ranges;
-- ``wrong``: a result with a value out of range (must never happen);
-- ``traceback``: any other exception, or an error that names no file (must never happen).
+- ``wrongly``: a result with a value out of range (must never happen);
+- ``tracebacks``: any other exception, or an error that names no file (must never happen).
 
 Warnings count as exceptions (the test suite runs with ``-W error``).
 """
@@ -19,47 +19,24 @@ import tempfile
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import fuzz_table
 from twinsched.errors import TraceFormatError, TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.model.ranges import scenario_problem
 
-OUTCOMES = ("clear", "accepted", "wrong", "traceback")
-
 
 @dataclass
-class Tally:
-    """Outcomes of one target; ``failures`` keeps the first few bad cases for the message."""
+class Tally(fuzz_table.Tally):
+    """The counts of one importer or reader target (no HTTP here: 5xx stays 0)."""
 
-    target: str
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
-    failures: list[str] = field(default_factory=list)
-
-    def add(self, outcome: str, detail: str = "") -> None:
-        self.counts[outcome] += 1
-        if outcome in ("wrong", "traceback") and len(self.failures) < 5:
-            self.failures.append(detail)
-
-    @property
-    def tried(self) -> int:
-        return sum(self.counts.values())
-
-    def row(self) -> str:
-        c = self.counts
-        cells = [self.target, self.tried, c["clear"], c["accepted"], c["wrong"], c["traceback"]]
-        return "| " + " | ".join(str(x) for x in cells) + " | 0 |"
-
-
-HEADER = (
-    "| target | tried | clear error | accepted | stored wrongly | tracebacks | 5xx |\n"
-    "|---|---|---|---|---|---|---|"
-)
+    target: str = ""
 
 
 def outcome_of(run: Callable[[], Any], where: str, case: str, min_nodes: int) -> tuple[str, str]:
@@ -72,14 +49,14 @@ def outcome_of(run: Callable[[], Any], where: str, case: str, min_nodes: int) ->
     except TwinschedError as exc:
         if where in str(exc) and (not isinstance(exc, TraceFormatError) or exc.field):
             return "clear", ""
-        return "traceback", f"{case}\n  error names no {where!r}: {exc}"
+        return "tracebacks", f"{case}\n  error names no {where!r}: {exc}"
     except Exception:
-        return "traceback", f"{case}\n{traceback.format_exc(limit=-3)}"
+        return "tracebacks", f"{case}\n{traceback.format_exc(limit=-3)}"
     scenarios = result if isinstance(result, list) else [result]
     for scenario in scenarios:
         problem = scenario_problem(scenario, min_nodes) if isinstance(scenario, Scenario) else None
         if problem is not None:
-            return "wrong", f"{case}\n  accepted with {problem}"
+            return "wrongly", f"{case}\n  accepted with {problem}"
     return "accepted", ""
 
 
@@ -196,7 +173,7 @@ def fuzz(
 ) -> Tally:
     """Draw ``examples`` inputs from ``strategy``; ``make(input, folder)`` writes the files
     and returns (run, where, case description, min_nodes) for :func:`outcome_of`."""
-    tally = Tally(name)
+    tally = Tally(target=name)
 
     @settings(
         max_examples=examples,

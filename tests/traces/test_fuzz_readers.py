@@ -20,6 +20,6 @@ TARGETS = targets()
 def test_malformed_input_gives_a_clear_error_or_a_valid_result(name: str) -> None:
     strategy, make = TARGETS[name]
     tally = fuzz(name, strategy, make, EXAMPLES)
-    assert tally.counts["traceback"] == 0, "\n\n".join(tally.failures)
-    assert tally.counts["wrong"] == 0, "\n\n".join(tally.failures)
+    assert tally.tracebacks == 0, "\n\n".join(tally.failures)
+    assert tally.wrongly == 0, "\n\n".join(tally.failures)
     assert tally.tried >= EXAMPLES // 2

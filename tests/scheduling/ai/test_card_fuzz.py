@@ -28,18 +28,18 @@ def test_malformed_cards_are_refused_by_file_or_read_well_typed(tmp_path: Path) 
         check(data.draw(corrupt_cards(card)), root / "models", tally)
 
     run()
-    assert tally.wrongly == 0 and tally.tracebacks == 0, tally.examples
+    assert tally.wrongly == 0 and tally.tracebacks == 0, tally.failures
     assert tally.clear > EXAMPLES // 2  # most rewrites are bad cards, refused by name
 
 
 def test_a_deeply_nested_card_is_a_clear_error(tmp_path: Path) -> None:
     tally = Tally()
     check(('{"spec": ' + "[" * 100_000 + "]" * 100_000 + "}").encode(), tmp_path, tally)
-    assert tally.clear == 1, tally.examples
+    assert tally.clear == 1, tally.failures
 
 
 def test_unknown_fields_are_ignored(tmp_path: Path) -> None:
     _, _, card = registry_with_victim(tmp_path / "template")
     tally = Tally()
     check(json.dumps(card | {"comment": "by hand"}).encode(), tmp_path / "models", tally)
-    assert tally.accepted == 1, tally.examples
+    assert tally.accepted == 1, tally.failures

@@ -128,12 +128,20 @@ def create(name: str) -> Scheduler:
 
         return create_ai_scheduler(name)
     if name.startswith("aggregate:"):
+        from twinsched.scheduling.aggregator import split_weighted
         from twinsched.scheduling.ensemble import Ensemble
 
-        members = [m for m in name.removeprefix("aggregate:").split("|") if m]
+        members, weights = split_weighted([m for m in name.split(":", 1)[1].split("|") if m])
         for member in members:
             create(member)  # unknown member names fail here, listing the known ones
-        return Ensemble(members)
+        return Ensemble(members, weights)
+    if name.startswith(("bandit:", "bandit/")):
+        from twinsched.scheduling.bandit import bandit
+
+        ensemble = bandit(name)
+        for member in ensemble.member_names:
+            create(member)
+        return ensemble
     if "+" in name:
         return _compose(name)
     base, *params = name.split("/")

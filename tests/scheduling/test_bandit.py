@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from functools import cache
 
 import numpy as np
 import pytest
 
-from tests.builders import scenario
+from tests.builders import every_nth, scenario
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.report.rewards import best_member_by_context, learning_curve, mean_rewards
@@ -27,16 +26,7 @@ def small_openb() -> Scenario:
     prefers depends on the pod's kind and the load, so the members differ by context."""
     from twinsched.traces import alibaba_gpu_2023
 
-    sc = alibaba_gpu_2023.load("default")
-    keep = np.arange(0, sc.nodes.n, 8)
-    cols = ("cpu_milli", "memory_mib", "gpu_count", "gpu_model", "labels", "pool",
-            "power_idle_w", "power_peak_w")  # fmt: skip
-    nodes = dataclasses.replace(
-        sc.nodes,
-        names=tuple(np.array(sc.nodes.names)[keep]),
-        **{c: getattr(sc.nodes, c)[keep] for c in cols},
-    )
-    return Scenario(sc.name, nodes, sc.pods.take(np.arange(0, sc.pods.n, 16)), sc.links)
+    return every_nth(alibaba_gpu_2023.load("default"), 8, 16)
 
 
 @cache

@@ -78,7 +78,7 @@ class Ensemble:
         self.errors: dict[str, int] = {}
         self.log = RewardLog(members)
         self._profiles: dict[str, Any] = {}
-        self._job_names: tuple[str, ...] = ()
+        self._job_of: list[str] = []  # per pod of the run, its job's name
         self._tctx: TargetContext | None = None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
@@ -93,7 +93,8 @@ class Ensemble:
         self.log = RewardLog(self.member_names)
         profiles = ctx.scenario.meta.get("job_profiles", {})
         self._profiles = profiles if isinstance(profiles, dict) else {}
-        self._job_names = state.pods.job_names
+        pods = state.pods
+        self._job_of = [pods.job_names[j] for j in pods.job.tolist()] if self._profiles else []
         self._tctx = TargetContext(typical_pods(ctx.workload), ctx.node_rank)
 
     def fan_out(
@@ -154,9 +155,11 @@ class Ensemble:
         return {int(n): float(t) for n, t in zip(nodes, total, strict=True)}
 
     def _weights(self, pod: PodView) -> dict[str, float]:
-        job = self._job_names[pod.index] if pod.index < len(self._job_names) else ""
+        job = self._job_of[pod.index] if pod.index < len(self._job_of) else ""
         weights = profile_weights(self._profiles.get(job))
-        return weights or self.default_weights
+        if any(weights.get(m, 0.0) > 0 for m in self.member_names):
+            return weights
+        return self.default_weights  # no profile, or one that weighs none of the members
 
     def stats(self) -> dict[str, Any]:
         members = {name: card.summary() for name, card in self.cards.items()}

@@ -73,19 +73,3 @@ def view(sc: Scenario, pod: int) -> PodView:
 
 def context(sc: Scenario, seed: int = 0) -> RunContext:
     return RunContext.create(sc, seed)
-
-
-def every_nth(sc: Scenario, node_step: int, pod_step: int) -> Scenario:
-    """Every ``node_step``-th node and every ``pod_step``-th pod of a (trace) scenario."""
-    import dataclasses
-
-    keep = np.arange(0, sc.nodes.n, node_step)
-    cols = ("cpu_milli", "memory_mib", "gpu_count", "gpu_model", "labels", "pool",
-            "power_idle_w", "power_peak_w")  # fmt: skip
-    nodes = dataclasses.replace(
-        sc.nodes,
-        names=tuple(np.array(sc.nodes.names)[keep]),
-        **{c: getattr(sc.nodes, c)[keep] for c in cols},
-    )
-    pods = sc.pods.take(np.arange(0, sc.pods.n, pod_step))
-    return Scenario(sc.name, nodes, pods, sc.links, sc.labels, dict(sc.meta))

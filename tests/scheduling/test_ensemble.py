@@ -6,9 +6,9 @@ from functools import cache
 
 import numpy as np
 
-from tests.builders import context, every_nth, scenario, state_with, view
+from tests.builders import context, scenario, state_with, view
 from twinsched.metrics.fragmentation import typical_pods
-from twinsched.model.cluster import Scenario
+from twinsched.model.cluster import Scenario, every_nth
 from twinsched.model.events import Arrive
 from twinsched.model.run import RunResult
 from twinsched.scheduling.aggregator import aggregate, profile_weights

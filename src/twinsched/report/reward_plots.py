@@ -3,7 +3,8 @@
 Left: the mean reward over a moving window of decisions, the bandit's and each member's on
 the same decisions (the first seed). Right: the share of the member gap captured against how
 often the decision's context had been seen (:func:`twinsched.report.rewards.learning_curve`),
-one line per seed. Matplotlib is imported lazily, figures are drawn on an Agg canvas.
+one thin line per seed and the pool of all seeds. Matplotlib is imported lazily, figures are
+drawn on an Agg canvas.
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ from typing import Any
 
 import numpy as np
 
-from twinsched.report.rewards import VISIT_EDGES, learning_curve, reward_arrays
+from twinsched.report.rewards import VISIT_EDGES, learning_curve, pooled_curve, reward_arrays
 
 DPI = 120
 
 
 def plot_learning_curves(
-    tables: Sequence[Mapping[str, Any]], path: str | Path, title: str = "", window: int = 200
+    tables: Sequence[Mapping[str, Any]],
+    path: str | Path,
+    labels: Sequence[str] = (),
+    title: str = "",
+    window: int = 200,
 ) -> Path:
-    """The two panels above for ``tables`` (one reward table per seed); raises ValueError
-    without decisions."""
+    """The two panels above for ``tables`` (one reward table per seed, named by ``labels``);
+    raises ValueError without decisions."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -32,6 +37,7 @@ def plot_learning_curves(
     fig = Figure(figsize=(11.0, 4.5), layout="constrained")
     FigureCanvasAgg(fig)
     left, right = fig.subplots(1, 2)
+    names = list(labels) or [f"run {i}" for i in range(len(tables))]
     chosen, members = reward_arrays(tables[0])
     width = max(1, min(window, chosen.size))
     kernel = np.ones(width) / width
@@ -41,21 +47,19 @@ def plot_learning_curves(
     left.plot(x, np.convolve(chosen, kernel, mode="valid"), "k", linewidth=1.6, label="bandit")
     left.set_xlabel("decision")
     left.set_ylabel(f"mean reward, last {width} decisions")
-    left.set_title("reward on the same decisions (first seed)")
+    left.set_title(f"reward on the same decisions ({names[0]})")
     left.legend(fontsize="small")
-    for i, table in enumerate(tables):
+    for name, table in zip(names, tables, strict=True):
         rows = learning_curve(table, VISIT_EDGES)
-        right.plot(
-            [r["from_visit"] + 1 for r in rows],
-            [r["captured"] for r in rows],
-            marker="o",
-            linewidth=1.0,
-            label=f"seed {i}",
-        )
+        xs, ys = [r["from_visit"] + 1 for r in rows], [r["captured"] for r in rows]
+        right.plot(xs, ys, linewidth=0.8, alpha=0.6, label=name)
+    pooled = pooled_curve(tables, VISIT_EDGES)
+    xs, ys = [r["from_visit"] + 1 for r in pooled], [r["captured"] for r in pooled]
+    right.plot(xs, ys, "k", marker="o", linewidth=1.8, label="all runs")
     right.axhline(0.5, color="0.5", linestyle="--", linewidth=1.0)
     right.set_xscale("log")
     right.set_ylim(0.0, 1.05)
-    right.set_xlabel("visits of the decision's context before it (+1), band start")
+    right.set_xlabel("decisions of the same context before it, +1 (band start)")
     right.set_ylabel("share of best-minus-worst member gap captured")
     right.set_title("learning per context")
     right.legend(fontsize="small")

@@ -19,7 +19,7 @@ import numpy as np
 
 from twinsched.model.cluster import F64, I64
 
-VISIT_EDGES = (0, 10, 30, 100, 300)  # bands of "decisions of this context seen before"
+VISIT_EDGES = (0, 2, 4, 8, 16, 32, 64, 128, 256)  # bands of "decisions of its context before"
 
 
 def reward_arrays(table: Mapping[str, Any]) -> tuple[F64, F64]:
@@ -40,19 +40,20 @@ def visits(context: Sequence[int]) -> I64:
     return out
 
 
-def gap_captured(chosen: F64, members: F64) -> float:
-    """The share of the best-minus-worst member gap the chosen answers captured (NaN: none)."""
+def gap_captured(chosen: F64, members: F64) -> tuple[float, float]:
+    """(share of the best-minus-worst member gap the chosen answers captured (NaN: no gap),
+    the summed gap)."""
     hi, lo = members.max(axis=0), members.min(axis=0)
     gap = float((hi - lo).sum())
-    return float((chosen - lo).sum()) / gap if gap > 0 else float("nan")
+    return (float((chosen - lo).sum()) / gap if gap > 0 else float("nan")), gap
 
 
 def learning_curve(
     table: Mapping[str, Any], edges: Sequence[int] = VISIT_EDGES
 ) -> list[dict[str, float]]:
-    """Per band of context visits (``edges``: 0, 10, 30 ... : the first 10 decisions of each
-    context, then the next 20 ...): decisions, share of the gap captured, the bound answers'
-    mean reward and the best member's mean reward on the same decisions."""
+    """Per band of context visits (``edges``: 0, 2, 4 ... : the first two decisions of each
+    context, then the next two ...): decisions, share of the gap captured and the gap it is a
+    share of, the bound answers' mean reward and the best member's on the same decisions."""
     chosen, members = reward_arrays(table)
     seen = visits(table["context"])
     rows = []
@@ -60,16 +61,36 @@ def learning_curve(
         band = (seen >= lo) & (seen < hi) if hi is not None else seen >= lo
         if not band.any():
             continue
+        captured, gap = gap_captured(chosen[band], members[:, band])
         rows.append(
             {
                 "from_visit": float(lo),
                 "decisions": float(band.sum()),
-                "captured": gap_captured(chosen[band], members[:, band]),
+                "captured": captured,
+                "gap": gap,
                 "reward": float(chosen[band].mean()),
                 "best_member_reward": float(members[:, band].mean(axis=1).max()),
             }
         )
     return rows
+
+
+def pooled_curve(
+    tables: Sequence[Mapping[str, Any]], edges: Sequence[int] = VISIT_EDGES
+) -> list[dict[str, float]]:
+    """:func:`learning_curve` over several runs (seeds): per band, decisions and the share of
+    the summed gap captured."""
+    bands: dict[float, list[float]] = {}
+    for table in tables:
+        for row in learning_curve(table, edges):
+            got = bands.setdefault(row["from_visit"], [0.0, 0.0, 0.0])
+            got[0] += row["decisions"]
+            got[1] += row["captured"] * row["gap"] if row["gap"] > 0 else 0.0
+            got[2] += row["gap"]
+    return [
+        {"from_visit": k, "decisions": n, "captured": won / gap if gap > 0 else float("nan")}
+        for k, (n, won, gap) in sorted(bands.items())
+    ]
 
 
 def running_means(table: Mapping[str, Any]) -> dict[str, F64]:

@@ -60,7 +60,8 @@ def test_demo_runs_on_the_embedded_scenario(tmp_path: Path) -> None:
 
 
 def test_listings() -> None:
-    assert "fgd" in runner.invoke(app, ["schedulers"]).output
+    listed = runner.invoke(app, ["schedulers"]).output
+    assert "fgd" in listed and "bandit/s=0.03/l=2:A|B" in listed
     assert "alibaba-gpu-2023" in runner.invoke(app, ["traces"]).output
 
 

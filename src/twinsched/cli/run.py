@@ -311,7 +311,7 @@ def list_schedulers() -> None:
     table = Table("name", "what it does")
     from twinsched.scheduling.ai.serving import list_models
 
-    for name, about in (registry.describe() | list_models()).items():
+    for name, about in (registry.describe() | registry.PATTERNS | list_models()).items():
         table.add_row(name, about)
     console.print(table)
 

@@ -81,6 +81,9 @@ def test_same_seed_same_rewards_and_bandit_feedback_only() -> None:
     table = a.rewards
     picked = [table["member_regret"][table["members"][k]][i] for i, k in enumerate(table["arm"])]
     assert table["regret"] == picked  # the bound answer is the chosen member's
+    stats = a.summary["scheduler_stats"]
+    assert sum(stats["followed"].values()) == len(table["arm"])
+    assert stats["bound_mean_regret"] == round(np.mean(table["regret"]) / 101, 4)
 
 
 @pytest.mark.parametrize(

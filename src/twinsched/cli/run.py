@@ -222,7 +222,7 @@ def aggregate_name(names: list[str], weights: dict[str, float]) -> str:
         raise typer.BadParameter(
             f"--weights names {', '.join(unknown)}, not in --schedulers ({', '.join(names)})"
         )
-    return "aggregate:" + "|".join(f"{n}@{weights[n]:g}" if n in weights else n for n in names)
+    return "aggregate:" + "|".join(f"{n}@{weights[n]:.15g}" if n in weights else n for n in names)
 
 
 def fault_spec_of(

@@ -16,13 +16,15 @@ their own runs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.ensemble import KINDS, Ensemble, context_of
-from twinsched.scheduling.evaluator import reward_of
+from twinsched.scheduling.evaluator import SCORE_SPAN, reward_of
 from twinsched.scheduling.framework import Decision, PodView, RunContext
 
 # Accepted parameters: (low, high, integer only).
@@ -90,6 +92,16 @@ class Bandit(Ensemble):
         self.policy.update(context, arm, reward_of(regrets[arm]))  # the chosen arm's only
         self.log.add(pod.index, context, arm, regrets[arm], regrets)
         return list(candidates.values())[arm]
+
+    def stats(self) -> dict[str, Any]:
+        """The members' scorecards, plus how often each was followed and the bound answers'
+        mean reward (to compare with each member's ``mean_regret``)."""
+        out = super().stats()
+        arms = np.bincount(np.asarray(self.log.arm, dtype=np.int64), minlength=len(self.members))
+        out["followed"] = dict(zip(self.member_names, arms.tolist(), strict=True))
+        regret = float(np.mean(self.log.regret)) if self.log.regret else 0.0
+        out["bound_mean_regret"] = round(regret / SCORE_SPAN, 4)
+        return out
 
 
 def bandit(spec: str) -> Bandit:

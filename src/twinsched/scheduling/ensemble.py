@@ -69,7 +69,7 @@ class Ensemble:
         self.member_names = members
         given = dict(weights or {})
         self.name = f"{self.kind}:" + "|".join(
-            f"{m}@{given[m]:g}" if m in given else m for m in members
+            f"{m}@{given[m]:.15g}" if m in given else m for m in members
         )
         self.default_weights = {m: given.get(m, 1.0) for m in members}
         self._fallback_name = fallback

@@ -105,3 +105,5 @@ def test_bad_bandit_names_are_refused(name: str, fragment: str) -> None:
 def test_parameters_round_trip_in_the_name() -> None:
     assert registry.create("bandit:fgd|bestfit").name == "bandit:fgd|bestfit"
     assert registry.create("bandit/s=0.1/l=4:fgd|bestfit").name == "bandit/s=0.1/l=4:fgd|bestfit"
+    assert registry.create("bandit/s=0.03:fgd").name == "bandit/s=0.03:fgd"  # as written
+    assert registry.create("aggregate:fgd@2.0|bestfit").name == "aggregate:fgd@2.0|bestfit"

@@ -71,13 +71,17 @@ class Bandit(Ensemble):
     kind = "bandit"
 
     def __init__(
-        self, members: list[str], scale: float = DEFAULT_SCALE, levels: int = DEFAULT_LEVELS
+        self,
+        members: list[str],
+        scale: float = DEFAULT_SCALE,
+        levels: int = DEFAULT_LEVELS,
+        name: str | None = None,
     ) -> None:
         super().__init__(members)
         self.scale, self.levels = scale, levels
-        params = "" if scale == DEFAULT_SCALE else f"/s={scale:g}"
+        params = "" if scale == DEFAULT_SCALE else f"/s={scale:.15g}"
         params += "" if levels == DEFAULT_LEVELS else f"/l={levels}"
-        self.name = f"bandit{params}:" + "|".join(members)
+        self.name = name or f"bandit{params}:" + "|".join(members)
         self.policy = Thompson(KINDS * levels, len(members), scale, np.random.default_rng(0))
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
@@ -105,7 +109,8 @@ class Bandit(Ensemble):
 
 
 def bandit(spec: str) -> Bandit:
-    """The bandit named ``bandit/s=0.1/l=4:A|B`` (members checked by the caller)."""
+    """The bandit named ``bandit/s=0.1/l=4:A|B``, keeping that name (members checked by the
+    caller)."""
     head, _, tail = spec.partition(":")
     members = [m for m in tail.split("|") if m]
     if not members:
@@ -119,7 +124,7 @@ def bandit(spec: str) -> Bandit:
             raise TwinschedError(f"bad parameter {text!r} in '{spec}': expected s=... or l=...")
         kwargs[key] = _in_range(spec, key, value)
     scale, levels = kwargs.get("s", DEFAULT_SCALE), int(kwargs.get("l", DEFAULT_LEVELS))
-    return Bandit(members, scale=scale, levels=levels)
+    return Bandit(members, scale=scale, levels=levels, name=spec)
 
 
 def _in_range(spec: str, key: str, value: str) -> float:

@@ -64,11 +64,15 @@ class Ensemble:
     levels = 4  # load buckets of the context recorded with each decision
 
     def __init__(
-        self, members: list[str], weights: Mapping[str, float] | None = None, fallback: str = "fgd"
+        self,
+        members: list[str],
+        weights: Mapping[str, float] | None = None,
+        fallback: str = "fgd",
+        name: str | None = None,
     ) -> None:
         self.member_names = members
         given = dict(weights or {})
-        self.name = f"{self.kind}:" + "|".join(
+        self.name = name or f"{self.kind}:" + "|".join(
             f"{m}@{given[m]:.15g}" if m in given else m for m in members
         )
         self.default_weights = {m: given.get(m, 1.0) for m in members}

@@ -141,7 +141,7 @@ def create(name: str) -> Scheduler:
         members, weights = split_weighted([m for m in name.split(":", 1)[1].split("|") if m])
         for member in members:
             create(member)  # unknown member names fail here, listing the known ones
-        return Ensemble(members, weights)
+        return Ensemble(members, weights, name=name)
     if name.startswith(("bandit:", "bandit/")):
         from twinsched.scheduling.bandit import bandit
 

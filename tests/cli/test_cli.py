@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from twinsched.cli import app
@@ -59,7 +60,8 @@ def test_demo_runs_on_the_embedded_scenario(tmp_path: Path) -> None:
 
 
 def test_listings() -> None:
-    assert "fgd" in runner.invoke(app, ["schedulers"]).output
+    listed = runner.invoke(app, ["schedulers"]).output
+    assert "fgd" in listed and "bandit/s=0.03/l=2:A|B" in listed
     assert "alibaba-gpu-2023" in runner.invoke(app, ["traces"]).output
 
 
@@ -86,3 +88,48 @@ def test_no_record_leaves_the_store_alone(tmp_path: Path) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert list_runs(db) == []
+
+
+def test_weighted_aggregate_run_records_its_per_decision_rewards(tmp_path: Path) -> None:
+    from twinsched.store import get_run, import_scenario, list_runs
+
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    import_scenario("synthetic", "continuum", "tiny", db=db, options={"pods": "80", "hours": "1"})
+    args = ["run", "--scenario", "tiny", "--db", db, "--mode", "replay", "--seeds", "0"]
+    args += ["--schedulers", "fgd,leastallocated", "--aggregate", "--weights", "leastallocated=2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (run,) = [r for r in list_runs(db) if r.spec["scheduler"].startswith("aggregate:")]
+    assert run.spec["scheduler"] == "aggregate:fgd|leastallocated@2"
+    stored = get_run(run.id, db).result
+    assert stored is not None and "per_decision_rewards" not in stored.summary
+    table = stored.rewards
+    assert table["members"] == ["fgd", "leastallocated"]
+    decisions = stored.summary["scheduler_stats"]["members"]["fgd"]["decisions"]
+    assert len(table["regret"]) == len(table["member_regret"]["fgd"]) == decisions > 0
+    # weight 2 against 1: LeastAllocated's answer every time (arm 0 where FGD gave it too)
+    assert table["regret"] == table["member_regret"]["leastallocated"]
+    assert 1 in table["arm"]
+
+
+@pytest.mark.parametrize(
+    ("weights", "fragment"),
+    [
+        ("fgd=-1", "weight of 'fgd' must be a number in 0..1e+06"),
+        ("fgd=inf", "weight of 'fgd' must be a number in 0..1e+06"),
+        ("fgd", "'fgd' is not NAME=WEIGHT"),
+        ("fgd=1,fgd=2", "'fgd' is given a weight twice"),
+        ("bestfit=2", "--weights names bestfit, not in --schedulers"),
+        ("fgd=0,leastallocated=0", "at least one member needs a weight above 0"),
+    ],
+)
+def test_bad_weights_are_refused_before_any_run(weights: str, fragment: str) -> None:
+    args = ["run", "--schedulers", "fgd,leastallocated", "--aggregate", "--weights", weights]
+    result = runner.invoke(app, [*args, "--no-record"])
+    assert result.exit_code == 2
+    assert fragment in " ".join(result.output.replace("│", " ").split())
+
+
+def test_weights_need_the_aggregate_run() -> None:
+    result = runner.invoke(app, ["run", "--schedulers", "fgd", "--weights", "fgd=2"])
+    assert result.exit_code == 2 and "add --aggregate" in result.output

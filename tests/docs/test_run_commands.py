@@ -238,6 +238,13 @@ LONG: dict[str, str] = {
         "trains LSTM forecasters: 14 s here"
     ),
     "docs/learning.md: python bench/learning.py": BENCH,
+    "docs/scheduling.md: python bench/bandit.py --node-step 8 --pod-step 16 --seeds 20-22": BENCH,
+    "docs/scheduling.md: python bench/bandit.py --seeds 0-2": BENCH,
+    "docs/scheduling.md: twinsched run --mode replay --schedulers fgd,leastallocated,bestfit "
+    "--aggregate --weights fgd=2,leastallocated=1.5": (
+        "each pod goes to every member and the evaluator: about 30 s here; "
+        "tests/cli/test_cli.py runs --aggregate --weights on a stored 80-pod scenario"
+    ),
     "docs/models.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare40 --schedulers "
     "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
     "docs/models.md: twinsched models show openb-bc@2": NEEDS_MODEL,

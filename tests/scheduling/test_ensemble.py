@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from tests.builders import context, scenario, state_with, view
 from twinsched.metrics.fragmentation import typical_pods
+from twinsched.model.cluster import Scenario, every_nth
 from twinsched.model.events import Arrive
+from twinsched.model.run import RunResult
 from twinsched.scheduling.aggregator import aggregate, profile_weights
 from twinsched.scheduling.evaluator import reference
 from twinsched.scheduling.framework import Placement, Unschedulable
 from twinsched.scheduling.ilp.targets import TargetContext
 from twinsched.sim import run_fillup
+from twinsched.sim.fillup import fillup_order
 
 
 def test_weighted_vote_by_hand() -> None:
@@ -84,3 +89,74 @@ def test_a_failing_member_falls_back_and_is_counted() -> None:
     assert isinstance(decision, Placement)
     assert ens.stats()["member_errors"] == {"bestfit": 1}
     assert ens.stats()["members"]["bestfit"]["fallbacks"] == 1
+
+
+def test_votes_tied_go_to_the_higher_score_not_the_first_listed() -> None:
+    candidates = {"a": Placement(1, (0,)), "b": Placement(2, (1,))}
+    weights = {"a": 1.0, "b": 1.0}
+    scores = {1: 30.0, 2: 70.0}
+    assert aggregate(candidates, weights, lambda nodes: scores) == Placement(2, (1,))
+    assert aggregate(candidates, weights, lambda nodes: {1: 70.0, 2: 30.0}) == Placement(1, (0,))
+    # only the tied nodes are scored, and a clear vote needs no scores at all
+    asked: list[list[int]] = []
+    heavier = {"a": 1.0, "b": 0.7 + 0.3 + 0.5}
+    assert aggregate(candidates, heavier, lambda n: asked.append(list(n)) or {}) == candidates["b"]
+    assert asked == []
+
+
+def _run(scenario: Scenario, name: str) -> tuple[RunResult, list[tuple[int, int, tuple[int, ...]]]]:
+    """A fill-up to 80 % and every bind it made (pod, node, GPUs), in order."""
+    from tests.regression.fingerprint import recording, run_events
+    from twinsched.model.events import Bind
+
+    with recording() as log:
+        result = run_fillup(scenario, name, 0, target_pct=80, validate=True)
+    return result, [(e.pod, e.node, e.gpus) for e in run_events(log) if isinstance(e, Bind)]
+
+
+@cache
+def _openb_small() -> Scenario:
+    from twinsched.traces import alibaba_gpu_2023
+
+    return every_nth(alibaba_gpu_2023.load("default"), 8, 16)
+
+
+def test_two_members_with_equal_weights_are_not_the_first_one() -> None:
+    """Before the score tie-break, ``aggregate:fgd|leastallocated`` always equalled FGD."""
+    sc = _openb_small()
+    result, both = _run(sc, "aggregate:fgd|leastallocated")
+    arms = np.bincount(result.rewards["arm"], minlength=2)
+    assert arms[0] > 0 and arms[1] > 0  # each member's answer is bound at times
+    assert both != _run(sc, "fgd")[1] and both != _run(sc, "leastallocated")[1]
+
+
+def test_weights_decide_which_member_wins() -> None:
+    sc = _openb_small()
+    members = {m: _run(sc, m)[1] for m in ("fgd", "bestfit", "dotprod")}
+    # BestFit and DotProd together (1.5 + 1) outvote FGD (2), neither does alone
+    mixed, weighted = _run(sc, "aggregate:fgd@2|bestfit@1.5|dotprod@1")
+    assert set(mixed.rewards["arm"]) == {0, 1}  # FGD's answer, or the pair's (from BestFit)
+    assert all(weighted != alone for alone in members.values())
+    # together they weigh 1.5 < 2: FGD's answer every time
+    assert _run(sc, "aggregate:fgd@2|bestfit@1|dotprod@0.5")[1] == members["fgd"]
+
+
+def test_job_profiles_weigh_their_own_jobs() -> None:
+    import dataclasses
+
+    sc = _openb_small()
+    jobs = np.arange(sc.pods.n, dtype=np.int64) % 2  # even pod types: job "spread"
+    pods = dataclasses.replace(sc.pods, job=jobs, job_names=("spread", "pack"))
+
+    def profile(member: str) -> dict[str, object]:
+        return {"name": member, "weights": [{"model_name": member, "model_weight": 1.0}]}
+
+    meta = {"job_profiles": {"spread": profile("leastallocated"), "pack": profile("bestfit")}}
+    with_profiles = dataclasses.replace(sc, pods=pods, meta=meta)
+    result = run_fillup(with_profiles, "aggregate:leastallocated|bestfit", 0, target_pct=80)
+    arms = np.array(result.rewards["arm"])
+    # the run's pods are the fill-up's draws of pod types: a draw's job is its type's
+    drawn = fillup_order(pods, sc.nodes.total_gpu_milli, 0, 80)
+    job = jobs[drawn][result.rewards["pod"]]
+    assert (arms[job == 0] == 0).all()  # "spread": LeastAllocated's answer every time
+    assert (arms[job == 1] == 1).any()  # "pack": BestFit's answer where they differ

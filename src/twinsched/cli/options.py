@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 import typer
 
+from twinsched.errors import TwinschedError
+
 SEED_MAX = 2**32 - 1  # numpy's seed range
 SEEDS_MOST = 10_000  # seeds in one --seeds list
 PORT_MAX = 65_535
@@ -210,6 +212,42 @@ def checked_opt(help: str, parse: Callable[[str], object], *decls: str) -> Any:
         return text
 
     return typer.Option(*decls, help=help, callback=check)
+
+
+WEIGHTS_RULE = "NAME=WEIGHT pairs, comma-separated; weights 0..1e6, a listed scheduler's name"
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``fgd=2,leastallocated=1`` as ``{"fgd": 2.0, "leastallocated": 1.0}``."""
+    from twinsched.scheduling.aggregator import check_weight
+
+    weights: dict[str, float] = {}
+    for part in split_list(text):
+        name, eq, value = part.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise typer.BadParameter(f"{part!r} is not NAME=WEIGHT (e.g. fgd=2)")
+        if name in weights:
+            raise typer.BadParameter(f"'{name}' is given a weight twice")
+        try:
+            weights[name] = check_weight(name, value.strip())
+        except TwinschedError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+    if not weights:
+        raise typer.BadParameter(f"no weights in {text!r}: write {WEIGHTS_RULE}")
+    return weights
+
+
+def weights_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of aggregator weights (:func:`parse_weights`), checked while parsing;
+    None when not given."""
+
+    def check(text: str | None) -> str | None:
+        if text is not None:
+            parse_weights(text)
+        return text
+
+    return typer.Option(*decls, help=f"{help} [{WEIGHTS_RULE}]", callback=check)
 
 
 def seeds_opt(help: str, *decls: str) -> Any:

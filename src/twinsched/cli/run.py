@@ -28,9 +28,11 @@ from twinsched.cli.options import (
     out_dir_opt,
     parse_faults_file,
     parse_seeds,
+    parse_weights,
     scenario_source,
     seeds_opt,
     split_list,
+    weights_opt,
 )
 from twinsched.errors import MissingExtraError, TwinschedError
 
@@ -111,6 +113,9 @@ FaultsOpt = Annotated[
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
+WeightsOpt = Annotated[
+    str | None, weights_opt("default weights of the --aggregate run's vote (others: 1)")
+]
 
 
 @app.command()
@@ -126,6 +131,7 @@ def run(
     jobs: JobsOpt = 1,
     validate: ValidateOpt = False,
     aggregate: AggregateOpt = False,
+    weights: WeightsOpt = None,
     scenario: ScenarioOpt = None,
     db: DbOpt = None,
     record: RecordOpt = True,
@@ -152,7 +158,9 @@ def run(
 
     names = split_list(schedulers)
     if aggregate:
-        names.append("aggregate:" + "|".join(names))
+        names.append(aggregate_name(names, parse_weights(weights) if weights else {}))
+    elif weights:
+        raise typer.BadParameter("--weights weighs the --aggregate run: add --aggregate")
     with expected_errors():
         for name in names:
             registry.create(name)  # fail fast on unknown names, before any run starts
@@ -207,6 +215,16 @@ def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None
     )
 
 
+def aggregate_name(names: list[str], weights: dict[str, float]) -> str:
+    """``aggregate:fgd@2|leastallocated`` from the schedulers and ``--weights``."""
+    unknown = sorted(set(weights) - set(names))
+    if unknown:
+        raise typer.BadParameter(
+            f"--weights names {', '.join(unknown)}, not in --schedulers ({', '.join(names)})"
+        )
+    return "aggregate:" + "|".join(f"{n}@{weights[n]:.15g}" if n in weights else n for n in names)
+
+
 def fault_spec_of(
     spec: FaultSpec | None, rate_per_day: float | None, mttr_s: float | None
 ) -> FaultSpec | None:
@@ -242,7 +260,7 @@ def demo(
     run(
         trace="synthetic-continuum", variant="", mode="replay", schedulers=DEMO_SCHEDULERS,
         seeds=seeds, out=out, data=None, target=130.0, jobs=1, validate=False, aggregate=False,
-        scenario=None, db=None, record=True,
+        weights=None, scenario=None, db=None, record=True,
     )  # fmt: skip
 
 
@@ -293,7 +311,7 @@ def list_schedulers() -> None:
     table = Table("name", "what it does")
     from twinsched.scheduling.ai.serving import list_models
 
-    for name, about in (registry.describe() | list_models()).items():
+    for name, about in (registry.describe() | registry.PATTERNS | list_models()).items():
         table.add_row(name, about)
     console.print(table)
 

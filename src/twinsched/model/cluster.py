@@ -7,7 +7,7 @@ Labels are bitsets over a vocabulary (at most 64 distinct ``key=value`` labels p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
 import numpy as np
@@ -264,3 +264,18 @@ def single_pool_scenario(
     """A scenario whose nodes all share one nodepool (traces that record no network)."""
     vocab = LabelVocabulary() if labels is None else labels
     return Scenario(name, nodes, pods, single_pool_links(), vocab, meta)
+
+
+def every_nth(scenario: Scenario, node_step: int, pod_step: int) -> Scenario:
+    """Every ``node_step``-th node and every ``pod_step``-th pod of ``scenario`` (a smaller
+    scenario of the same mix, for tests and benchmarks)."""
+    keep = np.arange(0, scenario.nodes.n, node_step)
+    per_node = {
+        f.name: getattr(scenario.nodes, f.name)[keep]
+        for f in fields(scenario.nodes)
+        if isinstance(getattr(scenario.nodes, f.name), np.ndarray)
+    }
+    names = tuple(np.array(scenario.nodes.names)[keep].tolist())
+    nodes = replace(scenario.nodes, names=names, **per_node)
+    pods = scenario.pods.take(np.arange(0, scenario.pods.n, pod_step))
+    return replace(scenario, nodes=nodes, pods=pods, meta=dict(scenario.meta))

@@ -53,6 +53,8 @@ class RunResult:
     summary: dict[str, Any] = field(default_factory=dict)  # deterministic per spec
     samples: list[dict[str, float]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # wall-clock, varies run to run
+    # per-decision rewards of an ensemble or bandit run (scheduling/evaluator.py RewardLog)
+    rewards: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

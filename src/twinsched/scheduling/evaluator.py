@@ -9,6 +9,7 @@ optimum's value minus the chosen option's; zero regret counts as an optimal deci
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,49 @@ def reference(state: ClusterState, pod: PodView, eligible: BoolA, tctx: TargetCo
     return Reference(rn, rg, allocation_reward(pod) * SCORE_SPAN + score)
 
 
+def reward_of(regret: int) -> float:
+    """The reward of a decision: minus its regret, in units of one FGD score span."""
+    return -regret / SCORE_SPAN
+
+
+@dataclass
+class RewardLog:
+    """Every decision's rewards, as compact columns: the pod, its context, the member whose
+    answer was bound (``arm``, -1: none of them), the bound answer's regret and each member's.
+
+    Regrets are integers; a reward is ``-regret / scale``. :meth:`table` is what a run's
+    results carry (``RunResult.rewards``) and the store keeps.
+    """
+
+    members: list[str]
+    pod: list[int] = field(default_factory=list)
+    context: list[int] = field(default_factory=list)
+    arm: list[int] = field(default_factory=list)
+    regret: list[int] = field(default_factory=list)
+    member_regret: list[list[int]] = field(default_factory=list)
+
+    def add(self, pod: int, context: int, arm: int, regret: int, members: list[int]) -> None:
+        self.pod.append(pod)
+        self.context.append(context)
+        self.arm.append(arm)
+        self.regret.append(regret)
+        self.member_regret.append(members)
+
+    def table(self) -> dict[str, Any]:
+        by_member = list(zip(*self.member_regret, strict=True)) if self.member_regret else []
+        return {
+            "scale": SCORE_SPAN,
+            "members": list(self.members),
+            "pod": list(self.pod),
+            "context": list(self.context),
+            "arm": list(self.arm),
+            "regret": list(self.regret),
+            "member_regret": {
+                m: list(by_member[i]) if by_member else [] for i, m in enumerate(self.members)
+            },
+        }
+
+
 @dataclass
 class Scorecard:
     """Running totals for one scheduler of an ensemble."""
@@ -56,7 +100,6 @@ class Scorecard:
     optimal: int = 0
     regret: int = 0
     fallbacks: int = 0
-    rewards: list[float] = field(default_factory=list)
 
     def add(self, regret: int, fell_back: bool) -> float:
         """Record one decision; the reward a learning scheduler receives is -regret."""
@@ -64,9 +107,7 @@ class Scorecard:
         self.optimal += regret == 0
         self.regret += regret
         self.fallbacks += fell_back
-        reward = -regret / SCORE_SPAN
-        self.rewards.append(reward)
-        return reward
+        return reward_of(regret)
 
     def summary(self) -> dict[str, float]:
         n = max(self.decisions, 1)

@@ -99,6 +99,13 @@ BUILT_INS: dict[str, tuple[str | Factory, str]] = {
     **{target: (_ilp(target), about + ILP_PARAMS) for target, (_, _, about) in TARGETS.items()},
 }
 SCHEDULERS: Registry[Factory] = Registry("scheduler", BUILT_INS, ENTRY_POINT_GROUP)
+# Names made of other names (not in the table: their members can be any scheduler).
+PATTERNS = {
+    "aggregate:A|B@W": "every member answers, the evaluator scores each answer, a vote weighted "
+    "by the job's profile or @W (default 1) binds one; ties go to the higher member scores",
+    "bandit/s=0.03/l=2:A|B": "contextual bandit over the members: Thompson sampling per pod "
+    "kind and load bucket, learning from the evaluator's reward during the run",
+}
 
 
 def register(name: str, description: str = "") -> Callable[[Factory], Factory]:
@@ -128,12 +135,20 @@ def create(name: str) -> Scheduler:
 
         return create_ai_scheduler(name)
     if name.startswith("aggregate:"):
+        from twinsched.scheduling.aggregator import split_weighted
         from twinsched.scheduling.ensemble import Ensemble
 
-        members = [m for m in name.removeprefix("aggregate:").split("|") if m]
+        members, weights = split_weighted([m for m in name.split(":", 1)[1].split("|") if m])
         for member in members:
             create(member)  # unknown member names fail here, listing the known ones
-        return Ensemble(members)
+        return Ensemble(members, weights, name=name)
+    if name.startswith(("bandit:", "bandit/")):
+        from twinsched.scheduling.bandit import bandit
+
+        ensemble = bandit(name)
+        for member in ensemble.member_names:
+            create(member)
+        return ensemble
     if "+" in name:
         return _compose(name)
     base, *params = name.split("/")

@@ -22,7 +22,7 @@ from twinsched.scheduling.controller import Binding, Outcome, arrival_order
 from twinsched.scheduling.framework import Unschedulable
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
-from twinsched.sim.runs import RunOptions, SchedulerArg, scheduler_report, timings
+from twinsched.sim.runs import RunOptions, SchedulerArg, rewards, scheduler_report, timings
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
 from twinsched.sim.tracker import FragmentationTracker
@@ -206,6 +206,7 @@ class FillupRun:
             curve=curve,
             summary=summary,
             timings=timings(self.control),
+            rewards=rewards(self.control),
         )
 
 

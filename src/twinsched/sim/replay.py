@@ -23,7 +23,7 @@ from twinsched.scheduling.framework import PodView, Reason
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.faults import Disruptions, fault_schedule
-from twinsched.sim.runs import RunOptions, SchedulerArg, scheduler_report
+from twinsched.sim.runs import RunOptions, SchedulerArg, rewards, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
 
@@ -179,6 +179,7 @@ def run_replay(
         summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j)
         | (disrupt.summary(pending_at_end) if disrupt is not None else {}),
         samples=samples,
+        rewards=rewards(control),
     )
 
 

@@ -90,6 +90,12 @@ def scheduler_report(control: SchedulerController) -> dict[str, object]:
     return out
 
 
+def rewards(control: SchedulerController) -> dict[str, Any]:
+    """The scheduler's per-decision reward table, if it keeps one (ensembles, bandits)."""
+    fn = getattr(control.scheduler, "rewards", None)
+    return fn() if callable(fn) else {}
+
+
 def timings(control: SchedulerController) -> dict[str, Any]:
     """The scheduler's wall-clock timings, if it keeps any."""
     fn = getattr(control.scheduler, "timings", None)

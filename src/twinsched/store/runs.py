@@ -130,7 +130,7 @@ def _insert_run(
                 "seed": result.seed,
                 "trace": result.trace,
                 "mode": result.mode,
-                "metrics": _plain(result.summary),
+                "metrics": _plain(_with_rewards(result)),
                 "curve": _plain(result.curve),
                 "samples": _plain(result.samples),
             },
@@ -144,6 +144,16 @@ def _insert_run(
             conn.execute(insert(DecisionRow), rows)
     assert isinstance(run_id, int)
     return run_id
+
+
+REWARDS_KEY = "per_decision_rewards"  # the reward table rides in the metrics JSON
+
+
+def _with_rewards(result: RunResult) -> dict[str, Any]:
+    """The metrics column: the summary, plus the reward table when the run has one."""
+    if not result.rewards:
+        return dict(result.summary)
+    return {**result.summary, REWARDS_KEY: result.rewards}
 
 
 def _plain(value: Any) -> Any:
@@ -175,6 +185,8 @@ def get_run(run_id: int, db: str | Path | None = None, *, decisions: bool = True
         res = conn.execute(select(RunResultRow).where(RunResultRow.run_id == run_id)).first()
         result = None
         if res is not None:
+            metrics = dict(res.metrics)
+            table = metrics.pop(REWARDS_KEY, {})
             result = RunResult(
                 scheduler=res.scheduler,
                 seed=res.seed,
@@ -182,8 +194,9 @@ def get_run(run_id: int, db: str | Path | None = None, *, decisions: bool = True
                 mode=res.mode,
                 wall_seconds=run.wall_seconds or 0.0,
                 curve=list(res.curve),
-                summary=dict(res.metrics),
+                summary=metrics,
                 samples=list(res.samples),
+                rewards=table,
             )
         found: list[Decision] = []
         if decisions:

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 from twinsched.cli import app
 from twinsched.experiments.executors import Executor, ProcessExecutor, SerialExecutor
 from twinsched.experiments.sweep import SweepSpecError, cell_key, load_spec, parse_spec
-from twinsched.experiments.sweep_driver import run_sweep
+from twinsched.experiments.sweep_driver import register, run_spec, run_sweep
 from twinsched.model.run import RunSpec
-from twinsched.store import get_run, record_run, recorded_keys
+from twinsched.store import get_run, record_run, recorded_keys, sweep_info, sweep_run_ids
 from twinsched.store.db import dispose, engine_for
-from twinsched.store.schema import RunRow
+from twinsched.store.schema import RunRow, SweepRunRow
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SMALL = {
@@ -48,9 +48,13 @@ def _stored(url: str, cells: list[RunSpec]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _count_runs(url: str) -> int:
+def _count_runs(url: str, table: type[RunRow] | type[SweepRunRow] = RunRow) -> int:
     with engine_for(url).connect() as conn:
-        return int(conn.execute(select(func.count()).select_from(RunRow)).scalar_one())
+        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+def _count_links(url: str) -> int:
+    return _count_runs(url, SweepRunRow)
 
 
 # --- the spec -------------------------------------------------------------------------
@@ -157,14 +161,20 @@ def test_a_failed_cell_is_reported_and_the_others_are_stored(sqlite_url: str) ->
     assert (again.skipped, again.ran, len(again.failed)) == (3, [], 1)  # only the failure again
 
 
-def test_a_key_is_stored_once(db: str) -> None:
+def test_a_key_is_stored_once_and_linked_once_per_sweep(db: str) -> None:
+    from twinsched.experiments.runner import execute
+
     cell = parse_spec(SMALL).cells()[0]
     result = run_sweep([cell], db, SerialExecutor())
     first = recorded_keys([cell_key(cell)], db)[cell_key(cell)]
-    from twinsched.experiments.runner import execute
-
     assert record_run(cell, execute(cell), db, key=cell_key(cell)) == first
-    assert _count_runs(db) == 1 and result.ran == [cell_key(cell)]
+    assert _count_runs(db) == 1 and result.ran == [cell_key(cell)] and _count_links(db) == 0
+    register(parse_spec(SMALL), db)  # links the stored cell
+    again = record_run(cell, execute(cell), db, key=cell_key(cell), sweep="small")
+    assert again == first and _count_runs(db) == 1 and _count_links(db) == 1
+    register(parse_spec({**SMALL, "name": "other"}), db)  # a second sweep shares the run
+    assert sweep_run_ids("other", db) == sweep_run_ids("small", db) == [first]
+    assert _count_runs(db) == 1 and _count_links(db) == 2
 
 
 # --- resume ---------------------------------------------------------------------------
@@ -196,10 +206,14 @@ def test_a_sweep_killed_midway_resumes_without_recomputing(db: str, tmp_path: Pa
     assert 3 <= len(before) < len(cells), "not killed midway"
     assert _count_runs(db) == len(before)  # whole cells only, each once
 
-    outcome = run_sweep(cells, db, SerialExecutor())
+    assert set(sweep_run_ids("resume", db)) == set(before.values())  # linked with each run
+
+    outcome = run_spec(load_spec(spec), db, SerialExecutor())
     assert outcome.skipped == len(before)
     assert not set(outcome.ran) & set(before)  # no finished cell recomputed
     assert sorted(outcome.ran) == sorted(set(keys) - set(before))
     after = recorded_keys(keys, db)
     assert {k: after[k] for k in before} == before  # the earlier rows stay as they were
     assert set(after) == set(keys) and _count_runs(db) == len(cells)  # nothing lost or doubled
+    assert _count_links(db) == len(cells) and sweep_info("resume", db).stored == len(cells)
+    assert sorted(sweep_run_ids("resume", db)) == sorted(after.values())

@@ -4,6 +4,7 @@ not stop the others."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
+from tests.experiments.ray_cluster import RayCluster
 from twinsched.cli import app
 from twinsched.experiments.executors import Executor, ProcessExecutor, SerialExecutor
 from twinsched.experiments.sweep import SweepSpecError, cell_key, load_spec, parse_spec
@@ -122,32 +124,58 @@ def test_dry_run_prints_the_grid_size_and_runs_nothing(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """One local Ray for the module (its start-up is slow): 2 CPUs."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    yield
-    ray.shutdown()
+def ray_cluster() -> Iterator[RayCluster]:
+    """One Ray cluster of real ``ray start`` nodes for the module: a head node (1 CPU), to
+    which the test joins a second node; stopped by process id whatever happens."""
+    pytest.importorskip("ray")
+    path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
+    cluster = RayCluster({**os.environ, "PYTHONPATH": path})  # workers import this checkout
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
-def test_every_executor_stores_the_same_results(tmp_path: Path, local_ray: None) -> None:
+def _toml(spec: dict[str, Any]) -> str:
+    return "".join(f"{k} = {json.dumps(v)}\n" for k, v in spec.items())
+
+
+def test_every_executor_stores_the_same_results(tmp_path: Path, ray_cluster: RayCluster) -> None:
+    """--jobs 1, --jobs 2, a one-node Ray, and a two-node Ray cluster (``ray start --head``
+    plus ``ray start --address`` with its own resources) store byte-identical results."""
     from twinsched.experiments.ray_executor import RayExecutor
 
     cells = parse_spec(SMALL).cells()
+    stored: dict[str, bytes] = {}
+
+    def canonical(url: str) -> bytes:
+        found = _stored(url, cells)
+        dispose(url)
+        assert len(found) == len(cells)
+        return json.dumps(found, sort_keys=True).encode()
+
+    one_node = RayExecutor(ray_cluster.address)  # the head alone: a local one-node Ray
     executors: dict[str, Executor] = {
-        "jobs1": SerialExecutor(),
-        "jobs2": ProcessExecutor(2),
-        "ray": RayExecutor(),
-    }
-    stored = {}
+        "jobs1": SerialExecutor(), "jobs2": ProcessExecutor(2), "ray-one-node": one_node
+    }  # fmt: skip
     for name, executor in executors.items():
         url = f"sqlite:///{tmp_path / name}.db"
         outcome = run_sweep(cells, url, executor)
         assert (len(outcome.ran), outcome.failed) == (len(cells), {})
-        stored[name] = _stored(url, cells)
-        dispose(url)
-    assert len(stored["jobs1"]) == len(cells)
-    assert stored["jobs1"] == stored["jobs2"] == stored["ray"]
+        stored[name] = canonical(url)
+    assert sum(one_node.tasks_per_node.values()) == len(cells)
+    assert len(one_node.tasks_per_node) == 1
+
+    ray_cluster.add_node(num_cpus=1, resources={"second": 1})
+    spec, url = tmp_path / "small.toml", f"sqlite:///{tmp_path / 'two-nodes.db'}"
+    spec.write_text(_toml(SMALL), encoding="utf-8")
+    args = ["--executor", "ray", "--address", ray_cluster.address, "--db", url]
+    result = CliRunner().invoke(app, ["sweep", "run", str(spec), *args])
+    assert result.exit_code == 0, result.output
+    assert f"{len(cells)} cells run and stored" in result.output
+    assert "ran on 2 Ray node(s)" in result.output  # both nodes took cells (1 CPU each)
+    stored["ray-two-nodes"] = canonical(url)
+    assert len(set(stored.values())) == 1, "results differ between executors"
 
 
 def test_a_failed_cell_is_reported_and_the_others_are_stored(sqlite_url: str) -> None:

@@ -79,14 +79,19 @@ def run_command(
         register(sweep, db)  # the name, spec and links to the cells stored already
     if not todo:
         return
+    chosen = _executor(executor, jobs, address, num_cpus)
     with expected_errors():
         try:
-            outcome = _run(sweep.name, cells, db, _executor(executor, jobs, address, num_cpus))
+            outcome = _run(sweep.name, cells, db, chosen)
         except KeyboardInterrupt:
             _, stored = pending(cells, db)
             err.print(f"interrupted: {stored} of {len(cells)} cells stored; rerun to resume")
             raise typer.Exit(130) from None
     _summary(outcome, db)
+    nodes = getattr(chosen, "tasks_per_node", None)
+    if nodes:  # Ray: where the cells ran
+        where = ", ".join(f"{node[:12]} {count}" for node, count in sorted(nodes.items()))
+        console.print(f"ran on {len(nodes)} Ray node(s): {where}", highlight=False)
     if outcome.failed:
         raise typer.Exit(1)
 

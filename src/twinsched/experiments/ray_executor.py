@@ -4,11 +4,13 @@
 node needs twinsched installed); without an address it starts a local Ray with ``num_cpus``
 workers for the block and stops it at the end. Ray that is already initialised in this
 process (a test, a notebook) is used as it is and left running. Ray is the ``workflows``
-extra, imported when the block starts.
+extra, imported when the block starts. ``tasks_per_node`` counts where the tasks ran (Ray
+node ids), so a caller can see that a cluster's nodes all took part.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
@@ -21,8 +23,11 @@ R = TypeVar("R")
 OBJECT_STORE_BYTES = 128 * 1024**2  # a local Ray's object store: run results are small
 
 
-def _call(fn: Callable[[T], R], item: T) -> R:
-    return fn(item)
+def _call(fn: Callable[[T], R], item: T) -> tuple[str, R]:
+    """``fn(item)`` and the id of the Ray node that ran it."""
+    from ray import get_runtime_context
+
+    return get_runtime_context().get_node_id(), fn(item)
 
 
 class RayExecutor:
@@ -34,6 +39,7 @@ class RayExecutor:
         self._ray: ModuleType | None = None
         self._remote: Any = None
         self._owns = False
+        self.tasks_per_node: Counter[str] = Counter()
 
     def __enter__(self) -> RayExecutor:
         ray = require("ray", "workflows", "the Ray executor needs Ray")
@@ -60,9 +66,15 @@ class RayExecutor:
             raise RuntimeError("use the executor in a with-block")
         return self._ray, self._remote
 
+    def _result(self, ray: ModuleType, ref: Any) -> Any:
+        node, result = ray.get(ref)
+        self.tasks_per_node[node] += 1
+        return result
+
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         ray, remote = self._started()
-        return list(ray.get([remote.remote(fn, item) for item in items]))
+        refs = [remote.remote(fn, item) for item in items]
+        return [self._result(ray, ref) for ref in refs]
 
     def as_completed(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         ray, remote = self._started()
@@ -71,4 +83,4 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
-                yield index[ref], ray.get(ref)
+                yield index[ref], self._result(ray, ref)

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from tests.experiments.ray_cluster import RayCluster
+from tests.ray_cluster import RayCluster
 from twinsched.cli import app
 from twinsched.experiments.executors import Executor, ProcessExecutor, SerialExecutor
 from twinsched.experiments.sweep import SweepSpecError, cell_key, load_spec, parse_spec
@@ -123,19 +122,6 @@ def test_dry_run_prints_the_grid_size_and_runs_nothing(tmp_path: Path) -> None:
 # --- executors ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[RayCluster]:
-    """One Ray cluster of real ``ray start`` nodes for the module: a head node (1 CPU), to
-    which the test joins a second node; stopped by process id whatever happens."""
-    pytest.importorskip("ray")
-    path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
-    cluster = RayCluster({**os.environ, "PYTHONPATH": path})  # workers import this checkout
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
 def _toml(spec: dict[str, Any]) -> str:
     return "".join(f"{k} = {json.dumps(v)}\n" for k, v in spec.items())
 
@@ -166,6 +152,7 @@ def test_every_executor_stores_the_same_results(tmp_path: Path, ray_cluster: Ray
     assert sum(one_node.tasks_per_node.values()) == len(cells)
     assert len(one_node.tasks_per_node) == 1
 
+    assert ray_cluster.nodes == 1, "the one-node case needs the head alone"
     ray_cluster.add_node(num_cpus=1, resources={"second": 1})
     spec, url = tmp_path / "small.toml", f"sqlite:///{tmp_path / 'two-nodes.db'}"
     spec.write_text(_toml(SMALL), encoding="utf-8")

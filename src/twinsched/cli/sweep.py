@@ -6,13 +6,13 @@ interrupted sweep runs only the cells that are missing (``docs/sweeps.md``).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from twinsched.cli.console import expected_errors, make_console
+from twinsched.cli.executor import AddressOpt, CpusOpt, ExecutorName, ExecutorOpt, ray_executor
 from twinsched.cli.options import DbOpt, check_store, int_opt, out_dir_opt
 
 if TYPE_CHECKING:
@@ -29,23 +29,8 @@ console = make_console()
 err = make_console(stderr=True)
 
 
-class ExecutorName(StrEnum):
-    local = "local"
-    ray = "ray"
-
-
 SpecArg = Annotated[Path, typer.Argument(help="the sweep spec (TOML, see docs/sweeps.md)")]
-ExecutorOpt = Annotated[
-    ExecutorName, typer.Option(help="local processes (--jobs) or Ray (--address)")
-]
 JobsOpt = Annotated[int, int_opt("local worker processes (--executor local)", 1, 256)]
-AddressOpt = Annotated[
-    str | None,
-    typer.Option(help="a running Ray cluster (e.g. 127.0.0.1:6379); default: start a local one"),
-]
-CpusOpt = Annotated[
-    int, int_opt("CPUs of the local Ray started for the sweep (no --address)", 1, 1024)
-]
 DryRunOpt = Annotated[bool, typer.Option(help="print the grid size and what is stored; run none")]
 
 
@@ -137,13 +122,9 @@ def report_command(
 
 
 def _executor(name: ExecutorName, jobs: int, address: str | None, num_cpus: int) -> Executor:
-    if name is ExecutorName.ray:
-        from twinsched.experiments.ray_executor import RayExecutor
-
-        return RayExecutor(address, num_cpus)
     from twinsched.experiments.executors import local
 
-    return local(jobs, 2)
+    return ray_executor(name, address, num_cpus) or local(jobs, 2)
 
 
 def _run(name: str, cells: list[RunSpec], db: str | None, executor: Executor) -> SweepOutcome:

@@ -3,7 +3,9 @@
 ``RayExecutor(address)`` joins a running cluster (``ray start --head`` and more nodes; every
 node needs twinsched installed); without an address it starts a local Ray with ``num_cpus``
 workers for the block and stops it at the end. Ray that is already initialised in this
-process (a test, a notebook) is used as it is and left running. Ray is the ``workflows``
+process (a test, a notebook) is used as it is and left running. Blocks nest: an inner
+``with`` on an executor already entered reuses its connection (training enters once per
+phase inside the command's block). Ray is the ``workflows``
 extra, imported when the block starts. ``tasks_per_node`` counts where the tasks ran (Ray
 node ids), so a caller can see that a cluster's nodes all took part.
 """
@@ -39,9 +41,13 @@ class RayExecutor:
         self._ray: ModuleType | None = None
         self._remote: Any = None
         self._owns = False
+        self._depth = 0
         self.tasks_per_node: Counter[str] = Counter()
 
     def __enter__(self) -> RayExecutor:
+        self._depth += 1
+        if self._depth > 1:
+            return self
         ray = require("ray", "workflows", "the Ray executor needs Ray")
         if not ray.is_initialized():
             if self.address:
@@ -57,6 +63,9 @@ class RayExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth > 0:
+            return
         if self._ray is not None and self._owns:
             self._ray.shutdown()
         self._ray, self._remote, self._owns = None, None, False

@@ -58,6 +58,7 @@ class RayCluster:
         # would then be refused: this test cluster runs without, as its drivers do.
         self.env = {**env, "RAY_AUTH_MODE": "disabled"}
         self.temp_dir = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short socket paths
+        self.nodes = 1
         gcs, dashboard = _free_ports(2)
         self.address = f"{HOST}:{gcs}"
         self._start(
@@ -71,6 +72,7 @@ class RayCluster:
             f"--address={self.address}", f"--num-cpus={num_cpus}",
             f"--resources={json.dumps(resources)}",
         )  # fmt: skip
+        self.nodes += 1
 
     def _start(self, *args: str) -> None:
         command = [

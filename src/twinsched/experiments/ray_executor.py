@@ -5,9 +5,9 @@ node needs twinsched installed); without an address it starts a local Ray with `
 workers for the block and stops it at the end. Ray that is already initialised in this
 process (a test, a notebook) is used as it is and left running. Blocks nest: an inner
 ``with`` on an executor already entered reuses its connection (training enters once per
-phase inside the command's block). Ray is the ``workflows``
-extra, imported when the block starts. ``tasks_per_node`` counts where the tasks ran (Ray
-node ids), so a caller can see that a cluster's nodes all took part.
+phase inside the command's block). Ray is the ``workflows`` extra, imported when the block
+starts. ``tasks_per_node`` counts where the tasks ran (Ray node ids), so a caller can see
+that a cluster's nodes all took part.
 """
 
 from __future__ import annotations
@@ -45,9 +45,12 @@ class RayExecutor:
         self.tasks_per_node: Counter[str] = Counter()
 
     def __enter__(self) -> RayExecutor:
+        if self._depth == 0:
+            self._start()
         self._depth += 1
-        if self._depth > 1:
-            return self
+        return self
+
+    def _start(self) -> None:
         ray = require("ray", "workflows", "the Ray executor needs Ray")
         if not ray.is_initialized():
             if self.address:
@@ -60,7 +63,6 @@ class RayExecutor:
             self._owns = True
         self._ray = ray
         self._remote = ray.remote(num_cpus=1, max_retries=0)(_call)
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self._depth -= 1
@@ -75,15 +77,14 @@ class RayExecutor:
             raise RuntimeError("use the executor in a with-block")
         return self._ray, self._remote
 
-    def _result(self, ray: ModuleType, ref: Any) -> Any:
-        node, result = ray.get(ref)
+    def _counted(self, node: str, result: R) -> R:
         self.tasks_per_node[node] += 1
         return result
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         ray, remote = self._started()
-        refs = [remote.remote(fn, item) for item in items]
-        return [self._result(ray, ref) for ref in refs]
+        done = ray.get([remote.remote(fn, item) for item in items])
+        return [self._counted(node, result) for node, result in done]
 
     def as_completed(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         ray, remote = self._started()
@@ -92,4 +93,4 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
-                yield index[ref], self._result(ray, ref)
+                yield index[ref], self._counted(*ray.get(ref))

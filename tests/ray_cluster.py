@@ -55,8 +55,9 @@ class RayCluster:
     def __init__(self, env: dict[str, str]) -> None:
         # Without RAY_AUTH_MODE, `ray start` turns token authentication on whenever a token
         # is in ~/.ray (any local ray.init() writes one), and a driver joining by address
-        # would then be refused: this test cluster runs without, as its drivers do.
-        self.env = {**env, "RAY_AUTH_MODE": "disabled"}
+        # would then be refused: this test cluster runs without, as its drivers do, unless
+        # ``env`` says otherwise.
+        self.env = {"RAY_AUTH_MODE": "disabled", **env}
         self.temp_dir = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short socket paths
         self.nodes = 1
         gcs, dashboard = _free_ports(2)

@@ -161,6 +161,7 @@ def test_every_executor_stores_the_same_results(tmp_path: Path, ray_cluster: Ray
     assert result.exit_code == 0, result.output
     assert f"{len(cells)} cells run and stored" in result.output
     assert "ran on 2 Ray node(s)" in result.output  # both nodes took cells (1 CPU each)
+    assert sweep_info("small", url).stored == len(cells)  # each run linked to the sweep
     stored["ray-two-nodes"] = canonical(url)
     assert len(set(stored.values())) == 1, "results differ between executors"
 

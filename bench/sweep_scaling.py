@@ -119,7 +119,8 @@ def main() -> None:
     per_cell = (wall["Ray, 1 worker"] - base) / n
     print(f"\nper run (local, 1 worker, stored): {run_s:.3f} s")
     print(f"Ray start (local, 1 / 2 CPUs): {starts[1]:.1f} / {starts[2]:.1f} s, once per sweep")
-    print(f"Ray overhead per trivial task ({args.trivial} no-ops at once): {trivial_s * 1e3:.2f} ms")
+    once = f"{args.trivial} no-ops at once"
+    print(f"Ray overhead per trivial task ({once}): {trivial_s * 1e3:.2f} ms")
     print(f"Ray overhead per real cell (Ray 1 worker - local 1 worker): {per_cell * 1e3:.0f} ms")
     print(f"storing one result (driver, SQLite): {store_s * 1e3:.2f} ms")
     project(args.nodes, args.cores, run_s, max(trivial_s, per_cell, 0.0), trivial_s, store_s)

@@ -1,6 +1,7 @@
 """Tie widths, one pod kind at a time: the paired gain over FGD of each width, per variant.
 
     python bench/tie_grid.py [--variants V1,V2] [--seeds 0-2] [--widths 2,3,4,6] [--csv F]
+                             [--ray [--address HOST:PORT]]
 
 FGD with every pod kind at tie width 1 (FGD exactly) except one kind at a wider width; each
 setting runs the same fill-up orders as FGD, and the table shows the mean per-seed gain over
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from twinsched.cli.options import parse_seeds
+from twinsched.experiments.ray_executor import RayExecutor
 from twinsched.scheduling.ai.features import POD_KINDS
 from twinsched.scheduling.ai.policy import random_policy
 from twinsched.training.gates import fit, leave_one_out, load, measure, save, write_csv
@@ -52,6 +54,8 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-2", help="fill-up orders: 0-2, 0,3,5")
     parser.add_argument("--widths", default="2,3,4,6")
     parser.add_argument("--jobs", type=int, default=0, help="processes (0: one per core)")
+    parser.add_argument("--ray", action="store_true", help="run the grid on Ray, not --jobs")
+    parser.add_argument("--address", help="with --ray: a running Ray cluster (default: local)")
     parser.add_argument("--data", help="trace data folder (default: ../shared/data)")
     parser.add_argument("--csv", type=Path, help="write mean gain and s.e. per cell here")
     parser.add_argument("--save", type=Path, help="write the whole grid (.npz) here")
@@ -69,6 +73,7 @@ def main() -> None:
             args.variants.split(","), [float(w) for w in args.widths.split(",")],
             parse_seeds(args.seeds), data=args.data, workers=args.jobs,
             progress=lambda done, total: print(f"{done}/{total} runs", file=sys.stderr),
+            executor=RayExecutor(args.address) if args.ray or args.address else None,
         )  # fmt: skip
     if args.save:
         save(grid, args.save)

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+from tests.ray_cluster import RayCluster
+
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -17,3 +22,17 @@ def _private_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop("TWINSCHED_DB", None)
     else:
         os.environ["TWINSCHED_DB"] = before
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[RayCluster]:
+    """One Ray cluster of real ``ray start`` nodes for the session, started when a test first
+    asks (its start takes seconds): a head node of 1 CPU, to which a test may join more
+    nodes. Stopped by process id at the end, whatever happens."""
+    pytest.importorskip("ray")
+    path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
+    cluster = RayCluster({**os.environ, "PYTHONPATH": path})  # workers import this checkout
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -103,6 +103,12 @@ KUBERNETES = (
     "needs a Kubernetes cluster and a registry (none here): tests/deploy/test_manifests.py "
     "validates the manifests"
 )
+TWO_NODES = (
+    "starts a two-node Ray cluster (about 20 s): tests/experiments/test_sweep.py::"
+    "test_every_executor_stores_the_same_results starts one (tests/ray_cluster.py) and runs "
+    "this sweep on it"
+)
+REAL_CLUSTER = "needs a real Ray cluster (HEAD) and its database (DBHOST)"
 LONG: dict[str, str] = {
     ("docs/deploy.md: git clone <this repository> twinsched && cd twinsched"): COMPOSE,
     ("docs/deploy.md: export TWINSCHED_DATA_DIR=/path/to/data"): COMPOSE,
@@ -175,7 +181,32 @@ LONG: dict[str, str] = {
         "tests/experiments/test_sweep.py::test_every_executor_stores_the_same_results"
     ),
     "docs/sweeps.md: twinsched sweep run sweeps/example.toml --executor ray --address "
-    "127.0.0.1:6379": "needs a running Ray cluster",
+    "127.0.0.1:6379": TWO_NODES,
+    "docs/sweeps.md: ray start --head --port 6379 --num-cpus 1 --include-dashboard false "
+    "--disable-usage-stats": TWO_NODES,
+    "docs/sweeps.md: ray start --address 127.0.0.1:6379 --num-cpus 1 --resources "
+    "'{\"second\": 1}' --disable-usage-stats": TWO_NODES,
+    "docs/sweeps.md: ray status": TWO_NODES,
+    "docs/sweeps.md: ray stop": (
+        "stops every Ray process of the machine by name, other users' too: the test cluster "
+        "is stopped by process id (tests/ray_cluster.py)"
+    ),
+    "docs/sweeps.md: ray start --head --port 6379 --num-cpus 0": REAL_CLUSTER,
+    "docs/sweeps.md: ray start --address HEAD:6379": REAL_CLUSTER,
+    "docs/sweeps.md: twinsched sweep run sweeps/fgd-study.toml --executor ray --address "
+    "HEAD:6379 --db postgresql://USER@DBHOST/twinsched": REAL_CLUSTER,
+    "docs/sweeps.md: twinsched sweep report fgd-study --db postgresql://USER@DBHOST/twinsched": (
+        REAL_CLUSTER
+    ),
+    "docs/sweeps.md: twinsched train --trace synthetic-continuum --train-variants 1,2 "
+    "--val-variants 3 --epochs 0 --prior fgd_score=100 --gate-seeds 0-1 --gate-widths 2,8 "
+    "--executor ray --num-cpus 2 --out out/train-ray": (
+        "starts a local Ray and trains (about 20 s): tests/training/test_gates.py runs a gate "
+        "grid on the test Ray cluster"
+    ),
+    "docs/sweeps.md: python bench/tie_grid.py --variants default,cpu050 --seeds 0-1 --ray "
+    "--address HEAD:6379": REAL_CLUSTER,
+    "docs/sweeps.md: python bench/sweep_scaling.py": BENCH,
     "docs/sweeps.md: twinsched sweep run sweeps/example.toml --db "
     "postgresql://postgres@127.0.0.1:5432/test": (
         "writes to the shared PostgreSQL database: tests/experiments/test_sweep.py runs sweeps "

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from tests.ray_cluster import RayCluster
 from twinsched.experiments.executors import ProcessExecutor, SerialExecutor, local
 from twinsched.experiments.runner import execute_many
 from twinsched.model.run import RunSpec
@@ -40,3 +43,22 @@ def test_runs_are_identical_on_every_executor() -> None:
         ]
 
     assert results(SerialExecutor()) == results(ProcessExecutor(2))
+
+
+def test_ray_blocks_nest_on_one_connection_and_count_tasks_per_node(
+    ray_cluster: RayCluster,
+) -> None:
+    import ray
+
+    from twinsched.experiments.ray_executor import RayExecutor
+
+    executor = RayExecutor(ray_cluster.address)
+    with executor:
+        with executor:  # e.g. a training phase inside the command's block
+            assert executor.map(abs, [-1, 2]) == [1, 2]
+        assert ray.is_initialized()  # the inner block left the connection open
+        assert list(executor.as_completed(abs, [-3])) == [(0, 3)]
+    assert not ray.is_initialized()  # the outer block, which connected, closed it
+    assert sum(executor.tasks_per_node.values()) == 3
+    with pytest.raises(RuntimeError, match="with-block"):
+        executor.map(abs, [1])

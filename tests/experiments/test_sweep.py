@@ -4,12 +4,12 @@ not stop the others."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +17,15 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
+from tests.ray_cluster import RayCluster
 from twinsched.cli import app
 from twinsched.experiments.executors import Executor, ProcessExecutor, SerialExecutor
 from twinsched.experiments.sweep import SweepSpecError, cell_key, load_spec, parse_spec
-from twinsched.experiments.sweep_driver import run_sweep
+from twinsched.experiments.sweep_driver import register, run_spec, run_sweep
 from twinsched.model.run import RunSpec
-from twinsched.store import get_run, record_run, recorded_keys
+from twinsched.store import get_run, record_run, recorded_keys, sweep_info, sweep_run_ids
 from twinsched.store.db import dispose, engine_for
-from twinsched.store.schema import RunRow
+from twinsched.store.schema import RunRow, SweepRunRow
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SMALL = {
@@ -48,9 +49,13 @@ def _stored(url: str, cells: list[RunSpec]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _count_runs(url: str) -> int:
+def _count_runs(url: str, table: type[RunRow] | type[SweepRunRow] = RunRow) -> int:
     with engine_for(url).connect() as conn:
-        return int(conn.execute(select(func.count()).select_from(RunRow)).scalar_one())
+        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+def _count_links(url: str) -> int:
+    return _count_runs(url, SweepRunRow)
 
 
 # --- the spec -------------------------------------------------------------------------
@@ -117,33 +122,48 @@ def test_dry_run_prints_the_grid_size_and_runs_nothing(tmp_path: Path) -> None:
 # --- executors ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """One local Ray for the module (its start-up is slow): 2 CPUs."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
-    yield
-    ray.shutdown()
+def _toml(spec: dict[str, Any]) -> str:
+    return "".join(f"{k} = {json.dumps(v)}\n" for k, v in spec.items())
 
 
-def test_every_executor_stores_the_same_results(tmp_path: Path, local_ray: None) -> None:
+def test_every_executor_stores_the_same_results(tmp_path: Path, ray_cluster: RayCluster) -> None:
+    """--jobs 1, --jobs 2, a one-node Ray, and a two-node Ray cluster (``ray start --head``
+    plus ``ray start --address`` with its own resources) store byte-identical results."""
     from twinsched.experiments.ray_executor import RayExecutor
 
     cells = parse_spec(SMALL).cells()
+    stored: dict[str, bytes] = {}
+
+    def canonical(url: str) -> bytes:
+        found = _stored(url, cells)
+        dispose(url)
+        assert len(found) == len(cells)
+        return json.dumps(found, sort_keys=True).encode()
+
+    one_node = RayExecutor(ray_cluster.address)  # the head alone: a local one-node Ray
     executors: dict[str, Executor] = {
-        "jobs1": SerialExecutor(),
-        "jobs2": ProcessExecutor(2),
-        "ray": RayExecutor(),
-    }
-    stored = {}
+        "jobs1": SerialExecutor(), "jobs2": ProcessExecutor(2), "ray-one-node": one_node
+    }  # fmt: skip
     for name, executor in executors.items():
         url = f"sqlite:///{tmp_path / name}.db"
         outcome = run_sweep(cells, url, executor)
         assert (len(outcome.ran), outcome.failed) == (len(cells), {})
-        stored[name] = _stored(url, cells)
-        dispose(url)
-    assert len(stored["jobs1"]) == len(cells)
-    assert stored["jobs1"] == stored["jobs2"] == stored["ray"]
+        stored[name] = canonical(url)
+    assert sum(one_node.tasks_per_node.values()) == len(cells)
+    assert len(one_node.tasks_per_node) == 1
+
+    assert ray_cluster.nodes == 1, "the one-node case needs the head alone"
+    ray_cluster.add_node(num_cpus=1, resources={"second": 1})
+    spec, url = tmp_path / "small.toml", f"sqlite:///{tmp_path / 'two-nodes.db'}"
+    spec.write_text(_toml(SMALL), encoding="utf-8")
+    args = ["--executor", "ray", "--address", ray_cluster.address, "--db", url]
+    result = CliRunner().invoke(app, ["sweep", "run", str(spec), *args])
+    assert result.exit_code == 0, result.output
+    assert f"{len(cells)} cells run and stored" in result.output
+    assert "ran on 2 Ray node(s)" in result.output  # both nodes took cells (1 CPU each)
+    assert sweep_info("small", url).stored == len(cells)  # each run linked to the sweep
+    stored["ray-two-nodes"] = canonical(url)
+    assert len(set(stored.values())) == 1, "results differ between executors"
 
 
 def test_a_failed_cell_is_reported_and_the_others_are_stored(sqlite_url: str) -> None:
@@ -157,14 +177,20 @@ def test_a_failed_cell_is_reported_and_the_others_are_stored(sqlite_url: str) ->
     assert (again.skipped, again.ran, len(again.failed)) == (3, [], 1)  # only the failure again
 
 
-def test_a_key_is_stored_once(db: str) -> None:
+def test_a_key_is_stored_once_and_linked_once_per_sweep(db: str) -> None:
+    from twinsched.experiments.runner import execute
+
     cell = parse_spec(SMALL).cells()[0]
     result = run_sweep([cell], db, SerialExecutor())
     first = recorded_keys([cell_key(cell)], db)[cell_key(cell)]
-    from twinsched.experiments.runner import execute
-
     assert record_run(cell, execute(cell), db, key=cell_key(cell)) == first
-    assert _count_runs(db) == 1 and result.ran == [cell_key(cell)]
+    assert _count_runs(db) == 1 and result.ran == [cell_key(cell)] and _count_links(db) == 0
+    register(parse_spec(SMALL), db)  # links the stored cell
+    again = record_run(cell, execute(cell), db, key=cell_key(cell), sweep="small")
+    assert again == first and _count_runs(db) == 1 and _count_links(db) == 1
+    register(parse_spec({**SMALL, "name": "other"}), db)  # a second sweep shares the run
+    assert sweep_run_ids("other", db) == sweep_run_ids("small", db) == [first]
+    assert _count_runs(db) == 1 and _count_links(db) == 2
 
 
 # --- resume ---------------------------------------------------------------------------
@@ -196,10 +222,14 @@ def test_a_sweep_killed_midway_resumes_without_recomputing(db: str, tmp_path: Pa
     assert 3 <= len(before) < len(cells), "not killed midway"
     assert _count_runs(db) == len(before)  # whole cells only, each once
 
-    outcome = run_sweep(cells, db, SerialExecutor())
+    assert set(sweep_run_ids("resume", db)) == set(before.values())  # linked with each run
+
+    outcome = run_spec(load_spec(spec), db, SerialExecutor())
     assert outcome.skipped == len(before)
     assert not set(outcome.ran) & set(before)  # no finished cell recomputed
     assert sorted(outcome.ran) == sorted(set(keys) - set(before))
     after = recorded_keys(keys, db)
     assert {k: after[k] for k in before} == before  # the earlier rows stay as they were
     assert set(after) == set(keys) and _count_runs(db) == len(cells)  # nothing lost or doubled
+    assert _count_links(db) == len(cells) and sweep_info("resume", db).stored == len(cells)
+    assert sorted(sweep_run_ids("resume", db)) == sorted(after.values())

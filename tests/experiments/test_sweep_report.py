@@ -1,11 +1,13 @@
 """``twinsched sweep report``: a tiny sweep in a temporary SQLite store gives a summary per
-(trace, scheduler) computed from the stored runs of the spec's cells only, the published
-means where they exist, a curves CSV and one figure panel per trace."""
+(trace, scheduler) computed from the stored runs of the sweep's cells only (found by the
+sweep's name in the store, shared cells included), the published means where they exist, a
+curves CSV and one figure panel per trace."""
 
 from __future__ import annotations
 
 import csv
 import statistics
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -14,12 +16,12 @@ from typer.testing import CliRunner
 from twinsched.cli import app
 from twinsched.experiments.executors import SerialExecutor
 from twinsched.experiments.runner import execute
-from twinsched.experiments.sweep import SweepSpecError, find_spec, parse_spec
-from twinsched.experiments.sweep_driver import run_sweep, stored_results
+from twinsched.experiments.sweep import load_spec, parse_spec
+from twinsched.experiments.sweep_driver import register, run_spec, sweep_results
 from twinsched.model.run import RunResult, RunSpec
 from twinsched.report.plots import plot_sweep_fillup
 from twinsched.report.sweep import by_trace, published, summary_rows, worst_delta
-from twinsched.store import record_run
+from twinsched.store import list_runs, record_run, sweep_run_ids
 from twinsched.traces.alibaba_gpu_2023 import PUBLISHED_DEFAULT, VARIANTS
 
 TINY = """name = "tiny"
@@ -36,21 +38,26 @@ def tiny(tmp_path: Path, sqlite_url: str) -> Path:
     folder = tmp_path / "sweeps"
     folder.mkdir()
     (folder / "tiny.toml").write_text(TINY, encoding="utf-8")
-    outcome = run_sweep(find_spec("tiny", folder).cells(), sqlite_url, SerialExecutor())
+    outcome = run_spec(load_spec(folder / "tiny.toml"), sqlite_url, SerialExecutor())
     assert (len(outcome.ran), outcome.failed) == (8, {})
     return folder
 
 
-def _report(folder: Path, url: str, out: Path, name: str = "tiny") -> tuple[int, str]:
-    args = ["sweep", "report", name, "--specs", str(folder), "--db", url, "--out", str(out)]
-    result = CliRunner().invoke(app, args)
+def _report(url: str, out: Path, name: str = "tiny") -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["sweep", "report", name, "--db", url, "--out", str(out)])
     return result.exit_code, result.output
+
+
+def _seeds(out: Path) -> dict[tuple[str, str], str]:
+    """Seeds per (trace, scheduler) in a report's summary.csv."""
+    with (out / "summary.csv").open(encoding="utf-8") as f:
+        return {(r["trace"], r["scheduler"]): r["seeds"] for r in csv.DictReader(f)}
 
 
 def test_the_report_summarises_each_trace_and_scheduler_from_the_store(
     tiny: Path, sqlite_url: str, tmp_path: Path
 ) -> None:
-    code, output = _report(tiny, sqlite_url, tmp_path / "out")
+    code, output = _report(sqlite_url, tmp_path / "out")
     assert code == 0, output
     assert "8 of 8 cells stored" in output and "Traceback" not in output
     with (tmp_path / "out" / "summary.csv").open(encoding="utf-8") as f:
@@ -58,12 +65,13 @@ def test_the_report_summarises_each_trace_and_scheduler_from_the_store(
     assert sorted((r["trace"], r["scheduler"]) for r in rows) == sorted(
         (t, s) for t in ("synthetic-continuum", "synthetic-continuum/1") for s in ("fgd", "random")
     )
-    stored = stored_results(find_spec("tiny", tiny).cells(), sqlite_url)
+    info, stored = sweep_results("tiny", sqlite_url)
+    assert (info.cells, info.stored, len(stored)) == (8, 8, 8)
     for row in rows:
         runs = [
             r for c, r in stored
-            if (f"{c.trace}/{c.variant}" if c.variant else c.trace) == row["trace"]
-            and c.scheduler == row["scheduler"]
+            if (f"{c['trace']}/{c['variant']}" if c["variant"] else c["trace"]) == row["trace"]
+            and c["scheduler"] == row["scheduler"]
         ]  # fmt: skip
         assert int(row["seeds"]) == len(runs) == 2
         expected = statistics.fmean(r.at(100.0) for r in runs)
@@ -87,33 +95,52 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
-def test_only_the_spec_cells_are_reported_and_missing_ones_are_counted(
+def test_a_sweep_reports_its_own_runs_shared_cells_included_without_its_spec_file(
     tiny: Path, sqlite_url: str, tmp_path: Path
 ) -> None:
-    other = RunSpec("synthetic-continuum", "fgd", 7, target_pct=130.0)  # not a cell of tiny
-    record_run(other, execute(other), sqlite_url, key="not-a-cell-of-tiny")
-    (tiny / "more.toml").write_text(TINY.replace('"tiny"', '"more"').replace("2", "3"))
-    code, output = _report(tiny, sqlite_url, tmp_path / "out", "more")
-    assert code == 0, output
-    assert "8 of 12 cells stored" in output
-    with (tmp_path / "out" / "summary.csv").open(encoding="utf-8") as f:
-        assert {row["seeds"] for row in csv.DictReader(f)} == {"2"}
+    other = RunSpec("synthetic-continuum", "fgd", 7, target_pct=130.0)  # in no sweep
+    record_run(other, execute(other), sqlite_url, key="not-a-cell-of-any-sweep")
+    shared = 'name = "shared"\ntraces = ["synthetic-continuum"]\nschedulers = ["fgd", "random"]\n'
+    (tiny / "shared.toml").write_text(shared + "seeds = [1, 2]\n")  # seed 1's cells are tiny's
+    outcome = run_spec(load_spec(tiny / "shared.toml"), sqlite_url, SerialExecutor())
+    assert (outcome.skipped, len(outcome.ran)) == (2, 2)  # shared cells are not run again
+    for path in tiny.glob("*.toml"):
+        path.unlink()  # the store alone knows which runs are whose
+
+    code, output = _report(sqlite_url, tmp_path / "shared", "shared")
+    assert code == 0 and "4 of 4 cells stored" in output, output
+    assert _seeds(tmp_path / "shared") == {
+        ("synthetic-continuum", "fgd"): "2", ("synthetic-continuum", "random"): "2"
+    }  # fmt: skip
+    code, output = _report(sqlite_url, tmp_path / "tiny")
+    assert code == 0 and "8 of 8 cells stored" in output, output
+    assert set(_seeds(tmp_path / "tiny").values()) == {"2"}  # seeds 0, 1: not 2, not 7
+    ids = {name: set(sweep_run_ids(name, sqlite_url)) for name in ("tiny", "shared")}
+    assert len(ids["tiny"] & ids["shared"]) == 2 and len(ids["tiny"] | ids["shared"]) == 10
 
 
-def test_a_missing_sweep_or_an_empty_store_is_one_clear_line(
-    tmp_path: Path, sqlite_url: str
-) -> None:
-    folder = tmp_path / "sweeps"
-    folder.mkdir()
-    (folder / "tiny.toml").write_text(TINY, encoding="utf-8")
-    code, output = _report(folder, sqlite_url, tmp_path / "out", "nope")
-    assert code == 2 and "no sweep spec named 'nope'" in output and "tiny" in output
+def test_a_changed_spec_relinks_its_sweep_and_keeps_the_runs(tiny: Path, sqlite_url: str) -> None:
+    fewer = parse_spec({**tomllib.loads(TINY), "seeds": [1]})
+    info = register(fewer, sqlite_url)
+    assert (info.cells, info.stored) == (4, 4)  # seed 0's runs left the sweep
+    assert len(list_runs(sqlite_url)) == 8  # ... and stay in the store
+    info = register(parse_spec(tomllib.loads(TINY)), sqlite_url)
+    assert (info.cells, info.stored) == (8, 8)  # and join it again
+
+
+def test_a_missing_sweep_or_an_empty_one_is_one_clear_line(tmp_path: Path, sqlite_url: str) -> None:
+    code, output = _report(sqlite_url, tmp_path / "out", "nope")
+    assert code == 2 and "no sweep named 'nope' in the store; stored sweeps: none" in output
     assert "Traceback" not in output
-    code, output = _report(folder, sqlite_url, tmp_path / "out")
+    register(parse_spec(tomllib.loads(TINY)), sqlite_url)  # stored, no cell finished yet
+    code, output = _report(sqlite_url, tmp_path / "out")
     assert code == 1 and "0 of 8 cells stored" in output and "nothing to report" in output
-    (folder / "misnamed.toml").write_text(TINY, encoding="utf-8")
-    with pytest.raises(SweepSpecError, match="key 'name': is 'tiny', expected 'misnamed'"):
-        find_spec("misnamed", folder)
+    code, output = _report(sqlite_url, tmp_path / "out", "nope")
+    assert code == 2 and "stored sweeps: tiny" in output
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY, encoding="utf-8")
+    code, output = _report(sqlite_url, tmp_path / "out", str(spec))  # a spec file: its name
+    assert code == 1 and "0 of 8 cells stored" in output
 
 
 def _fake(scheduler: str, seed: int, alloc_at_100: float) -> RunResult:
@@ -144,7 +171,7 @@ def test_published_means_are_compared_on_default_only() -> None:
 
 
 def test_the_study_spec_is_the_protocol_grid() -> None:
-    spec = find_spec("fgd-study", Path(__file__).resolve().parents[2] / "sweeps")
+    spec = load_spec(Path(__file__).resolve().parents[2] / "sweeps" / "fgd-study.toml")
     assert (len(spec.traces), len(spec.schedulers), len(spec.seeds)) == (17, 6, 10)
     assert set(spec.schedulers) == set(PUBLISHED_DEFAULT)
     assert spec.traces[0] == "alibaba-gpu-2023/default" and spec.target_pct == [130.0]

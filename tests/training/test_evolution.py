@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.ray_cluster import RayCluster
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.features import FEATURE_NAMES, POD_KINDS
@@ -21,6 +23,7 @@ from twinsched.traces import registry as traces
 from twinsched.training.evolution import (
     Adam,
     EsSpec,
+    Generation,
     Runs,
     base_prior,
     candidate,
@@ -143,6 +146,26 @@ def test_search_is_deterministic_and_independent_of_workers() -> None:
     assert one.ties.to_meta() == two.ties.to_meta()
     assert one.policy.checksum() == two.policy.checksum()
     assert np.abs(one.ties.log2).max() > 0  # it moved
+
+
+def test_search_on_ray_is_the_search_in_this_process(ray_cluster: RayCluster) -> None:
+    from twinsched.experiments.ray_executor import RayExecutor
+
+    policy = random_policy((4,), prior=FGD)
+    spec = EsSpec(generations=1, population=2, episodes=2, workers=1, features=("frag_added",))
+    runs = Runs("synthetic-continuum", ("1", "2"), (0, 1), ("3",), (5,), 100.0)
+    seen: dict[str, list[tuple[float, ...]]] = {"serial": [], "ray": []}
+
+    def watch(name: str) -> Callable[[Generation], bool]:
+        return lambda g: seen[name].append((g.index, g.mean, g.best, g.validation)) or True
+
+    ray = RayExecutor(ray_cluster.address)
+    on_ray = search(policy, spec, runs, watch("ray"), ray)
+    here = search(policy, spec, runs, watch("serial"))
+    assert sum(ray.tasks_per_node.values()) == 1 + 2 * 2 + 1  # start, candidates, centre
+    assert seen["ray"] == seen["serial"] and len(seen["serial"]) == 2
+    assert on_ray.policy.checksum() == here.policy.checksum()
+    assert on_ray.ties.to_meta() == here.ties.to_meta()
 
 
 def test_training_with_es_keeps_the_best_and_serves_its_widths(

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.ray_cluster import RayCluster
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario
 from twinsched.scheduling.ai.features import POD_KINDS
@@ -157,6 +158,19 @@ def test_grid_is_paired_with_fgd_and_independent_of_workers() -> None:
     assert np.array_equal(one.gains, two.gains)
     assert seen[-1][0] == seen[-1][1]
     assert np.abs(one.gains).max() > 0  # widening ties moved something
+
+
+def test_grid_on_ray_is_the_grid_in_this_process(ray_cluster: RayCluster) -> None:
+    from twinsched.experiments.ray_executor import RayExecutor
+
+    policy = random_policy((4,), prior=FGD)
+    ray = RayExecutor(ray_cluster.address)
+    grid = ("synthetic-continuum", ("1", "2"), (4.0,), (0,))
+    on_ray = measure(policy, *grid, executor=ray)
+    here = measure(policy, *grid, workers=1)
+    assert sum(ray.tasks_per_node.values()) > 2  # FGD's runs and the widened ones
+    assert np.array_equal(on_ray.gains, here.gains) and np.array_equal(on_ray.context, here.context)
+    assert np.abs(here.gains).max() > 0
 
 
 def test_training_with_gates_keeps_the_better_of_gates_and_fgd(tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ interrupted sweep runs only the cells that are missing (``docs/sweeps.md``).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from twinsched.cli.console import expected_errors, make_console
+from twinsched.cli.executor import AddressOpt, CpusOpt, ExecutorName, ExecutorOpt, ray_executor
 from twinsched.cli.options import DbOpt, check_store, int_opt, out_dir_opt
 
 if TYPE_CHECKING:
@@ -29,23 +29,8 @@ console = make_console()
 err = make_console(stderr=True)
 
 
-class ExecutorName(StrEnum):
-    local = "local"
-    ray = "ray"
-
-
 SpecArg = Annotated[Path, typer.Argument(help="the sweep spec (TOML, see docs/sweeps.md)")]
-ExecutorOpt = Annotated[
-    ExecutorName, typer.Option(help="local processes (--jobs) or Ray (--address)")
-]
 JobsOpt = Annotated[int, int_opt("local worker processes (--executor local)", 1, 256)]
-AddressOpt = Annotated[
-    str | None,
-    typer.Option(help="a running Ray cluster (e.g. 127.0.0.1:6379); default: start a local one"),
-]
-CpusOpt = Annotated[
-    int, int_opt("CPUs of the local Ray started for the sweep (no --address)", 1, 1024)
-]
 DryRunOpt = Annotated[bool, typer.Option(help="print the grid size and what is stored; run none")]
 
 
@@ -61,7 +46,7 @@ def run_command(
 ) -> None:
     """Run every cell of a sweep spec not stored yet; results go to the store as they finish."""
     from twinsched.experiments.sweep import load_spec
-    from twinsched.experiments.sweep_driver import pending
+    from twinsched.experiments.sweep_driver import pending, register
 
     with expected_errors():
         sweep = load_spec(spec)
@@ -73,74 +58,76 @@ def run_command(
         f"{len(sweep.schedulers)} schedulers x {len(sweep.seeds)} seeds x "
         f"{len(sweep.targets())} targets), {stored} stored, {len(todo)} to run"
     )
-    if dry_run or not todo:
+    if dry_run:
         return
     with expected_errors():
+        register(sweep, db)  # the name, spec and links to the cells stored already
+    if not todo:
+        return
+    chosen = _executor(executor, jobs, address, num_cpus)
+    with expected_errors():
         try:
-            outcome = _run(cells, db, _executor(executor, jobs, address, num_cpus))
+            outcome = _run(sweep.name, cells, db, chosen)
         except KeyboardInterrupt:
             _, stored = pending(cells, db)
             err.print(f"interrupted: {stored} of {len(cells)} cells stored; rerun to resume")
             raise typer.Exit(130) from None
     _summary(outcome, db)
+    nodes = getattr(chosen, "tasks_per_node", None)
+    if nodes:  # Ray: where the cells ran
+        where = ", ".join(f"{node[:12]} {count}" for node, count in sorted(nodes.items()))
+        console.print(f"ran on {len(nodes)} Ray node(s): {where}", highlight=False)
     if outcome.failed:
         raise typer.Exit(1)
 
 
 NameArg = Annotated[
-    str, typer.Argument(help="the sweep's name (its spec is sweeps/NAME.toml) or a spec file")
+    str, typer.Argument(help="the sweep's name, as stored by `sweep run` (or its spec file)")
 ]
-SpecsOpt = Annotated[Path, typer.Option(help="where sweep specs named by NAME are found")]
 
 
 @app.command("report")
 def report_command(
     name: NameArg,
     out: Annotated[Path | None, out_dir_opt("output folder (default out/sweeps/NAME)")] = None,
-    specs: SpecsOpt = Path("sweeps"),
     db: DbOpt = None,
 ) -> None:
     """Summary table against published means, curves (CSV) and the per-trace figure of a
-    sweep, from the runs of its cells that are in the store."""
-    from twinsched.experiments.sweep import cell_key, find_spec
-    from twinsched.experiments.sweep_driver import stored_results
+    sweep, from the stored runs of its cells (cells shared with other sweeps included)."""
+    from twinsched.experiments.sweep import load_spec
+    from twinsched.experiments.sweep_driver import sweep_results
     from twinsched.report.sweep import by_trace, summary_rows, trace_label, worst_delta
     from twinsched.report.sweep_files import write_sweep_report
     from twinsched.report.table import print_comparison
 
     with expected_errors():
-        sweep = find_spec(name, specs)
+        if name.endswith(".toml"):
+            name = load_spec(name).name
         check_store(db)
-        cells = sweep.cells()
-        stored = stored_results(cells, db)
-    total = len({cell_key(c) for c in cells})
-    console.print(f"sweep [bold]{sweep.name}[/]: {len(stored)} of {total} cells stored")
+        info, stored = sweep_results(name, db)
+    console.print(f"sweep [bold]{name}[/]: {len(stored)} of {info.cells} cells stored")
     if not stored:
-        err.print(f"nothing to report: run `twinsched sweep run` on the spec of {sweep.name} first")
+        err.print(f"nothing to report: no cell of {name} has finished; rerun `twinsched sweep run`")
         raise typer.Exit(1)
-    groups = by_trace((trace_label(s.trace, s.variant), r) for s, r in stored)
+    groups = by_trace((trace_label(s["trace"], s["variant"]), r) for s, r in stored)
     rows = summary_rows(groups)
-    print_comparison(console, rows, f"{sweep.name}: GPU allocation % (mean ± std over seeds)")
+    print_comparison(console, rows, f"{name}: GPU allocation % (mean ± std over seeds)")
     worst = worst_delta(rows)
     if worst is not None:
         console.print(f"largest distance to a published mean at 100% arrived: {worst:.2f} points")
     with expected_errors():
-        paths = write_sweep_report(groups, out or Path("out/sweeps") / sweep.name)
+        paths = write_sweep_report(groups, out or Path("out/sweeps") / name)
     for label, path in paths.items():
         console.print(f"{label}: {path}", highlight=False)
 
 
 def _executor(name: ExecutorName, jobs: int, address: str | None, num_cpus: int) -> Executor:
-    if name is ExecutorName.ray:
-        from twinsched.experiments.ray_executor import RayExecutor
-
-        return RayExecutor(address, num_cpus)
     from twinsched.experiments.executors import local
 
-    return local(jobs, 2)
+    return ray_executor(name, address, num_cpus) or local(jobs, 2)
 
 
-def _run(cells: list[RunSpec], db: str | None, executor: Executor) -> SweepOutcome:
+def _run(name: str, cells: list[RunSpec], db: str | None, executor: Executor) -> SweepOutcome:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -172,7 +159,7 @@ def _run(cells: list[RunSpec], db: str | None, executor: Executor) -> SweepOutco
                 err.print(f"[red]failed:[/] {label(spec)}: {error}", highlight=False)
             bar.update(task, advance=1, description=label(spec))
 
-        return run_sweep(todo, db, executor, done)
+        return run_sweep(todo, db, executor, done, sweep=name)
 
 
 def _summary(outcome: SweepOutcome, db: str | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,6 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from twinsched.cli.console import expected_errors, make_console
+from twinsched.cli.executor import AddressOpt, CpusOpt, ExecutorName, ExecutorOpt, ray_executor
 from twinsched.cli.options import (
     SEED_RANGE,
     DataOpt,
@@ -180,6 +182,9 @@ def train_command(
     workers: Annotated[
         int, int_opt("Processes for ES and gate runs (0: one per core).", 0, 1024)
     ] = 0,
+    executor: ExecutorOpt = ExecutorName.local,
+    address: AddressOpt = None,
+    num_cpus: CpusOpt = 2,
     tie_widths: Annotated[
         str,
         checked_opt(
@@ -253,7 +258,11 @@ def train_command(
         def progress(what: str, done: int, total: int) -> None:
             bar.update(task, description=what, completed=done, total=total)
 
-        result = train(recipe, load, out, log=console.print, progress=progress)
+        runs_on = ray_executor(executor, address, num_cpus)  # None: --workers processes
+        with runs_on or nullcontext():  # one Ray for every phase
+            result = train(
+                recipe, load, out, log=console.print, progress=progress, executor=runs_on
+            )
     console.print(
         f"trained in {result.seconds:.1f} s on {int(result.metrics['decisions'])} decisions; "
         f"validation allocation {result.metrics['val_alloc_pct']:.3f} %; files in {out}"

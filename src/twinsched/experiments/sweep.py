@@ -170,25 +170,3 @@ def load_spec(path: str | Path) -> SweepSpec:
     except tomllib.TOMLDecodeError as exc:
         raise SweepSpecError(f"{path}: not valid TOML: {exc}") from None
     return parse_spec(data, str(path))
-
-
-def find_spec(name: str | Path, folder: str | Path = "sweeps") -> SweepSpec:
-    """The spec a sweep report names: a spec file, or ``NAME`` as ``<folder>/NAME.toml``.
-
-    A spec found by name must carry that name; :class:`SweepSpecError` lists the specs of
-    ``folder`` when none matches.
-    """
-    path = Path(name)
-    if path.suffix == ".toml" or path.is_file():
-        return load_spec(path)
-    candidate = Path(folder) / f"{name}.toml"
-    if candidate.is_file():
-        spec = load_spec(candidate)
-        if spec.name != str(name):
-            raise SweepSpecError(f"{candidate}: key 'name': is {spec.name!r}, expected {name!r}")
-        return spec
-    known = sorted(p.stem for p in Path(folder).glob("*.toml")) if Path(folder).is_dir() else []
-    raise SweepSpecError(
-        f"no sweep spec named {str(name)!r}: neither a file nor {candidate}; "
-        f"specs in {folder}: {', '.join(known) or 'none'}"
-    )

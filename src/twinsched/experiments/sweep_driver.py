@@ -2,19 +2,25 @@
 
 Cells whose key is in the store already are skipped (the sweep resumes); a cell that raises
 is reported and the others go on (its failure is not stored, so a rerun tries it again).
-Results are written here, in the driving process, one transaction per cell: a sweep killed
-at any moment leaves only whole cells behind.
+Results are written here, in the driving process, one transaction per cell (the run and its
+link to the sweep): a sweep killed at any moment leaves only whole cells behind. A sweep is
+stored by name (:func:`register`) and linked to the runs of its cells, whichever sweep ran
+them; :func:`sweep_results` reads a sweep's runs back by that link.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from twinsched.experiments.executors import Executor
 from twinsched.experiments.runner import execute
-from twinsched.experiments.sweep import cell_key
+from twinsched.experiments.sweep import SweepSpec, cell_key
 from twinsched.model.run import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from twinsched.store import SweepInfo
 
 
 @dataclass(frozen=True)
@@ -67,10 +73,13 @@ def run_sweep(
     db: str | None,
     executor: Executor | Callable[[int], Executor],
     on_done: Callable[[RunSpec, str | None], None] | None = None,
+    *,
+    sweep: str | None = None,
 ) -> SweepOutcome:
     """Run the cells not stored yet on ``executor`` (or ``executor(count)``), storing each.
 
     ``on_done(spec, error)`` is called as each cell finishes (``error`` None on success).
+    ``sweep`` (the name of a sweep stored by :func:`register`) links each new run to it.
     """
     from twinsched.store import record_run
 
@@ -87,25 +96,53 @@ def run_sweep(
                 outcome.failed[label(spec)] = result.error
             else:
                 key = cell_key(spec)
-                record_run(spec, result, db, key=key)
+                record_run(spec, result, db, key=key, sweep=sweep)
                 outcome.ran.append(key)
             if on_done is not None:
                 on_done(spec, error)
     return outcome
 
 
-def stored_results(cells: Sequence[RunSpec], db: str | None) -> list[tuple[RunSpec, RunResult]]:
-    """The stored result of each cell that has one (each key once, grid order)."""
-    from twinsched.store import get_run, recorded_keys
+def register(sweep: SweepSpec, db: str | None) -> SweepInfo:
+    """Store the sweep (name, spec, grid size) and link it to the cells already stored."""
+    from twinsched.store import register_sweep
 
-    keys = [cell_key(c) for c in cells]
-    found = recorded_keys(keys, db)
-    out: list[tuple[RunSpec, RunResult]] = []
-    seen: set[str] = set()
-    for key, cell in zip(keys, cells, strict=True):
-        if key in found and key not in seen:
-            seen.add(key)
-            result = get_run(found[key], db, decisions=False).result
-            if result is not None:
-                out.append((cell, result))
-    return out
+    spec = sweep.model_dump(mode="json", by_alias=True)
+    return register_sweep(sweep.name, spec, [cell_key(c) for c in sweep.cells()], db)
+
+
+def run_spec(
+    sweep: SweepSpec,
+    db: str | None,
+    executor: Executor | Callable[[int], Executor],
+    on_done: Callable[[RunSpec, str | None], None] | None = None,
+) -> SweepOutcome:
+    """:func:`register` the sweep, then :func:`run_sweep` its grid, linking each new run."""
+    register(sweep, db)
+    return run_sweep(sweep.cells(), db, executor, on_done, sweep=sweep.name)
+
+
+def sweep_results(
+    name: str, db: str | None
+) -> tuple[SweepInfo, list[tuple[dict[str, Any], RunResult]]]:
+    """Sweep ``name`` as stored and the (run spec, result) of each of its runs, in grid order
+    (traces, schedulers, seeds, targets as its spec lists them)."""
+    from twinsched.store import get_run, sweep_info, sweep_run_ids
+
+    info = sweep_info(name, db)
+    runs = [get_run(i, db, decisions=False) for i in sweep_run_ids(name, db)]
+    found = [(run.spec, run.result) for run in runs if run.result is not None]
+    found.sort(key=lambda pair: grid_position(info.spec, pair[0]))
+    return info, found
+
+
+def grid_position(sweep: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[int, ...]:
+    """Where a run's spec sits in a sweep spec's grid (its lists' order); unknown values last."""
+    trace = f"{spec['trace']}/{spec['variant']}" if spec.get("variant") else spec["trace"]
+    axes = (("traces", trace), ("schedulers", spec["scheduler"]), ("seeds", spec["seed"]),
+            ("target_pct", spec.get("target_pct")))  # fmt: skip
+    position = []
+    for key, value in axes:
+        values = list(sweep.get(key) or [])
+        position.append(values.index(value) if value in values else len(values))
+    return tuple(position)

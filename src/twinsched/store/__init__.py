@@ -27,6 +27,14 @@ from twinsched.store.scenarios import (
     save_scenarios,
     scenario_info,
 )
+from twinsched.store.sweeps import (
+    SweepInfo,
+    SweepNotFoundError,
+    list_sweeps,
+    register_sweep,
+    sweep_info,
+    sweep_run_ids,
+)
 
 __all__ = [
     "RunInfo",
@@ -34,16 +42,22 @@ __all__ = [
     "ScenarioInfo",
     "ScenarioNotFoundError",
     "StoreError",
+    "SweepInfo",
+    "SweepNotFoundError",
     "delete_scenario",
     "export_scenario",
     "get_run",
     "import_scenario",
     "list_runs",
     "list_scenarios",
+    "list_sweeps",
     "load_scenario",
     "record_run",
     "recorded_keys",
+    "register_sweep",
     "resolve_url",
     "save_scenarios",
     "scenario_info",
+    "sweep_info",
+    "sweep_run_ids",
 ]

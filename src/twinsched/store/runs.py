@@ -9,12 +9,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import insert, select
+from sqlalchemy import Connection, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from twinsched.model.run import RunResult
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.schema import DecisionRow, RunResultRow, RunRow, ScenarioRow
+from twinsched.store.sweeps import link_run
 
 
 class Spec(Protocol):
@@ -56,36 +57,45 @@ def record_run(
     decisions: Iterable[Decision] = (),
     scenario: str | None = None,
     key: str | None = None,
+    sweep: str | None = None,
 ) -> int:
     """Store a finished run (spec, timings, metrics, curve, samples, decisions); its id.
 
     ``scenario`` (default: the spec's ``scenario`` field when it has one) links the run to a
     stored scenario of that name; the name is kept even when the scenario is deleted later.
     ``key`` (a sweep cell's spec hash) is unique: a run whose key is stored already is not
-    stored again, and the stored run's id comes back.
+    stored again, and the stored run's id comes back. ``sweep`` (registered with
+    :func:`~twinsched.store.sweeps.register_sweep`) links the run, stored now or before, to
+    that sweep, in the same transaction as the run.
     """
     try:
-        return _insert_run(spec, result, db, status, decisions, scenario, key)
+        return _insert_run(spec, result, db, status, decisions, scenario, key, sweep)
     except IntegrityError:
         if key is None:
             raise
-        found = recorded_keys([key], db)
-        if key not in found:
-            raise
+        with engine_for(db).begin() as conn:
+            found = key_ids(conn, [key])
+            if key not in found:
+                raise
+            if sweep is not None:
+                link_run(conn, sweep, found[key])
         return found[key]
 
 
 def recorded_keys(keys: Iterable[str], db: str | Path | None = None) -> dict[str, int]:
     """The run id of each of ``keys`` that is stored (sweep cells already finished)."""
+    with engine_for(db).connect() as conn:
+        return key_ids(conn, keys)
+
+
+def key_ids(conn: Connection, keys: Iterable[str]) -> dict[str, int]:
+    """:func:`recorded_keys` on an open connection (inside a transaction)."""
     wanted = list(keys)
     found: dict[str, int] = {}
-    with engine_for(db).connect() as conn:
-        for start in range(0, len(wanted), 500):  # bounded IN lists
-            chunk = wanted[start : start + 500]
-            rows = conn.execute(
-                select(RunRow.spec_hash, RunRow.id).where(RunRow.spec_hash.in_(chunk))
-            )
-            found.update({str(k): int(i) for k, i in rows})
+    for start in range(0, len(wanted), 500):  # bounded IN lists
+        chunk = wanted[start : start + 500]
+        rows = conn.execute(select(RunRow.spec_hash, RunRow.id).where(RunRow.spec_hash.in_(chunk)))
+        found.update({str(k): int(i) for k, i in rows})
     return found
 
 
@@ -97,6 +107,7 @@ def _insert_run(
     decisions: Iterable[Decision],
     scenario: str | None,
     key: str | None,
+    sweep: str | None,
 ) -> int:
     spec_dict = spec.to_dict()
     name = scenario if scenario is not None else str(spec_dict.get("scenario") or "")
@@ -142,6 +153,8 @@ def _insert_run(
         ]  # fmt: skip
         if rows:
             conn.execute(insert(DecisionRow), rows)
+        if sweep is not None:
+            link_run(conn, sweep, run_id)
     assert isinstance(run_id, int)
     return run_id
 

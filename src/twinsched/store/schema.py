@@ -212,3 +212,30 @@ class DecisionRow(Base):
     pod: Mapped[str] = mapped_column(Text)
     node: Mapped[str | None] = mapped_column(Text, nullable=True)  # None: not placed
     reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class SweepRow(Base):
+    """A sweep by name, with the spec it was last run with (revision 0005)."""
+
+    __tablename__ = "sweeps"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)  # the TOML's keys, as data
+    cells: Mapped[int] = mapped_column(Integer)  # distinct cell keys of the spec's grid
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SweepRunRow(Base):
+    """Which stored runs are a sweep's cells: a run (one per cell key) can be in several
+    sweeps whose grids share that cell (revision 0005)."""
+
+    __tablename__ = "sweep_runs"
+
+    sweep_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("sweeps.id", ondelete="CASCADE"), primary_key=True
+    )
+    run_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True
+    )

@@ -14,8 +14,10 @@ eps``, runs every candidate on the *same* fill-up runs (common random numbers: v
 fill-up order), ranks the candidates within each run and averages the ranks (so every
 workload counts the same, see :func:`episode_ranks`), and moves
 ``theta`` along the rank-weighted noise with Adam. The centre is then validated on held-apart
-variants. Runs go to a pool of local processes; each run is a pure function of (policy,
-tie rule, variant, seed), so results do not depend on the number of workers.
+variants. Runs go to a pool of local processes, or to any
+:class:`~twinsched.experiments.executors.Executor` (Ray: ``twinsched train --executor
+ray``); each run is a pure function of (policy, tie rule, variant, seed), so results depend
+neither on the number of workers nor on the executor.
 
 No PyTorch here: candidates are NumPy policies scored by :class:`PolicyScheduler`.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +37,9 @@ from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, TieRule, Ties
+
+if TYPE_CHECKING:
+    from twinsched.experiments.executors import Executor
 
 # Features whose per-kind weights are searched by default: what the placement leaves behind
 # (fragmentation, CPU and GPU left, whole GPUs, the share left on the GPU) and the node's size.
@@ -235,12 +241,15 @@ def fillup_jobs(
 
 
 @contextmanager
-def job_runner(workers: int) -> Iterator[Callable[[list[Job]], list[float]]]:
-    """A function running jobs in order: in this process (``workers == 1``) or a pool."""
+def job_runner(
+    workers: int, executor: Executor | None = None
+) -> Iterator[Callable[[list[Job]], list[float]]]:
+    """A function running jobs, results in order: on ``executor`` when given, else in this
+    process (``workers == 1``) or a pool of ``workers`` local processes."""
     from twinsched.experiments.executors import local
 
-    with local(workers, items=2, spawn=True) as executor:
-        yield lambda jobs: executor.map(run_job, jobs)
+    with executor or local(workers, items=2, spawn=True) as ex:
+        yield lambda jobs: ex.map(run_job, jobs)
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -249,11 +258,12 @@ def search(
     spec: EsSpec,
     runs: Runs,
     on_generation: Callable[[Generation], bool] | None = None,
+    executor: Executor | None = None,
 ) -> Candidate:
     """ES from ``policy``; returns the last centre. ``on_generation`` returning False stops.
 
     Generation 0 validates the starting point alone (no step), so callers see where the
-    search starts from.
+    search starts from. Runs go to ``executor`` when given, else ``spec.workers`` processes.
     """
     if not runs.train_variants or not runs.train_seeds:
         raise TwinschedError("ES needs training variants and seeds")
@@ -274,7 +284,7 @@ def search(
     def jobs(c: Candidate, episodes: Sequence[tuple[str, int]]) -> list[Job]:
         return fillup_jobs(c.policy, c.ties, runs, episodes)
 
-    with job_runner(spec.workers) as run_all:
+    with job_runner(spec.workers, executor) as run_all:
         centre = point(z)
         start = float(np.mean(run_all(jobs(centre, validation))))
         first = Generation(0, start, start, start, centre.policy, centre.ties)

@@ -10,8 +10,8 @@ gains, the kind keeps FGD's exact ties, so on workloads like no training variant
 gained, the policy *is* FGD. :func:`leave_one_out` estimates how a fit generalises to a
 mix it has not seen, from the grid alone.
 
-Pure fitting, side effects only in :func:`measure` (fill-up runs in local processes) and
-the grid's files (:func:`save`, :func:`load`, :func:`write_csv`).
+Pure fitting, side effects only in :func:`measure` (fill-up runs in local processes or on
+any executor, Ray included) and the grid's files (:func:`save`, :func:`load`, :func:`write_csv`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from twinsched.scheduling.ai.ties import (
     workload_context,
 )
 from twinsched.training.evolution import Job, job_runner
+
+if TYPE_CHECKING:
+    from twinsched.experiments.executors import Executor
 
 Progress = Callable[[int, int], None]
 
@@ -207,8 +211,10 @@ def measure(
     target_pct: float = 100.0,
     workers: int = 0,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> GateGrid:
-    """Run the grid (``policy`` must be FGD-like: its ties at width 1 are FGD's)."""
+    """Run the grid (``policy`` must be FGD-like: its ties at width 1 are FGD's) on
+    ``executor`` when given, else ``workers`` local processes."""
     from twinsched.sim.scenarios import cached_scenario
 
     if not variants or not seeds or not widths:
@@ -221,7 +227,7 @@ def measure(
     jobs, keys = grid_jobs(policy, trace, variants, present, widths, seeds, data, target_pct)
     results: list[float] = []
     chunk = 32
-    with job_runner(workers) as run_all:
+    with job_runner(workers, executor) as run_all:
         for start in range(0, len(jobs), chunk):
             results += run_all(jobs[start : start + chunk])
             if progress is not None:

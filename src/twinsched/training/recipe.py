@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from twinsched.training.evolution import (
 from twinsched.training.session import Best, Log, Progress, Session
 from twinsched.training.specs import Recipe
 
+if TYPE_CHECKING:
+    from twinsched.experiments.executors import Executor
+
 
 def train(
     recipe: Recipe,
@@ -43,18 +47,21 @@ def train(
     *,
     log: Log | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> TrainResult:
     """Cloning from the teacher (+ DAgger), then PPO, then evolution strategies or tie
-    gates; the best policy with its tie width, saved under ``out`` when given."""
+    gates; the best policy with its tie width, saved under ``out`` when given. ES and gate
+    runs go to ``executor`` (e.g. Ray) when given, else ``recipe.workers`` processes; the
+    result does not depend on it."""
     started = time.perf_counter()
     session = Session(recipe, load, out, log or (lambda _m: None), progress)
     policy = clone(session)
     if recipe.ppo.updates > 0:
         _reinforce(session, policy)
     if recipe.es.generations > 0:
-        _evolve(session, session.best.policy)
+        _evolve(session, session.best.policy, executor)
     elif recipe.gates.seeds:
-        _gate(session, session.best.policy)
+        _gate(session, session.best.policy, executor)
     data = Decisions.concat(session.parts)
     best = session.best
     metrics = {"decisions": float(data.n)}
@@ -119,7 +126,7 @@ def _fillup_runs(recipe: Recipe, train_seeds: tuple[int, ...]) -> Runs:
     )  # fmt: skip
 
 
-def _evolve(session: Session, policy: Policy) -> None:
+def _evolve(session: Session, policy: Policy, executor: Executor | None) -> None:
     """Evolution strategies from ``policy`` on fill-up outcomes (see :mod:`evolution`)."""
     recipe = session.recipe
     phase = recipe.es
@@ -152,10 +159,10 @@ def _evolve(session: Session, policy: Policy) -> None:
         session.tell("evolution strategies", g.index, phase.generations)
         return stale < phase.patience
 
-    search(policy, es, _fillup_runs(recipe, phase.seeds), on_generation)
+    search(policy, es, _fillup_runs(recipe, phase.seeds), on_generation, executor)
 
 
-def _gate(session: Session, policy: Policy) -> None:
+def _gate(session: Session, policy: Policy, executor: Executor | None) -> None:
     """Tie gates (see :mod:`gates`): measure per-kind tie widths on the training variants,
     fit where they pay, and keep the gated rule if it beats FGD's ties on validation."""
     recipe = session.recipe
@@ -167,6 +174,7 @@ def _gate(session: Session, policy: Policy) -> None:
     grid = gates.measure(
         policy, data.trace, data.train_variants, phase.widths, phase.seeds, data=data.data,
         target_pct=data.target_pct, workers=recipe.workers, progress=progress,
+        executor=executor,
     )  # fmt: skip
     if session.out is not None:
         session.out.mkdir(parents=True, exist_ok=True)
@@ -178,7 +186,7 @@ def _gate(session: Session, policy: Policy) -> None:
     fgd = TieGates(())
     runs = _fillup_runs(recipe, phase.seeds)
     episodes = validation_runs(runs)
-    with job_runner(recipe.workers) as run_all:
+    with job_runner(recipe.workers, executor) as run_all:
 
         def score(ties: Ties) -> float:
             return float(np.mean(run_all(fillup_jobs(policy, ties, runs, episodes))))

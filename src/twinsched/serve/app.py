@@ -36,6 +36,7 @@ from twinsched.serve.protocol import (
     ExtenderFilterResult,
     HostPriority,
 )
+from twinsched.twin.api.docs import install_offline_docs
 from twinsched.twin.api.problems import (
     ErrorBody,
     error_response,
@@ -60,7 +61,10 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         title="twinsched scheduler service",
         description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
         version="1",
+        docs_url=None,
+        redoc_url=None,
     )
+    install_offline_docs(app)
     app.state.cluster = cluster
 
     async def bad_request(request: Request, exc: Exception) -> JSONResponse:

@@ -28,6 +28,7 @@ from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
 from twinsched.twin.api.routes import history, ops, state, views
+from twinsched.twin.api.routes.ui import install_ui
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
@@ -65,6 +66,7 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
     for router in (state.router, views.router, history.router, ops.router):
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
+    install_ui(app)
     harmonize = _harmonize_router()
     if harmonize is not None:
         app.include_router(harmonize, prefix=PREFIX)

@@ -21,6 +21,13 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 ASSETS_URL = "/docs-assets"
+# Sent with each page: the browser itself refuses anything not from this server (ReDoc's
+# bundle, for one, would fetch its logo from its vendor's CDN).
+LOCAL_ONLY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; worker-src 'self' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
+    "connect-src 'self'"
+)
 ASSET_FILES = ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js", "favicon.png")
 
 
@@ -43,14 +50,16 @@ def install_offline_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str =
     @app.get(docs_url, include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
         openapi, assets = urls(request)
-        return get_swagger_ui_html(
-            openapi_url=openapi,
-            title=f"{app.title} - Swagger UI",
-            swagger_js_url=f"{assets}/swagger-ui-bundle.js",
-            swagger_css_url=f"{assets}/swagger-ui.css",
-            swagger_favicon_url=f"{assets}/favicon.png",
-            oauth2_redirect_url=redirect_url,
-            swagger_ui_parameters=app.swagger_ui_parameters,
+        return _local_only(
+            get_swagger_ui_html(
+                openapi_url=openapi,
+                title=f"{app.title} - Swagger UI",
+                swagger_js_url=f"{assets}/swagger-ui-bundle.js",
+                swagger_css_url=f"{assets}/swagger-ui.css",
+                swagger_favicon_url=f"{assets}/favicon.png",
+                oauth2_redirect_url=redirect_url,
+                swagger_ui_parameters=app.swagger_ui_parameters,
+            )
         )
 
     @app.get(redirect_url, include_in_schema=False)
@@ -60,10 +69,17 @@ def install_offline_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str =
     @app.get(redoc_url, include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
         openapi, assets = urls(request)
-        return get_redoc_html(
-            openapi_url=openapi,
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{assets}/redoc.standalone.js",
-            redoc_favicon_url=f"{assets}/favicon.png",
-            with_google_fonts=False,
+        return _local_only(
+            get_redoc_html(
+                openapi_url=openapi,
+                title=f"{app.title} - ReDoc",
+                redoc_js_url=f"{assets}/redoc.standalone.js",
+                redoc_favicon_url=f"{assets}/favicon.png",
+                with_google_fonts=False,
+            )
         )
+
+
+def _local_only(page: HTMLResponse) -> HTMLResponse:
+    page.headers["Content-Security-Policy"] = LOCAL_ONLY
+    return page

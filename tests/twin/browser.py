@@ -151,14 +151,20 @@ class Feeder:
 
 
 def soak(
-    page: Any, url: str, token: str, pending: list[str], nodes: list[str], seconds: float
+    page: Any,
+    url: str,
+    token: str,
+    pending: list[str],
+    nodes: list[str],
+    seconds: float,
+    rate: float = 2.0,
 ) -> dict[str, Any]:
     """Open the dashboard, then feed the twin for ``seconds``; the figures measured."""
     page.goto(f"{url}/ui")
     page.wait_for_function("window.twinUi.frames > 0", timeout=10_000)
     interactive = page.evaluate("window.twinUi.firstRenderMs") / 1000
     counts = {"nodes": page.inner_text("#node-count"), "pods": page.inner_text("#pod-count")}
-    with Feeder(url, token, pending, nodes, rate=2.0) as feeder:
+    with Feeder(url, token, pending, nodes, rate=rate) as feeder:
         time.sleep(1.0)  # warm up
         frames0, heap0 = page.evaluate("window.twinUi.frames"), heap_mb(page)
         time.sleep(seconds)

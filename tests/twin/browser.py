@@ -7,14 +7,18 @@ Playwright's own browser download does not work offline, so the browser is the s
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.twin.process import free_port
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -103,6 +107,35 @@ def big_document(nodes: int, pods: int, pools: int = 4) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def twin_in_thread(folder: Path, token: str) -> Iterator[str]:
+    """The twin's app (``create_app``, as ``twinsched twin serve`` builds it) under uvicorn in
+    a thread of this process, on a fresh SQLite history: its URL. Starts in well under a
+    second where a subprocess spends seconds importing (the suite's budget)."""
+    import uvicorn
+
+    from twinsched.twin.api.app import create_app
+    from twinsched.twin.core.settings import TwinSettings
+
+    settings = TwinSettings(token=token, db=f"sqlite:///{folder / 'twin.db'}")
+    port = free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
+                            log_level="error", timeout_graceful_shutdown=1)  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the twin did not start")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
 @dataclass
 class Feeder:
     """A thread PATCHing the twin ``rate`` times a second: one pending pod of ``pods`` is
@@ -165,7 +198,7 @@ def soak(
     interactive = page.evaluate("window.twinUi.firstRenderMs") / 1000
     counts = {"nodes": page.inner_text("#node-count"), "pods": page.inner_text("#pod-count")}
     with Feeder(url, token, pending, nodes, rate=rate) as feeder:
-        time.sleep(1.0)  # warm up
+        time.sleep(0.5)  # warm up
         frames0, heap0 = page.evaluate("window.twinUi.frames"), heap_mb(page)
         time.sleep(seconds)
         frames1, heap1 = page.evaluate("window.twinUi.frames"), heap_mb(page)

@@ -1,9 +1,11 @@
 """The live dashboard in a real browser (Debian's Chromium driven by Playwright).
 
-A twin runs as ``twinsched twin serve``; a VTE fill-up run feeds it through its
+The twin's app runs under uvicorn in a thread of the test process (``twin_in_thread``:
+a subprocess would spend seconds of the suite importing; ``bench/ui_soak.py`` runs
+``twinsched twin serve`` itself); a VTE fill-up run feeds it through its
 ``TwinPublisher`` (what ``twinsched run --twin URL`` does), one step at a time. Screenshots go
 to ``test-artefacts/ui/`` (git-ignored). The soak length is ``TWINSCHED_UI_SOAK_S`` (seconds,
-default 3 here; ``bench/ui_soak.py`` runs 2 minutes and prints the figures).
+default 2 here; ``bench/ui_soak.py`` runs 2 minutes and prints the figures).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -22,8 +25,8 @@ from tests.twin.browser import (
     big_document,
     launch,
     soak,
+    twin_in_thread,
 )
-from tests.twin.process import TwinProcess, running_twin
 from twinsched.model.document import TwinDocument
 from twinsched.sim.fillup import FillupRun
 from twinsched.traces import registry as traces
@@ -31,7 +34,7 @@ from twinsched.twin.client import TwinClient
 from twinsched.twin.publisher import TwinPublisher
 
 TOKEN = "ui-browser-test-token-0123456789"
-SOAK_S = float(os.environ.get("TWINSCHED_UI_SOAK_S", "3"))
+SOAK_S = float(os.environ.get("TWINSCHED_UI_SOAK_S", "2"))
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +45,15 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
+@dataclass(frozen=True)
+class Twin:
+    url: str
+
+
 @pytest.fixture(scope="module")
-def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinProcess]:
-    with running_twin(tmp_path_factory.mktemp("twin-ui"), TOKEN) as process:
-        yield process
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
+    with twin_in_thread(tmp_path_factory.mktemp("twin-ui"), TOKEN) as url:
+        yield Twin(url)
 
 
 @pytest.fixture
@@ -67,7 +75,7 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=ARTEFACTS / f"{name}.png", full_page=True)
 
 
-def test_fed_by_a_run_counts_and_live_binding(twin: TwinProcess, page: Page) -> None:
+def test_fed_by_a_run_counts_and_live_binding(twin: Twin, page: Page) -> None:
     scenario = traces.load("synthetic-continuum", "3")
     seen = requests_of(page)
     with TwinClient(twin.url, TOKEN) as client:
@@ -98,7 +106,7 @@ def test_fed_by_a_run_counts_and_live_binding(twin: TwinProcess, page: Page) -> 
     assert foreign == [], f"the dashboard loaded from elsewhere: {foreign}"
 
 
-def test_keyboard_and_accessibility(twin: TwinProcess, page: Page) -> None:
+def test_keyboard_and_accessibility(twin: Twin, page: Page) -> None:
     page.goto(f"{twin.url}/ui")
     page.wait_for_function("window.twinUi.frames > 0", timeout=5000)
     page.keyboard.press("Tab")
@@ -119,7 +127,7 @@ def test_keyboard_and_accessibility(twin: TwinProcess, page: Page) -> None:
 
 
 @pytest.mark.parametrize(("path", "rendered"), [("/docs", ".opblock"), ("/redoc", "h1")])
-def test_docs_render_offline(twin: TwinProcess, browser: Any, path: str, rendered: str) -> None:
+def test_docs_render_offline(twin: Twin, browser: Any, path: str, rendered: str) -> None:
     page = browser.new_page()  # the page's own Content-Security-Policy applies here
     foreign: list[str] = []
 
@@ -137,7 +145,7 @@ def test_docs_render_offline(twin: TwinProcess, browser: Any, path: str, rendere
     assert foreign == []
 
 
-def test_large_cluster_fast_and_no_memory_growth(twin: TwinProcess, browser: Any) -> None:
+def test_large_cluster_fast_and_no_memory_growth(twin: Twin, browser: Any) -> None:
     doc = big_document(nodes=1000, pods=10_000)
     with TwinClient(twin.url, TOKEN) as client:
         client.put_state(TwinDocument.model_validate(doc))

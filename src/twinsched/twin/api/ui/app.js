@@ -150,7 +150,7 @@
     $("queue").tBodies[0].innerHTML = queue.pods.map((p) =>
       `<tr data-pod="${esc(p.id)}"><td>${esc(p.id)}</td><td>${esc(p.job)}</td><td>${p.priority}</td>` +
       `<td>${p.cpu}</td><td>${p.mem}</td><td>${p.gpu ? `${p.gpu} × ${p.gpu_milli}m` : "0"}</td>` +
-      `<td>${p.wait_s}</td><td class="reason">${esc(p.reason)}</td></tr>`).join("");
+      `<td>${p.wait_s}</td><td${p.reason === "Schedulable" ? "" : ' class="reason"'}>${esc(p.reason)}</td></tr>`).join("");
   }
   function renderDecisions(decisions) {
     $("decisions").tBodies[0].innerHTML = decisions.map((d) =>

@@ -11,10 +11,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.model.document import TwinDocument
-from twinsched.store.history import LeaseLostError
+from twinsched.twin.api.deps import history_problem
 from twinsched.twin.core.service import TwinService
 
 PREFIX = "twinsched_twin"
@@ -31,7 +30,7 @@ class StateCollector(Collector):
         """One family per figure; see the HELP strings."""
         service, stats = self.service, self.service.stats
         yield _gauge("ready", "1 when the history can be written (as /readyz), else 0.",
-                     float(_ready(service)))  # fmt: skip
+                     float(history_problem(service) is None))  # fmt: skip
         yield _gauge("state_version", "State version (accepted PATCH and PUT).", service.version)
         yield _gauge("state_time_seconds", "State time (document timestamp).", service.time)
         yield from service.read(_state_families)
@@ -40,16 +39,6 @@ class StateCollector(Collector):
         yield _counter("history_patches", "Patches committed to the history.", stats.patches)
         yield _counter("history_samples", "Samples committed to the history.", stats.samples)
         yield _counter("history_write_seconds", "Time spent writing history.", stats.seconds)
-
-
-def _ready(service: TwinService) -> bool:
-    if service.history is None:
-        return True
-    try:
-        service.history.check_writable()
-    except (SQLAlchemyError, LeaseLostError):
-        return False
-    return True
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

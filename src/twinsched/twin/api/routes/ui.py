@@ -22,11 +22,9 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.model.document import TwinDocument
-from twinsched.store.history import LeaseLostError
-from twinsched.twin.api.deps import Service
+from twinsched.twin.api.deps import Service, history_problem
 from twinsched.twin.api.docs import LOCAL_ONLY
 from twinsched.twin.core.dashboard import DecisionLog, frame
 from twinsched.twin.core.service import TwinService
@@ -65,18 +63,11 @@ class DashboardFeed:
 
 def _health(service: TwinService) -> dict[str, Any]:
     """Readiness as ``/readyz`` sees it, and the history writer's counters."""
-    ready, problem = True, ""
-    if service.history is not None:
-        try:
-            service.history.check_writable()
-        except SQLAlchemyError as exc:
-            ready, problem = False, f"history database unreachable: {exc.__class__.__name__}"
-        except LeaseLostError as exc:
-            ready, problem = False, f"history not writable: {exc}"
+    problem = history_problem(service)
     stats = service.stats
     return {
-        "ready": ready,
-        "problem": problem,
+        "ready": problem is None,
+        "problem": problem or "",
         "history": service.history is not None,
         "pending_batches": stats.pending,
         "patches": stats.patches,

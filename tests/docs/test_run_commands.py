@@ -265,6 +265,9 @@ LONG: dict[str, str] = {
         "--twin http://127.0.0.1:8181"
     ): "needs the twin server started above: covered by tests/twin/test_loop.py",
     "docs/ui.md: python bench/ui_soak.py --seconds 120": BENCH,
+    "docs/ui.md: twinsched ui --port 8383 --db runs.db": (
+        "starts a server: covered by tests/explorer/test_explorer.py"
+    ),
     "docs/ui.md: promtool check rules deploy/alerts.yml": MONITORING,
     "docs/ui.md: promtool test rules tests/deploy/alerts_test.yml": MONITORING,
     "docs/twin.md: twinsched twin serve --trace synthetic-continuum": TWIN_SERVER,

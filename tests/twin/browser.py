@@ -108,19 +108,14 @@ def big_document(nodes: int, pods: int, pools: int = 4) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def twin_in_thread(folder: Path, token: str) -> Iterator[str]:
-    """The twin's app (``create_app``, as ``twinsched twin serve`` builds it) under uvicorn in
-    a thread of this process, on a fresh SQLite history: its URL. Starts in well under a
-    second where a subprocess spends seconds importing (the suite's budget)."""
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """An ASGI app under uvicorn in a thread of this process: its URL. Starts in well under
+    a second where a subprocess spends seconds importing (the suite's budget)."""
     import uvicorn
 
-    from twinsched.twin.api.app import create_app
-    from twinsched.twin.core.settings import TwinSettings
-
-    settings = TwinSettings(token=token, db=f"sqlite:///{folder / 'twin.db'}")
     port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
-                            log_level="error", timeout_graceful_shutdown=1)  # fmt: skip
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
+                            timeout_graceful_shutdown=1)  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -128,12 +123,22 @@ def twin_in_thread(folder: Path, token: str) -> Iterator[str]:
         deadline = time.monotonic() + 30
         while not server.started:
             if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the twin did not start")
+                raise RuntimeError("the server did not start")
             time.sleep(0.01)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def twin_in_thread(folder: Path, token: str) -> contextlib.AbstractContextManager[str]:
+    """The twin's app (``create_app``, as ``twinsched twin serve`` builds it) on a fresh
+    SQLite history in ``folder``, served by :func:`serve_in_thread`."""
+    from twinsched.twin.api.app import create_app
+    from twinsched.twin.core.settings import TwinSettings
+
+    settings = TwinSettings(token=token, db=f"sqlite:///{folder / 'twin.db'}")
+    return serve_in_thread(create_app(settings))
 
 
 @dataclass

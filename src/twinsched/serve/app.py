@@ -36,7 +36,7 @@ from twinsched.serve.protocol import (
     ExtenderFilterResult,
     HostPriority,
 )
-from twinsched.twin.api.docs import install_offline_docs
+from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.problems import (
     ErrorBody,
     error_response,
@@ -57,14 +57,11 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
     names = names or Names()
     metrics = ServiceMetrics(cluster)
     reader = NodeReader(names)
-    app = FastAPI(
+    app = offline_app(
         title="twinsched scheduler service",
         description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
         version="1",
-        docs_url=None,
-        redoc_url=None,
     )
-    install_offline_docs(app)
     app.state.cluster = cluster
 
     async def bad_request(request: Request, exc: Exception) -> JSONResponse:

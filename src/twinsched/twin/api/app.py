@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.model.document import TwinDocument
 from twinsched.store.history import HistoryStore, LeaseLostError, compact
-from twinsched.twin.api.docs import install_offline_docs
+from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
@@ -48,16 +48,13 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
         except BaseException:
             store.close()
             raise
-    app = FastAPI(
+    app = offline_app(
         title="twinsched digital twin",
         version="1",
         description="The cluster's state in the twin JSON format, its history, and deltas.",
         separate_input_output_schemas=False,
         lifespan=_lifespan,
-        docs_url=None,
-        redoc_url=None,
     )
-    install_offline_docs(app)
     app.state.settings, app.state.service, app.state.owns_history = settings, service, owned
     app.state.registry, http_metrics = registry_for(service)
     install(app)

@@ -10,6 +10,7 @@ bundles ``swagger-ui-dist`` and ReDoc's standalone build) and mounted under ``/d
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import (
@@ -36,6 +37,13 @@ def assets_folder() -> Path:
     import fastapi_offline
 
     return Path(fastapi_offline.__file__).parent / "static"
+
+
+def offline_app(**options: Any) -> FastAPI:
+    """``FastAPI(**options)`` with its CDN docs pages replaced by :func:`install_offline_docs`."""
+    app = FastAPI(**options, docs_url=None, redoc_url=None)
+    install_offline_docs(app)
+    return app
 
 
 def install_offline_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -> None:

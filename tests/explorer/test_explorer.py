@@ -1,9 +1,11 @@
-"""The run explorer (``twinsched ui``): its JSON over a real SQLite store, and its page in
-Debian's Chromium (filter, compare, the plots name the runs asked for, axe, keyboard)."""
+"""The run explorer (``twinsched ui``): its JSON over a real SQLite store and model registry,
+and its page in Debian's Chromium (filter, compare, the plots name the runs asked for, a
+model's card, axe, keyboard)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -13,6 +15,7 @@ from tests.twin.conftest import SyncASGI
 from twinsched.experiments.runner import execute
 from twinsched.explorer.app import create_app
 from twinsched.model.run import RunSpec
+from twinsched.scheduling.ai.model_store import ModelRegistry
 from twinsched.store import record_run
 from twinsched.store.db import dispose
 
@@ -32,9 +35,21 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     dispose(url)
 
 
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry with one model, and a second whose card is broken."""
+    root = tmp_path_factory.mktemp("models")
+    registry = ModelRegistry(root)
+    registry.register("tiny", "twinsched.policy", {"weights.bin": b"0123"}, {"epochs": 1},
+                      "ab" * 32, {"val_alloc_pct": 88.5})  # fmt: skip
+    broken = registry.register("broken", "twinsched.policy", {"w.bin": b"1"}, {}, "cd" * 32)
+    (broken.path / "card.json").write_text("{not json")
+    return root
+
+
 @pytest.fixture
-def api(store: str) -> Iterator[SyncASGI]:
-    client = SyncASGI(create_app(store), owner=False)
+def api(store: str, models: Path) -> Iterator[SyncASGI]:
+    client = SyncASGI(create_app(store, models), owner=False)
     yield client
     client.close()
 
@@ -67,8 +82,15 @@ def test_compare_and_bad_ids(api: SyncASGI) -> None:
     assert api.get("/api/runs/2").json()["spec"]["scheduler"] == "bestfit"
 
 
-def test_the_page_compares_the_runs_asked_for(store: str) -> None:
-    with serve_in_thread(create_app(store)) as url, sync_playwright() as playwright:
+def test_models_and_their_cards(api: SyncASGI) -> None:
+    data = api.get("/api/models").json()
+    assert [c["ref"] for c in data["cards"]] == ["tiny@1"]
+    assert data["cards"][0]["metrics"] == {"val_alloc_pct": 88.5}
+    assert len(data["bad"]) == 1 and "broken" in data["bad"][0] and "card.json" in data["bad"][0]
+
+
+def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
+    with serve_in_thread(create_app(store, models)) as url, sync_playwright() as playwright:
         browser = launch(playwright)
         page = browser.new_context(viewport={"width": 1300, "height": 1000},
                                    bypass_csp=True).new_page()  # fmt: skip
@@ -93,6 +115,8 @@ def test_the_page_compares_the_runs_asked_for(store: str) -> None:
         legend = page.locator("#legend-alloc li")
         assert sorted(legend.evaluate_all("items => items.map(i => i.dataset.run)")) == ["1", "2"]
         assert page.locator("#chart-replay-pending").count() == 0  # no replay was asked for
+        page.click("#models button[data-card='0']")
+        assert '"name": "tiny"' in page.inner_text("#card")
         serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=ARTEFACTS / "explorer-compare.png", full_page=True)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from twinsched.cli.console import error_exit
-from twinsched.cli.options import DbOpt, int_opt
+from twinsched.cli.options import DbOpt, ModelsDirOpt, int_opt
 from twinsched.errors import TwinschedError
 
 
@@ -18,8 +18,10 @@ def ui_command(
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, int_opt("Port to bind.", 1, 65535)] = 8383,
     db: DbOpt = None,
+    models_dir: ModelsDirOpt = None,
 ) -> None:
-    """Browse, filter and compare the stored runs in a web page (read-only)."""
+    """Browse, filter and compare the stored runs, and the registered models' cards, in a web
+    page (read-only)."""
     try:
         import uvicorn
 
@@ -27,7 +29,7 @@ def ui_command(
         from twinsched.store import list_runs
 
         list_runs(db, limit=1)  # the store answers (and is migrated) before serving
-        application = create_app(db)
+        application = create_app(db, models_dir)
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
     typer.echo(f"run explorer at http://{host}:{port}/", err=True)

@@ -1,7 +1,8 @@
 """The run explorer's FastAPI app: the page at ``/``, JSON under ``/api``; it only reads.
 
 ``GET /api/runs`` lists the stored runs (latest first) with filters, ``GET /api/runs/{id}``
-shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates.
+shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates,
+``GET /api/models`` the registered models' cards.
 Unknown ids are 404 naming the id, bad filters 422, an unreachable store 503.
 """
 
@@ -17,15 +18,16 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import SQLAlchemyError
 
-from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, run_row
+from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, model_cards, run_row
 from twinsched.store import StoreError, get_run, list_runs
 from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
 
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-def create_app(db: str | None = None) -> FastAPI:
-    """The explorer over the store at ``db`` (None: the store's default)."""
+def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
+    """The explorer over the store at ``db`` and the model registry at ``models`` (None:
+    their defaults)."""
     app = offline_app(
         title="twinsched run explorer",
         version="1",
@@ -72,6 +74,12 @@ def create_app(db: str | None = None) -> FastAPI:
             if not 1 <= run_id < 2**63:
                 raise HTTPException(422, f"ids: {run_id} is not a run id (1 or more)")
         return comparison(await run_in_threadpool(_runs, db, ids))
+
+    @app.get("/api/models", summary="Registered models and their cards")
+    async def get_models() -> dict[str, Any]:
+        """Every registered version's card (``ref`` is ``NAME@VERSION``), and each card that
+        cannot be read, named with the reason."""
+        return await run_in_threadpool(model_cards, models)
 
     return app
 

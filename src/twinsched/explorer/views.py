@@ -10,6 +10,7 @@ comparison rows (``report.aggregate.comparison_rows``) per mode.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from twinsched.model.run import RunResult
@@ -113,3 +114,14 @@ def _label(run: RunInfo) -> str:
 
 def _scalars(summary: dict[str, Any]) -> dict[str, float]:
     return {k: v for k, v in summary.items() if isinstance(v, int | float)}
+
+
+def model_cards(root: Path | None) -> dict[str, Any]:
+    """The registry's readable cards (with ``ref``) and a line for each unreadable one."""
+    from twinsched.scheduling.ai.model_store import ModelRegistry
+
+    cards, bad = ModelRegistry(root).scan()
+    return {
+        "cards": [{"ref": card.ref} | card.to_json() for card in cards],
+        "bad": [str(exc) for exc in bad],
+    }

@@ -92,6 +92,29 @@
     }
   }
 
+  async function loadModels() {
+    try {
+      const data = await fetchJson("/api/models");
+      state.cards = data.cards;
+      $("model-count").textContent = `(${data.cards.length})`;
+      $("models").tBodies[0].innerHTML = data.cards.map((c, k) =>
+        `<tr data-model="${esc(c.ref)}"><td>${esc(c.ref)}</td><td>${esc(c.kind)}</td><td>${esc(c.created)}</td>` +
+        `<td>${esc(Object.entries(c.metrics).map(([m, v]) => `${m}=${typeof v === "number" ? +v.toFixed(4) : JSON.stringify(v)}`).join(", "))}</td>` +
+        `<td>${esc(c.data_checksum.slice(0, 12))}</td><td><button type="button" data-card="${k}">Show card</button></td></tr>`).join("");
+      $("bad-cards").innerHTML = data.bad.map((line) => `<li>${esc(line)}</li>`).join("");
+    } catch (err) {
+      $("model-count").textContent = `(unavailable: ${err.message})`;
+    }
+  }
+  $("models").addEventListener("click", (ev) => {
+    const k = ev.target.dataset && ev.target.dataset.card;
+    if (k === undefined) return;
+    $("card").textContent = JSON.stringify(state.cards[Number(k)], null, 2);
+    $("card").hidden = false;
+    $("card").focus();
+  });
+  const state = { cards: [] };
+
   $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadRuns(); });
   $("runs").addEventListener("change", (ev) => {
     const id = Number(ev.target.value);
@@ -100,4 +123,5 @@
   });
   $("compare").addEventListener("click", () => compare().catch((err) => { $("store-status").textContent = err.message; }));
   loadRuns();
+  loadModels();
 })();

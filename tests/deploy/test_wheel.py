@@ -12,12 +12,14 @@ import sys
 import time
 import urllib.request
 import venv
+import zipfile
 from pathlib import Path
 
 from tests.deploy.files import DEPLOY
 from twinsched.traces.datadir import data_root
 
 ROOT = DEPLOY.parent
+UI_FILES = ("index.html", "app.js", "style.css")
 
 
 def free_port() -> int:
@@ -65,6 +67,9 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
         300,
     )
     (wheel,) = (tmp_path / "dist").glob("twinsched-*-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the dashboard ships as package data
+        shipped = set(archive.namelist())
+    assert {f"twinsched/twin/api/ui/{name}" for name in UI_FILES} <= shipped
     env = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(env)
     python = env / "bin" / "python"
@@ -97,9 +102,13 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
     ):
         try:
             body = healthz(f"http://127.0.0.1:{port}/healthz", server, time.monotonic() + 60)
+            # Swagger UI's script comes from the installed wheels, not from a CDN
+            script = healthz(f"http://127.0.0.1:{port}/docs-assets/swagger-ui-bundle.js",
+                             server, time.monotonic() + 10)  # fmt: skip
         except OSError:
             raise AssertionError(f"no /healthz: {log.read_text()[-2000:]}") from None
         finally:
             server.terminate()
             server.wait(timeout=30)
     assert b'"ok"' in body
+    assert len(script) > 100_000

@@ -96,6 +96,7 @@ PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus
 TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+MONITORING = "reads the repository's files: tests/deploy/test_monitoring.py runs both"
 COMPOSE = (
     "the compose walk-through needs a Docker engine (none here): tests/deploy/ validates the files"
 )
@@ -294,6 +295,19 @@ LONG: dict[str, str] = {
     "http://127.0.0.1:8181 --interval 15": COLLECTOR,
     "docs/prometheus.md: curl -s http://127.0.0.1:8181/api/v1/nodes | head -c 400": NEEDS_TWIN,
     "docs/twin.md: twinsched twin serve --port 8181": TWIN_SERVER,
+    "docs/ui.md: twinsched twin serve --port 8181 --trace synthetic-continuum --variant 3 --dev": (
+        "starts a server: the dashboard it serves is covered by tests/twin/test_ui_browser.py"
+    ),
+    (
+        "docs/ui.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd "
+        "--twin http://127.0.0.1:8181"
+    ): "needs the twin server started above: covered by tests/twin/test_loop.py",
+    "docs/ui.md: python bench/ui_soak.py --seconds 120": BENCH,
+    "docs/ui.md: twinsched ui --port 8383 --db runs.db": (
+        "starts a server: covered by tests/explorer/test_explorer.py"
+    ),
+    "docs/ui.md: promtool check rules deploy/alerts.yml": MONITORING,
+    "docs/ui.md: promtool test rules tests/deploy/alerts_test.yml": MONITORING,
     "docs/twin.md: twinsched twin serve --trace synthetic-continuum": TWIN_SERVER,
     "docs/twin.md: twinsched twin serve --snapshot twin.json --db "
     "postgresql+psycopg://postgres@127.0.0.1/test": TWIN_SERVER,

@@ -6,12 +6,14 @@ Start one with ``TwinProcess(db_url, token, log_path)``, then ``wait_ready()``; 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from twinsched.twin import EXTRA_HINT
@@ -77,3 +79,14 @@ class TwinProcess:
                 self.process.kill()
                 self.process.wait(10)
         self._log.close()
+
+
+@contextlib.contextmanager
+def running_twin(folder: Path, token: str, *extra: str) -> Iterator[TwinProcess]:
+    """A twin on a fresh SQLite history in ``folder``, ready, stopped on exit."""
+    process = TwinProcess(f"sqlite:///{folder / 'twin.db'}", token, folder / "twin.log", *extra)
+    try:
+        process.wait_ready()
+        yield process
+    finally:
+        process.stop()

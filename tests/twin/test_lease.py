@@ -89,9 +89,11 @@ def test_a_twin_that_lost_its_lease_is_not_ready_and_writes_nothing(
                 client.put("/state", content=tiny_document().model_dump_json()).status_code == 200
             )
             assert client.get("/readyz").status_code == 200
+            assert "twinsched_twin_ready 1.0" in client.get("/metrics").text
             _lose_lease(db, twin)
             ready = client.get("/readyz")
             assert ready.status_code == 503
+            assert "twinsched_twin_ready 0.0" in client.get("/metrics").text  # alerts read it
             assert ready.headers["content-type"] == "application/json"
             assert "not writable" in ready.json()["detail"]
             write = client.patch("/state", json=PATCH)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.twin.process import TwinProcess
+from tests.twin.process import TwinProcess, running_twin
 from twinsched.cli import app
 from twinsched.scheduling import registry
 from twinsched.sim import run_fillup, run_replay
@@ -23,13 +23,8 @@ TOKEN = "loop-test-token-0123456789abcdef"
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinProcess]:
-    where = tmp_path_factory.mktemp("twin")
-    process = TwinProcess(f"sqlite:///{where / 'twin.db'}", TOKEN, where / "twin.log")
-    try:
-        process.wait_ready()
+    with running_twin(tmp_path_factory.mktemp("twin"), TOKEN) as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.mark.parametrize("scheduler", ["fgd", "leastallocated+labels"])

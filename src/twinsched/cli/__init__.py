@@ -20,6 +20,7 @@ from twinsched.cli import (
     sweep,
     train,
     twin,
+    ui,
     workflows,
 )
 
@@ -41,5 +42,6 @@ app.add_typer(models.app, name="models", help="Registered models: the ai:NAME sc
 app.add_typer(twin.app, name="twin", help="The digital twin service.")
 app.add_typer(scheduler.app, name="scheduler", help="The scheduler service (extender).")
 app.add_typer(sim.app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
+app.command("ui")(ui.ui_command)
 
 __all__ = ["app"]

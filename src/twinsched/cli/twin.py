@@ -67,6 +67,9 @@ Db = Annotated[
 ]
 
 
+GRACE_S = 3  # open dashboard streams (/ui/events) are closed after this at shutdown
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to bind.", callback=_not_blank)] = "127.0.0.1",
@@ -117,7 +120,10 @@ def serve(
     if not settings.auth_required:
         typer.secho("twin: --dev without a token: write routes are OPEN", fg="yellow", err=True)
     _quiet_gc()
-    uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
+    uvicorn.run(
+        application, host=host, port=port, log_level=log_level, access_log=False,
+        timeout_graceful_shutdown=GRACE_S,
+    )  # fmt: skip
 
 
 def _preload(

@@ -36,6 +36,7 @@ from twinsched.serve.protocol import (
     ExtenderFilterResult,
     HostPriority,
 )
+from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.problems import (
     ErrorBody,
     error_response,
@@ -56,7 +57,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
     names = names or Names()
     metrics = ServiceMetrics(cluster)
     reader = NodeReader(names)
-    app = FastAPI(
+    app = offline_app(
         title="twinsched scheduler service",
         description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
         version="1",

@@ -23,10 +23,12 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.model.document import TwinDocument
 from twinsched.store.history import HistoryStore, LeaseLostError, compact
+from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
 from twinsched.twin.api.routes import history, ops, state, views
+from twinsched.twin.api.routes.ui import install_ui
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
@@ -46,7 +48,7 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
         except BaseException:
             store.close()
             raise
-    app = FastAPI(
+    app = offline_app(
         title="twinsched digital twin",
         version="1",
         description="The cluster's state in the twin JSON format, its history, and deltas.",
@@ -61,6 +63,7 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
     for router in (state.router, views.router, history.router, ops.router):
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
+    install_ui(app)
     harmonize = _harmonize_router()
     if harmonize is not None:
         app.include_router(harmonize, prefix=PREFIX)

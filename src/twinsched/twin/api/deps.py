@@ -7,7 +7,9 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.exc import SQLAlchemyError
 
+from twinsched.store.history import LeaseLostError
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
 
@@ -29,6 +31,22 @@ def get_settings(request: Request) -> TwinSettings:
 
 
 Service = Annotated[TwinService, Depends(get_service)]
+
+
+def history_problem(service: TwinService) -> str | None:
+    """Why the history cannot be written now (database unreachable, writer lease lost), or
+    None: what ``/readyz``, the ``twinsched_twin_ready`` gauge and the dashboard report."""
+    if service.history is None:
+        return None
+    try:
+        service.history.check_writable()
+    except SQLAlchemyError as exc:
+        return f"history database unreachable: {exc.__class__.__name__}"
+    except LeaseLostError as exc:
+        return f"history not writable: {exc}"
+    return None
+
+
 Settings = Annotated[TwinSettings, Depends(get_settings)]
 
 

@@ -13,6 +13,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from twinsched.model.document import TwinDocument
+from twinsched.twin.api.deps import history_problem
 from twinsched.twin.core.service import TwinService
 
 PREFIX = "twinsched_twin"
@@ -28,6 +29,8 @@ class StateCollector(Collector):
     def collect(self) -> Iterator[Any]:
         """One family per figure; see the HELP strings."""
         service, stats = self.service, self.service.stats
+        yield _gauge("ready", "1 when the history can be written (as /readyz), else 0.",
+                     float(history_problem(service) is None))  # fmt: skip
         yield _gauge("state_version", "State version (accepted PATCH and PUT).", service.version)
         yield _gauge("state_time_seconds", "State time (document timestamp).", service.time)
         yield from service.read(_state_families)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from sqlalchemy.exc import SQLAlchemyError
 
-from twinsched.store.history import LeaseLostError
-from twinsched.twin.api.deps import Service
+from twinsched.twin.api.deps import Service, history_problem
 from twinsched.twin.api.problems import ErrorBody, error_response
 from twinsched.twin.api.schemas import Health
 
@@ -44,11 +42,7 @@ def get_healthz(service: Service) -> Health:
 async def get_readyz(service: Service) -> Response | Health:
     """503 when the history cannot be written: the database is unreachable, or this twin
     lost its writer lease (another twin may be writing)."""
-    if service.history is not None:
-        try:
-            await run_in_threadpool(service.history.check_writable)
-        except SQLAlchemyError as exc:
-            return error_response(503, f"history database unreachable: {exc.__class__.__name__}")
-        except LeaseLostError as exc:
-            return error_response(503, f"history not writable: {exc}")
+    problem = await run_in_threadpool(history_problem, service)
+    if problem is not None:
+        return error_response(503, problem)
     return Health(status="ready", version=service.version)

@@ -1,0 +1,92 @@
+"""The run explorer's FastAPI app: the page at ``/``, JSON under ``/api``; it only reads.
+
+``GET /api/runs`` lists the stored runs (latest first) with filters, ``GET /api/runs/{id}``
+shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates,
+``GET /api/models`` the registered models' cards.
+Unknown ids are 404 naming the id, bad filters 422, an unreachable store 503.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Path as PathParam
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import SQLAlchemyError
+
+from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, model_cards, run_row
+from twinsched.store import StoreError, get_run, list_runs
+from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
+    """The explorer over the store at ``db`` and the model registry at ``models`` (None:
+    their defaults)."""
+    app = offline_app(
+        title="twinsched run explorer",
+        version="1",
+        description="Stored runs: list, filter, compare. Read-only.",
+    )
+    app.mount("/static", StaticFiles(directory=STATIC), name="explorer-static")
+
+    async def store_down(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": f"store unavailable: {exc.__class__.__name__}"}, 503)
+
+    app.add_exception_handler(SQLAlchemyError, store_down)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Content-Security-Policy": LOCAL_ONLY})
+
+    @app.get("/api/runs", summary="Stored runs, latest first, filtered")
+    async def get_runs(
+        scheduler: Annotated[str, Query(max_length=200, description="Substring.")] = "",
+        trace: Annotated[str, Query(max_length=200, description="Substring.")] = "",
+        mode: Annotated[Literal["fillup", "replay"] | None, Query()] = None,
+        status: Annotated[str | None, Query(max_length=40)] = None,
+        limit: Annotated[int, Query(ge=1, le=10_000, description="Runs read.")] = 500,
+    ) -> list[dict[str, Any]]:
+        """One row per run that passes every filter."""
+        keep = RunFilter(scheduler, trace, mode, status)
+        runs = await run_in_threadpool(list_runs, db, limit)
+        return [row for row in map(run_row, runs) if keep.keeps(row)]
+
+    @app.get("/api/runs/{run_id}", summary="One run: row, spec, summary")
+    async def get_one(run_id: Annotated[int, PathParam(ge=1, lt=2**63)]) -> dict[str, Any]:
+        """The run's row, its spec and its summary."""
+        run = (await run_in_threadpool(_runs, db, [run_id]))[0]
+        summary = run.result.summary if run.result is not None else {}
+        return {"row": run_row(run), "spec": run.spec, "summary": summary}
+
+    @app.get("/api/compare", summary="Series and tables comparing runs")
+    async def get_compare(
+        ids: Annotated[list[int], Query(min_length=1, max_length=MAX_COMPARED)],
+    ) -> dict[str, Any]:
+        """Per run its curves (fill-up: allocation vs arrived; replay: queue, allocation and
+        power over time); per mode the report's comparison rows."""
+        for run_id in ids:
+            if not 1 <= run_id < 2**63:
+                raise HTTPException(422, f"ids: {run_id} is not a run id (1 or more)")
+        return comparison(await run_in_threadpool(_runs, db, ids))
+
+    @app.get("/api/models", summary="Registered models and their cards")
+    async def get_models() -> dict[str, Any]:
+        """Every registered version's card (``ref`` is ``NAME@VERSION``), and each card that
+        cannot be read, named with the reason."""
+        return await run_in_threadpool(model_cards, models)
+
+    return app
+
+
+def _runs(db: str | None, ids: list[int]) -> list[Any]:
+    """The runs (without their decisions); 404 naming the first unknown id."""
+    try:
+        return [get_run(i, db, decisions=False) for i in ids]
+    except StoreError as exc:
+        raise HTTPException(404, str(exc)) from None

@@ -1,0 +1,127 @@
+// The run explorer: filters and the run table from /api/runs, charts and tables from
+// /api/compare. Read-only: every request is a GET.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const COLOURS = ["#0b5394", "#c0392b", "#1e7b34", "#8e44ad", "#b35900", "#006d77", "#5c5c5c",
+                   "#a61e4d", "#2f4b7c", "#665191", "#7a5c00", "#00539c"];
+  const NAMES = { gpu_alloc_ratio_pct: "GPU allocated (%)", pending: "Pending pods (queue)",
+                  running: "Running pods", power_w: "Power (W)" };
+  const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  const fmt = (v) => (v === null || v === undefined ? "-" : typeof v === "number" ? (Number.isInteger(v) ? v : v.toFixed(3)) : esc(v));
+  const selected = new Set();
+  // Read by the browser tests.
+  const ui = (window.explorerUi = { loads: 0, compares: 0 });
+
+  async function fetchJson(url) {
+    const answer = await fetch(url);
+    if (!answer.ok) throw new Error(`${answer.status}: ${(await answer.json()).detail}`);
+    return answer.json();
+  }
+
+  async function loadRuns() {
+    const params = new URLSearchParams();
+    for (const [key, value] of new FormData($("filters"))) if (value) params.set(key, value);
+    try {
+      const rows = await fetchJson(`/api/runs?${params}`);
+      $("run-count").textContent = `(${rows.length})`;
+      $("runs").tBodies[0].innerHTML = rows.map((r) =>
+        `<tr data-run="${r.id}"><td><input type="checkbox" id="pick-${r.id}" value="${r.id}"` +
+        `${selected.has(r.id) ? " checked" : ""} aria-label="Compare run ${r.id}"></td>` +
+        `<td>${r.id}</td><td>${esc(r.created)}</td><td>${esc(r.trace)}</td><td>${esc(r.scheduler)}</td>` +
+        `<td>${fmt(r.seed)}</td><td>${esc(r.mode)}</td><td>${esc(r.status)}</td><td>${fmt(r.alloc_pct)}</td>` +
+        `<td>${fmt(r.energy_kwh)}</td><td>${fmt(r.wall_s)}</td></tr>`).join("");
+      $("store-status").textContent = "store: connected";
+    } catch (err) {
+      $("store-status").textContent = `store: ${err.message}`;
+    }
+    ui.loads += 1;
+  }
+
+  async function compare() {
+    const ids = [...selected];
+    if (!ids.length) return;
+    const data = await fetchJson(`/api/compare?${ids.map((i) => `ids=${i}`).join("&")}`);
+    const charts = $("charts");
+    charts.innerHTML = "";
+    const colourOf = new Map(data.runs.map((r, k) => [r.row.id, COLOURS[k % COLOURS.length]]));
+    const fill = data.runs.filter((r) => r.row.mode === "fillup" && r.curves);
+    const replay = data.runs.filter((r) => r.row.mode === "replay" && r.curves);
+    if (fill.length) chart(charts, "alloc", "GPU allocated (%) against GPU workload arrived (%)", fill, "gpu_alloc_ratio_pct", colourOf);
+    for (const name of ["pending", "gpu_alloc_ratio_pct", "power_w"]) {
+      if (replay.some((r) => r.curves[name])) chart(charts, `replay-${name}`, `${NAMES[name]} over time (s)`, replay, name, colourOf);
+    }
+    $("tables").innerHTML = Object.entries(data.tables).map(([mode, rows]) => table(`By scheduler (${mode})`, rows)).join("") +
+      table("Per run", data.runs.map((r) => ({ run: r.label, ...(r.summary || {}) })));
+    $("comparison").hidden = false;
+    ui.compares += 1;
+  }
+
+  function table(title, rows) {
+    if (!rows.length) return "";
+    const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    return `<h3>${esc(title)}</h3><div class="scroll" tabindex="0" role="region" aria-label="${esc(title)}"><table><thead><tr>` +
+      keys.map((k) => `<th scope="col">${esc(k)}</th>`).join("") + "</tr></thead><tbody>" +
+      rows.map((r) => "<tr>" + keys.map((k) => `<td>${typeof r[k] === "object" && r[k] !== null ? esc(JSON.stringify(r[k])) : fmt(r[k])}</td>`).join("") + "</tr>").join("") +
+      "</tbody></table></div>";
+  }
+
+  function chart(parent, id, title, runs, name, colourOf) {
+    const figure = document.createElement("figure");
+    const series = runs.filter((r) => r.curves[name]).map((r) => ({ run: r, points: r.curves[name] }));
+    figure.innerHTML = `<canvas id="chart-${id}" width="620" height="260" role="img" aria-label="${esc(title)}: ${series.length} runs"></canvas>` +
+      `<figcaption>${esc(title)}</figcaption><ul class="legend" id="legend-${id}">` +
+      series.map((s) => `<li data-run="${s.run.row.id}"><span style="background:${colourOf.get(s.run.row.id)}"></span>${esc(s.run.label)}</li>`).join("") + "</ul>";
+    parent.appendChild(figure);
+    const canvas = figure.querySelector("canvas"), ctx = canvas.getContext("2d"), w = canvas.width, h = canvas.height;
+    const all = series.flatMap((s) => s.points);
+    if (!all.length) return;
+    const x0 = Math.min(...all.map((p) => p[0])), x1 = Math.max(x0 + 1e-9, ...all.map((p) => p[0]));
+    const y0 = Math.min(0, ...all.map((p) => p[1])), y1 = Math.max(y0 + 1e-9, ...all.map((p) => p[1]));
+    const X = (v) => 50 + ((v - x0) / (x1 - x0)) * (w - 60), Y = (v) => h - 25 - ((v - y0) / (y1 - y0)) * (h - 40);
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, w, h);
+    ctx.strokeStyle = "#6b6b6b"; ctx.lineWidth = 1; ctx.beginPath();
+    ctx.moveTo(50, 10); ctx.lineTo(50, h - 25); ctx.lineTo(w - 10, h - 25); ctx.stroke();
+    ctx.fillStyle = "#1b1b1b"; ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(y1.toFixed(1), 4, 14); ctx.fillText(y0.toFixed(1), 4, h - 25);
+    ctx.fillText(x0.toFixed(0), 50, h - 8); ctx.fillText(x1.toFixed(0), w - 40, h - 8);
+    for (const s of series) {
+      ctx.strokeStyle = colourOf.get(s.run.row.id); ctx.lineWidth = 2; ctx.beginPath();
+      s.points.forEach(([x, y], k) => (k ? ctx.lineTo(X(x), Y(y)) : ctx.moveTo(X(x), Y(y))));
+      ctx.stroke();
+    }
+  }
+
+  async function loadModels() {
+    try {
+      const data = await fetchJson("/api/models");
+      state.cards = data.cards;
+      $("model-count").textContent = `(${data.cards.length})`;
+      $("models").tBodies[0].innerHTML = data.cards.map((c, k) =>
+        `<tr data-model="${esc(c.ref)}"><td>${esc(c.ref)}</td><td>${esc(c.kind)}</td><td>${esc(c.created)}</td>` +
+        `<td>${esc(Object.entries(c.metrics).map(([m, v]) => `${m}=${typeof v === "number" ? +v.toFixed(4) : JSON.stringify(v)}`).join(", "))}</td>` +
+        `<td>${esc(c.data_checksum.slice(0, 12))}</td><td><button type="button" data-card="${k}">Show card</button></td></tr>`).join("");
+      $("bad-cards").innerHTML = data.bad.map((line) => `<li>${esc(line)}</li>`).join("");
+    } catch (err) {
+      $("model-count").textContent = `(unavailable: ${err.message})`;
+    }
+  }
+  $("models").addEventListener("click", (ev) => {
+    const k = ev.target.dataset && ev.target.dataset.card;
+    if (k === undefined) return;
+    $("card").textContent = JSON.stringify(state.cards[Number(k)], null, 2);
+    $("card").hidden = false;
+    $("card").focus();
+  });
+  const state = { cards: [] };
+
+  $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadRuns(); });
+  $("runs").addEventListener("change", (ev) => {
+    const id = Number(ev.target.value);
+    if (ev.target.checked) selected.add(id); else selected.delete(id);
+    $("compare").disabled = selected.size === 0;
+  });
+  $("compare").addEventListener("click", () => compare().catch((err) => { $("store-status").textContent = err.message; }));
+  loadRuns();
+  loadModels();
+})();

@@ -1,0 +1,283 @@
+// The twin's live dashboard: one EventSource on /ui/events, a canvas for the continuum,
+// small tables for the queue and the decisions, history charts from /api/v1/history.
+// Read-only: every request it makes is a GET.
+"use strict";
+(function () {
+  const API = "/api/v1";
+  const GUTTER = 200, BAND_HEAD = 22, GAP = 2, PAD = 8;
+  const STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  const $ = (id) => document.getElementById(id);
+  const state = { frame: null, selected: -1, layout: null, lastFrameAt: 0, chartTimer: 0 };
+  // Read by the browser tests: frames received and when the first one was drawn.
+  const ui = (window.twinUi = { frames: 0, firstRenderMs: null, lastRenderMs: 0 });
+  window.twinUiState = () => state;
+
+  function colour(v) {
+    const x = Math.max(0, Math.min(1, v)) * (STOPS.length - 1);
+    const i = Math.min(STOPS.length - 2, Math.floor(x)), t = x - i;
+    const a = STOPS[i], b = STOPS[i + 1];
+    return `rgb(${a.map((c, k) => Math.round(c + (b[k] - c) * t)).join(",")})`;
+  }
+  const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+
+  // -- layout: one band per nodepool, cells in rows ------------------------------------------
+  function layout(frame, width) {
+    const n = frame.nodes.id.length;
+    const usable = Math.max(100, width - GUTTER - PAD);
+    let cell = 18;
+    while (cell > 6 && Math.ceil(n / Math.floor(usable / cell)) * cell > 900) cell -= 2;
+    const perRow = Math.max(1, Math.floor(usable / cell));
+    const bands = [];
+    let y = PAD, first = 0;
+    for (const pool of frame.pools) {
+      const rows = Math.max(1, Math.ceil(pool.nodes / perRow));
+      bands.push({ id: pool.id, first, count: pool.nodes, y, h: BAND_HEAD + rows * cell });
+      y += BAND_HEAD + rows * cell + PAD * 2;
+      first += pool.nodes;
+    }
+    return { cell, perRow, bands, height: y, width };
+  }
+  function cellAt(lay, node) {
+    const band = lay.bands.find((b) => node >= b.first && node < b.first + b.count);
+    if (!band) return null;
+    const k = node - band.first;
+    return { x: GUTTER + (k % lay.perRow) * lay.cell, y: band.y + BAND_HEAD + Math.floor(k / lay.perRow) * lay.cell };
+  }
+
+  // -- drawing the continuum ----------------------------------------------------------------
+  function draw() {
+    const frame = state.frame, canvas = $("continuum");
+    if (!frame) return;
+    const width = canvas.clientWidth || 900, dpr = window.devicePixelRatio || 1;
+    if (!state.layout || state.layout.width !== width || state.layout.nodes !== frame.nodes.id.length
+        || state.layout.pools !== frame.pools.length) {
+      state.layout = layout(frame, width);
+      state.layout.nodes = frame.nodes.id.length;
+      state.layout.pools = frame.pools.length;
+      canvas.style.height = state.layout.height + "px";
+      canvas.width = Math.round(width * dpr);
+      canvas.height = Math.round(state.layout.height * dpr);
+    }
+    const lay = state.layout, ctx = canvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, lay.height);
+    drawTiers(ctx, frame, lay);
+    const nd = frame.nodes, c = lay.cell, s = (c - GAP) / 3;
+    for (let i = 0; i < nd.id.length; i++) {
+      const p = cellAt(lay, i);
+      if (!p) continue;
+      if (!nd.up[i]) {
+        ctx.fillStyle = "#2b2b2b"; ctx.fillRect(p.x, p.y, c - GAP, c - GAP);
+        ctx.strokeStyle = "#ff4d4d"; ctx.lineWidth = 1.5; ctx.beginPath();
+        ctx.moveTo(p.x + 1, p.y + 1); ctx.lineTo(p.x + c - GAP - 1, p.y + c - GAP - 1);
+        ctx.moveTo(p.x + c - GAP - 1, p.y + 1); ctx.lineTo(p.x + 1, p.y + c - GAP - 1); ctx.stroke();
+        continue;
+      }
+      ctx.fillStyle = colour(nd.cpu[i]); ctx.fillRect(p.x, p.y, s, c - GAP);
+      ctx.fillStyle = colour(nd.mem[i]); ctx.fillRect(p.x + s, p.y, s, c - GAP);
+      ctx.fillStyle = nd.gpus[i].length ? colour(nd.gpu[i]) : "#c8ccd2";
+      ctx.fillRect(p.x + 2 * s, p.y, s, c - GAP);
+    }
+    if (state.selected >= 0 && state.selected < nd.id.length) {
+      const p = cellAt(lay, state.selected);
+      ctx.strokeStyle = "#d9480f"; ctx.lineWidth = 3;
+      ctx.strokeRect(p.x - 2, p.y - 2, c - GAP + 4, c - GAP + 4);
+    }
+  }
+  function drawTiers(ctx, frame, lay) {
+    const centre = {};
+    ctx.font = "13px system-ui, sans-serif"; ctx.textBaseline = "middle";
+    for (const band of lay.bands) {
+      centre[band.id] = band.y + band.h / 2;
+      ctx.fillStyle = "#e3e7ec"; ctx.fillRect(GUTTER - 4, band.y, lay.width - GUTTER, band.h);
+      ctx.fillStyle = "#1b1b1b";
+      const down = countDown(frame, band.first, band.count);
+      ctx.fillText(`${band.id}: ${band.count} nodes` + (down ? `, ${down} down` : ""), GUTTER, band.y + BAND_HEAD / 2);
+      ctx.fillStyle = "#0b5394"; ctx.fillRect(130, centre[band.id] - 10, 64, 20);
+      ctx.fillStyle = "#ffffff"; ctx.fillText(band.id.slice(0, 8), 134, centre[band.id]);
+    }
+    const seen = new Set();
+    const links = frame.links.filter(([a, b]) => {
+      const key = [a, b].sort().join("\u0000");
+      if (a === b || !(a in centre) || !(b in centre) || seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    links.forEach(([a, b, latency], k) => {
+      const x = 112 - (k % 5) * 26, y1 = centre[a], y2 = centre[b], label = `${latency} ms`;
+      ctx.strokeStyle = "#4a4a4a"; ctx.lineWidth = 1.5; ctx.beginPath();
+      ctx.moveTo(130, y1); ctx.lineTo(x, y1); ctx.lineTo(x, y2); ctx.lineTo(130, y2); ctx.stroke();
+      const w = ctx.measureText(label).width + 4, ym = (y1 + y2) / 2 + (k % 2 ? 8 : -8);
+      ctx.fillStyle = "#ffffff"; ctx.fillRect(x - w / 2, ym - 8, w, 16);
+      ctx.fillStyle = "#1b1b1b"; ctx.fillText(label, x - w / 2 + 2, ym);
+    });
+  }
+  function countDown(frame, first, count) {
+    let down = 0;
+    for (let i = first; i < first + count; i++) down += frame.nodes.up[i] ? 0 : 1;
+    return down;
+  }
+
+  // -- the rest of the page ------------------------------------------------------------------
+  function render(frame) {
+    const nd = frame.nodes, down = nd.up.length - nd.up.reduce((a, b) => a + b, 0);
+    $("node-count").textContent = nd.id.length;
+    $("down-count").textContent = down;
+    $("pod-count").textContent = frame.pods;
+    for (const [phase, count] of Object.entries(frame.phases)) {
+      const el = $("phase-" + phase);
+      if (el) el.textContent = count;
+    }
+    $("version").textContent = frame.version;
+    $("twin-time").textContent = (+frame.time).toFixed(1);
+    $("pending-batches").textContent = frame.health.pending_batches;
+    const pill = $("health");
+    pill.textContent = frame.health.ready ? "ready" : "not ready: " + frame.health.problem;
+    pill.className = "pill " + (frame.health.ready ? "ready" : "down");
+    $("continuum").setAttribute("aria-label",
+      `Continuum map: ${nd.id.length} nodes in ${frame.pools.length} nodepools, ${down} down`);
+    renderQueue(frame.queue);
+    renderDecisions(frame.decisions);
+    if (state.nodeIds !== nd.id.length) {
+      state.nodeIds = nd.id.length;
+      $("node-ids").innerHTML = nd.id.map((id) => `<option value="${esc(id)}">`).join("");
+    }
+    draw();
+    if (state.selected >= 0) renderNode(false);
+  }
+  function renderQueue(queue) {
+    $("queue-shown").textContent = `(${queue.pods.length} of ${queue.total})`;
+    $("queue").tBodies[0].innerHTML = queue.pods.map((p) =>
+      `<tr data-pod="${esc(p.id)}"><td>${esc(p.id)}</td><td>${esc(p.job)}</td><td>${p.priority}</td>` +
+      `<td>${p.cpu}</td><td>${p.mem}</td><td>${p.gpu ? `${p.gpu} × ${p.gpu_milli}m` : "0"}</td>` +
+      `<td>${p.wait_s}</td><td${p.reason === "Schedulable" ? "" : ' class="reason"'}>${esc(p.reason)}</td></tr>`).join("");
+  }
+  function renderDecisions(decisions) {
+    $("decisions").tBodies[0].innerHTML = decisions.map((d) =>
+      `<tr data-pod="${esc(d.pod)}"><td>${(+d.time).toFixed(1)}</td><td>${esc(d.pod)}</td>` +
+      `<td>${esc(d.node)}</td><td>${d.gpus.join(", ")}</td></tr>`).join("");
+  }
+
+  // -- one node: details, GPU bars, history ---------------------------------------------------
+  function select(i, announce) {
+    const nd = state.frame && state.frame.nodes;
+    if (!nd || i < 0 || i >= nd.id.length) return;
+    state.selected = i;
+    draw();
+    renderNode(true);
+    if (announce) $("selection-status").textContent = $("node-summary").textContent;
+  }
+  function renderNode(reload) {
+    const f = state.frame, nd = f.nodes, i = state.selected, pool = f.pools[nd.pool[i]].id;
+    $("node-empty").hidden = true;
+    $("node-details").hidden = false;
+    const pct = (v) => Math.round(v * 100) + "%";
+    $("node-summary").textContent = `${nd.id[i]} in ${pool}: ${nd.up[i] ? "Ready" : "NotReady (down)"}; ` +
+      `CPU ${pct(nd.cpu[i])}, memory ${pct(nd.mem[i])}` + (nd.gpus[i].length ? `, GPU ${pct(nd.gpu[i])}` : ", no GPU");
+    $("gpu-bars").innerHTML = nd.gpus[i].map((m, g) =>
+      `<div class="gpu" role="meter" aria-valuemin="0" aria-valuemax="1000" aria-valuenow="${m}" ` +
+      `aria-label="GPU ${g}: ${m} of 1000 milli-GPU">GPU ${g}: ${m}m<div class="bar"><span style="width:${m / 10}%"></span></div></div>`).join("");
+    if (reload) loadHistory();
+  }
+  async function fetchJson(url) {
+    const answer = await fetch(url);
+    if (!answer.ok) throw new Error(`${url}: ${answer.status}`);
+    return answer.json();
+  }
+  async function loadHistory() {
+    clearTimeout(state.chartTimer);
+    const f = state.frame, i = state.selected;
+    if (!f || i < 0) return;
+    const node = f.nodes.id[i], metric = $("metric").value || "cpu_util";
+    const members = new Set(f.nodes.id.filter((_, k) => f.nodes.pool[k] === f.nodes.pool[i]));
+    try {
+      const one = await fetchJson(`${API}/history?metric=${encodeURIComponent(metric)}&node=${encodeURIComponent(node)}&limit=5000`);
+      const all = await fetchJson(`${API}/history?metric=${encodeURIComponent(metric)}&limit=50000`);
+      const series = one.series[0] || { times: [], values: [] };
+      chart($("node-chart"), series.times, series.values, `${node}: ${metric}`, $("node-chart-caption"));
+      const sums = new Map();
+      for (const s of all.series) {
+        if (!members.has(s.node)) continue;
+        s.times.forEach((t, k) => { const a = sums.get(t) || [0, 0]; a[0] += s.values[k]; a[1] += 1; sums.set(t, a); });
+      }
+      const times = [...sums.keys()].sort((a, b) => a - b);
+      chart($("pool-chart"), times, times.map((t) => sums.get(t)[0] / sums.get(t)[1]),
+        `${f.pools[f.nodes.pool[i]].id} mean: ${metric}`, $("pool-chart-caption"));
+    } catch (err) {
+      $("node-chart-caption").textContent = `history unavailable: ${err.message}`;
+    }
+    state.chartTimer = setTimeout(loadHistory, 2000);
+  }
+  function chart(canvas, times, values, title, caption) {
+    const ctx = canvas.getContext("2d"), w = canvas.width, h = canvas.height;
+    ctx.clearRect(0, 0, w, h);
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, w, h);
+    caption.textContent = times.length ? `${title}: ${times.length} samples, last ${(+values[values.length - 1]).toFixed(3)}` : `${title}: no samples`;
+    canvas.setAttribute("aria-label", caption.textContent);
+    if (times.length < 1) return;
+    const t0 = times[0], t1 = Math.max(times[times.length - 1], t0 + 1e-9);
+    const lo = Math.min(0, ...values), hi = Math.max(1e-9, ...values);
+    ctx.strokeStyle = "#0b5394"; ctx.lineWidth = 1.5; ctx.beginPath();
+    times.forEach((t, k) => {
+      const x = 30 + ((t - t0) / (t1 - t0)) * (w - 40), y = h - 15 - ((values[k] - lo) / (hi - lo)) * (h - 30);
+      k ? ctx.lineTo(x, y) : ctx.moveTo(x, y);
+    });
+    ctx.stroke();
+    ctx.fillStyle = "#1b1b1b"; ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(hi.toFixed(2), 2, 12); ctx.fillText(lo.toFixed(2), 2, h - 15);
+  }
+
+  // -- input --------------------------------------------------------------------------------
+  $("continuum").addEventListener("click", (ev) => {
+    const lay = state.layout, rect = ev.currentTarget.getBoundingClientRect();
+    if (!lay) return;
+    const x = ev.clientX - rect.left, y = ev.clientY - rect.top;
+    for (const band of lay.bands) {
+      const top = band.y + BAND_HEAD;
+      if (y < top || y >= band.y + band.h || x < GUTTER) continue;
+      const k = Math.floor((y - top) / lay.cell) * lay.perRow + Math.floor((x - GUTTER) / lay.cell);
+      if (Math.floor((x - GUTTER) / lay.cell) < lay.perRow && k < band.count) select(band.first + k, true);
+    }
+  });
+  $("continuum").addEventListener("keydown", (ev) => {
+    const lay = state.layout;
+    if (!lay || !state.frame) return;
+    const n = state.frame.nodes.id.length, i = Math.max(0, state.selected);
+    const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: lay.perRow, ArrowUp: -lay.perRow, Home: -n, End: n }[ev.key];
+    if (step !== undefined) {
+      ev.preventDefault();
+      select(state.selected < 0 ? 0 : Math.max(0, Math.min(n - 1, i + step)), true);
+    } else if (ev.key === "Enter" && state.selected >= 0) {
+      ev.preventDefault();
+      $("metric").focus();
+    }
+  });
+  $("find-node").addEventListener("change", (ev) => {
+    const i = state.frame ? state.frame.nodes.id.indexOf(ev.target.value) : -1;
+    if (i >= 0) select(i, true);
+  });
+  $("metric").addEventListener("change", loadHistory);
+  for (const m of ["cpu_util", "memory_util", "gpu_util", "power_w"]) {
+    $("metric").add(new Option(m, m));
+  }
+  window.addEventListener("resize", () => { state.layout = null; draw(); });
+
+  // -- the stream ----------------------------------------------------------------------------
+  function connect() {
+    const source = new EventSource("/ui/events");
+    source.addEventListener("frame", (ev) => {
+      const frame = JSON.parse(ev.data);
+      state.frame = frame;
+      state.lastFrameAt = Date.now();
+      render(frame);
+      ui.frames += 1;
+      ui.lastRenderMs = performance.now();
+      if (ui.firstRenderMs === null) ui.firstRenderMs = ui.lastRenderMs;
+    });
+    source.onerror = () => { $("health").textContent = "reconnecting"; $("health").className = "pill down"; };
+  }
+  setInterval(() => {
+    if (state.lastFrameAt) $("age").textContent = ((Date.now() - state.lastFrameAt) / 1000).toFixed(0) + " s ago";
+  }, 1000);
+  connect();
+})();

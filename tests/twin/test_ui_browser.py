@@ -1,0 +1,166 @@
+"""The live dashboard in a real browser (Debian's Chromium driven by Playwright).
+
+The twin's app runs under uvicorn in a thread of the test process (``twin_in_thread``:
+a subprocess would spend seconds of the suite importing; ``bench/ui_soak.py`` runs
+``twinsched twin serve`` itself); a VTE fill-up run feeds it through its
+``TwinPublisher`` (what ``twinsched run --twin URL`` does), one step at a time. Screenshots go
+to ``test-artefacts/ui/`` (git-ignored). The soak length is ``TWINSCHED_UI_SOAK_S`` (seconds,
+default 2 here; ``bench/ui_soak.py`` runs 2 minutes and prints the figures).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, sync_playwright
+
+from tests.twin.browser import (
+    ARTEFACTS,
+    axe_violations,
+    big_document,
+    launch,
+    soak,
+    twin_in_thread,
+)
+from twinsched.model.document import TwinDocument
+from twinsched.sim.fillup import FillupRun
+from twinsched.traces import registry as traces
+from twinsched.twin.client import TwinClient
+from twinsched.twin.publisher import TwinPublisher
+
+TOKEN = "ui-browser-test-token-0123456789"
+SOAK_S = float(os.environ.get("TWINSCHED_UI_SOAK_S", "2"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@dataclass(frozen=True)
+class Twin:
+    url: str
+
+
+@pytest.fixture(scope="module")
+def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
+    with twin_in_thread(tmp_path_factory.mktemp("twin-ui"), TOKEN) as url:
+        yield Twin(url)
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
+    yield context.new_page()
+    context.close()
+
+
+def requests_of(page: Page) -> list[tuple[str, str]]:
+    """Every request the page makes, as (method, url), recorded from now on."""
+    seen: list[tuple[str, str]] = []
+    page.on("request", lambda request: seen.append((request.method, request.url)))
+    return seen
+
+
+def shot(page: Page, name: str) -> None:
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=ARTEFACTS / f"{name}.png", full_page=True)
+
+
+def test_fed_by_a_run_counts_and_live_binding(twin: Twin, page: Page) -> None:
+    scenario = traces.load("synthetic-continuum", "3")
+    seen = requests_of(page)
+    with TwinClient(twin.url, TOKEN) as client:
+        publisher = TwinPublisher(client)
+        run = FillupRun(scenario, "fgd", 0, target_pct=30, observers=[publisher])
+        page.goto(f"{twin.url}/ui")
+        run.step()  # the publisher PUT the cluster at the start; this decides the first pod
+        page.wait_for_function(f"window.twinUi.frames > 0 && "
+                               f"document.getElementById('pod-count').textContent == "
+                               f"'{len(publisher.names)}'", timeout=5000)  # fmt: skip
+        assert page.inner_text("#node-count") == str(scenario.nodes.n)
+        for _ in range(5):  # each decision PATCHes the previous step's binding first
+            run.step()
+        bound = [publisher.names[i] for i in range(5) if run.state.pod_node[i] >= 0]
+        assert bound, "the run bound none of its first pods"
+        row = f"#decisions tr[data-pod='{bound[-2] if len(bound) > 1 else bound[0]}']"
+        started = time.monotonic()
+        page.wait_for_selector(row, timeout=2000)  # a pod bound by the run: within 2 s
+        assert time.monotonic() - started < 2.0
+        running = sum(1 for p in client.pods() if p["phase"] == "Running")
+    page.wait_for_function(
+        f"document.getElementById('phase-Running').textContent == '{running}'", timeout=2000
+    )
+    shot(page, "twin-live")
+    methods = {method for method, _ in seen}
+    assert methods == {"GET"}, f"the dashboard must only read, made {methods}"
+    foreign = [url for _, url in seen if not url.startswith(twin.url)]
+    assert foreign == [], f"the dashboard loaded from elsewhere: {foreign}"
+
+
+def test_keyboard_and_accessibility(twin: Twin, page: Page) -> None:
+    page.goto(f"{twin.url}/ui")
+    page.wait_for_function("window.twinUi.frames > 0", timeout=5000)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "find-node"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "continuum"
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    summary = page.inner_text("#node-summary")
+    second = page.evaluate("window.twinUiState().frame.nodes.id[1]")
+    assert summary.startswith(f"{second} in "), summary
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "metric"
+    serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]
+    assert serious == [], [(v["id"], v["help"], len(v["nodes"])) for v in serious]
+
+
+@pytest.mark.parametrize(("path", "rendered"), [("/docs", ".opblock"), ("/redoc", "h1")])
+def test_docs_render_offline(twin: Twin, browser: Any, path: str, rendered: str) -> None:
+    page = browser.new_page()  # the page's own Content-Security-Policy applies here
+    foreign: list[str] = []
+
+    def only_local(route: Any) -> None:
+        if route.request.url.startswith(twin.url):
+            route.continue_()
+        else:
+            foreign.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    page.goto(f"{twin.url}{path}")
+    page.wait_for_selector(rendered, timeout=8000)
+    page.close()
+    assert foreign == []
+
+
+def test_large_cluster_fast_and_no_memory_growth(twin: Twin, browser: Any) -> None:
+    doc = big_document(nodes=1000, pods=10_000)
+    with TwinClient(twin.url, TOKEN) as client:
+        client.put_state(TwinDocument.model_validate(doc))
+    pending = [p["id"] for job in doc["jobs"] for p in job["pods"]
+               if p["phase"] == "Pending" and not p["requests"]["gpu_count"]]  # fmt: skip
+    nodes = [n["id"] for pool in doc["nodepools"] for n in pool["nodes"]]
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
+    page = context.new_page()
+    try:
+        figures = soak(page, twin.url, TOKEN, pending, nodes, SOAK_S)
+        shot(page, "twin-1000-nodes")
+        print("dashboard figures:", figures)
+    finally:
+        context.close()
+    assert figures["nodes"] == "1000" and figures["pods"] == "10000"
+    assert figures["interactive_s"] < 1.0, figures
+    assert figures["frames"] >= SOAK_S * 0.8, figures  # at least about one frame a second
+    assert figures["heap_growth_mb"] < 2.0, figures

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
+from twinsched.cli.options import broker_opt
 from twinsched.errors import TwinschedError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from twinsched.twin.broker.consumer import BrokerConsumer
 
 app = typer.Typer(
     help="The digital twin service: serve it over HTTP, compact its history.",
@@ -92,10 +98,14 @@ def serve(
     log_level: Annotated[
         str, typer.Option(help="uvicorn log level.", callback=_log_level)
     ] = "info",
+    broker: Annotated[
+        str | None, broker_opt("Also apply the batches published to this NATS JetStream.")
+    ] = None,
 ) -> None:
     """Serve the twin under /api/v1; it restores its latest state from the database.
 
-    A second twin on the same database is refused, naming the first (host, pid, start)."""
+    A second twin on the same database is refused, naming the first (host, pid, start).
+    With --broker it also consumes the stream (docs/telemetry.md)."""
     try:
         import uvicorn
 
@@ -112,12 +122,36 @@ def serve(
                 close_app(application)
                 raise
             typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
+        consumer = _consume(application, broker)
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
     if not settings.auth_required:
         typer.secho("twin: --dev without a token: write routes are OPEN", fg="yellow", err=True)
     _quiet_gc()
-    uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
+    try:
+        uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
+    finally:
+        if consumer is not None:
+            consumer.stop()
+
+
+def _consume(application: FastAPI, broker: str | None) -> BrokerConsumer | None:
+    """Start the broker consumer of ``application``'s twin (None without ``broker``)."""
+    if broker is None:
+        return None
+    from twinsched.twin.api.app import close_app
+    from twinsched.twin.broker.consumer import BrokerConsumer
+
+    state = application.state
+    consumer = BrokerConsumer(state.service, broker)
+    try:
+        consumer.start()
+    except BaseException:
+        close_app(application)
+        raise
+    state.broker = consumer
+    typer.echo(f"twin: consuming {consumer.url} as {consumer.durable}", err=True)
+    return consumer
 
 
 def _preload(

@@ -26,7 +26,7 @@ from twinsched.store.history import HistoryStore, LeaseLostError, compact
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
-from twinsched.twin.api.routes import history, ops, state, views
+from twinsched.twin.api.routes import broker, history, ops, state, views
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
@@ -58,7 +58,7 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
     install(app)
     app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(LeaseLostError, _database_error)
-    for router in (state.router, views.router, history.router, ops.router):
+    for router in (state.router, views.router, history.router, broker.router, ops.router):
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     harmonize = _harmonize_router()

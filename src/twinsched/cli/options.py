@@ -259,7 +259,7 @@ def check_broker(text: str | None) -> str | None:
 
 def broker_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of a broker URL (:func:`check_broker`), checked while parsing."""
-    form = "nats://host[:port][/STREAM], default port 4222, stream TWINSCHED"
+    form = "nats://host:port/STREAM, port 4222 and stream TWINSCHED when left out"
     return typer.Option(*decls, help=f"{help} [{form}]", callback=check_broker)
 
 

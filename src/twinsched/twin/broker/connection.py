@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -29,6 +30,13 @@ with needs("broker", WHY):
 T = TypeVar("T")
 DUPLICATE_WINDOW_S = 120.0
 STREAM_MAX_MSGS = 1_000_000
+
+
+log = logging.getLogger(__name__)
+
+
+async def _log_error(exc: Exception) -> None:
+    log.warning("broker connection: %s: %s", type(exc).__name__, exc)
 
 
 class BrokerError(TwinschedError):
@@ -54,13 +62,19 @@ class Connection:
             raise
 
     async def _connect(self, timeout: float) -> Any:
+        # The client retries an unreachable server forever: probe it once first.
         try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(self.url.host, self.url.port), timeout
+            )
+            writer.close()
+            await writer.wait_closed()
             return await nats.connect(
                 self.url.server,
                 connect_timeout=timeout,
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
+                max_reconnect_attempts=-1,  # once connected, ride out broker restarts
                 reconnect_time_wait=0.5,
+                error_cb=_log_error,
             )
         except Exception as exc:
             raise BrokerError(
@@ -112,11 +126,21 @@ class Connection:
             raise BrokerError(f"the broker at {self.url} did not answer in {timeout:g} s") from None
 
     def close(self) -> None:
-        """Flush and close the connection, stop the loop (idempotent)."""
+        """Close the connection and stop the loop (idempotent). Messages fetched and not
+        acked are redelivered by the broker; publishers flush before closing."""
         if self.loop.is_running():
             with contextlib.suppress(Exception):  # closing anyway
-                self.call(self.nc.drain(), 10)
+                self.call(self._shutdown(), 15)
         self._stop_loop()
+
+    async def _shutdown(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.nc.close()
+        current = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def _stop_loop(self) -> None:
         if self.loop.is_running():

@@ -6,7 +6,9 @@ a duplicate is acked and dropped; a message that arrives before an earlier one o
 (redelivered after a crash) is sent back for later; the next one is applied through
 :meth:`TwinService.apply` with its id, which writes the id in the same transaction as the
 patch (a unique key: a redelivery that slips past the check is refused there), and acked
-only once that transaction is committed. A twin killed between the commit and the ack gets
+only once that transaction is committed. The stream is a work queue (acked messages leave
+it), and the durable consumer is created anew when the twin starts, so what a killed twin
+had fetched but not acked comes first, in order. A twin killed between the commit and the ack gets
 the message again, and drops it. A message that can never apply (not a batch, unknown node)
 is terminated and counted as rejected, with its id and reason in the log.
 """
@@ -77,7 +79,13 @@ class BrokerConsumer:
             max_ack_pending=self.batch * 4,
             max_deliver=-1,
         )
+        from nats.js.errors import NotFoundError
+
         try:
+            # One twin consumes (the history's writer lease): what a predecessor fetched and
+            # never acked is redelivered now, in stream order, rather than after ack_wait.
+            with contextlib.suppress(NotFoundError):
+                await self._conn.js.delete_consumer(self.url.stream, self.durable)
             return await self._conn.js.pull_subscribe(
                 f"{self.url.prefix}.>", durable=self.durable, stream=self.url.stream, config=config
             )

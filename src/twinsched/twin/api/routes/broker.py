@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from twinsched.twin.api.deps import Service
+from twinsched.twin.api.problems import ERROR_RESPONSES
 from twinsched.twin.broker.messages import ConsumerStats
 
 router = APIRouter(tags=["broker"])
@@ -39,7 +40,12 @@ class BrokerStatus(BaseModel):
     time: float = Field(description="State time.")
 
 
-@router.get("/broker", response_model=BrokerStatus, summary="Broker consumer status")
+@router.get(
+    "/broker",
+    response_model=BrokerStatus,
+    responses=ERROR_RESPONSES,
+    summary="Broker consumer status",
+)
 def get_broker(
     request: Request,
     service: Service,

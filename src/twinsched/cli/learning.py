@@ -6,14 +6,18 @@ Wire it in with ``app.add_typer(twinsched.cli.learning.app)`` (commands join the
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from twinsched.cli.console import error_exit, make_console
 from twinsched.cli.options import float_opt, in_dir_opt, int_opt, out_dir_opt, seed_opt, split_list
 from twinsched.errors import TwinschedError
+
+if TYPE_CHECKING:
+    from twinsched.learning.series import LoadSeries
 
 app = typer.Typer(help="Learning plane: forecasting and predictive autoscaling.")
 
@@ -124,20 +128,25 @@ def forecast_backtest(
     seed: Seed = 0,
     out: Annotated[Path | None, out_dir_opt("write backtest.json and backtest.md here")] = None,
     data: DataRoot = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(help="a twin dataset (twinsched twin export) instead of --traces"),
+    ] = None,
+    metric: Annotated[str, typer.Option(help="the dataset's metric to forecast")] = "",
+    node: Annotated[str | None, typer.Option(help="the dataset's node (if several)")] = None,
 ) -> None:
     """Rolling-origin backtest of every forecaster: fit on week 1, roll over the rest."""
     from twinsched.learning import report
     from twinsched.learning.autoscale.experiment import parse_minutes
     from twinsched.learning.backtest import BacktestSpec, rolling_origin
-    from twinsched.learning.series import load_series, resample
 
     console = make_console(width=_WIDTH)
     rows: list[dict[str, Any]] = []
     try:
         minutes = parse_minutes(horizon)
-        for trace in split_list(traces):
-            series = resample(load_series(trace, data), 5)
-            steps = max(minutes // 5, 1)
+        for series in _backtest_series(traces, data, dataset, metric, node):
+            trace = series.name
+            steps = max(minutes // series.step_minutes, 1)
             spec = BacktestSpec(train=series.week, horizon=steps, stride=steps, seed=seed)
             for name in split_list(forecasters):
                 result = rolling_origin(name, series, spec)
@@ -158,6 +167,22 @@ def forecast_backtest(
         out.mkdir(parents=True, exist_ok=True)
         (out / "backtest.json").write_text(json.dumps(rows, indent=1))
         (out / "backtest.md").write_text(report.markdown_table(rows, report.BACKTEST_COLUMNS))
+
+
+def _backtest_series(
+    traces: str, data: Path | None, dataset: Path | None, metric: str, node: str | None
+) -> Iterator[LoadSeries]:
+    """The series to backtest: the dataset's (at its own step), else each trace's in 5-minute
+    bins."""
+    from twinsched.learning.series import load_dataset, load_series, resample
+
+    if dataset is not None:
+        if not metric:
+            raise typer.BadParameter("--dataset needs --metric")
+        yield load_dataset(dataset, metric, node)
+        return
+    for trace in split_list(traces):
+        yield resample(load_series(trace, data), 5)
 
 
 @app.command("forecasters")

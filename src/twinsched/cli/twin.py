@@ -15,8 +15,10 @@ import typer
 
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
-from twinsched.cli.options import broker_opt
+from twinsched.cli.options import broker_opt, float_opt, out_path_opt, split_list
 from twinsched.errors import TwinschedError
+
+MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -238,6 +240,59 @@ def compact(
         f"downsampled_samples={result.downsampled_samples} buckets={result.written_buckets} "
         f"dropped_changes={result.dropped_changes}"
     )
+
+
+@app.command("export")
+def export(
+    out: Annotated[Path, out_path_opt("Dataset file to write: .parquet or .csv.", "--out")],
+    metrics: Annotated[str, typer.Option(help="Comma-separated metric names (required).")],
+    db: Db = None,
+    start: Annotated[
+        float | None, float_opt("Only samples at or after this time (s).", 0, MAX_TIME, "--from")
+    ] = None,
+    end: Annotated[
+        float | None, float_opt("Only samples at or before this time (s).", 0, MAX_TIME, "--to")
+    ] = None,
+    nodes: Annotated[str, typer.Option(help="Comma-separated nodes (default: all).")] = "",
+    step: Annotated[
+        float | None,
+        float_opt("Aggregate into buckets of this many seconds.", 0, MAX_TIME, open_lo=True),
+    ] = None,
+    agg: Annotated[str, typer.Option(help="Bucket aggregate: mean, max or last.")] = "mean",
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="parquet or csv (default: from --out).")
+    ] = None,
+) -> None:
+    """Export samples of the twin's history as a dataset (time, node, metric, value)."""
+    names = split_list(metrics)
+    if not names:
+        raise typer.BadParameter("give at least one metric", param_hint="--metrics")
+    if agg not in ("mean", "max", "last"):
+        raise typer.BadParameter(f"must be mean, max or last, got {agg!r}", param_hint="--agg")
+    if fmt is not None and fmt not in ("parquet", "csv"):
+        raise typer.BadParameter(f"must be parquet or csv, got {fmt!r}", param_hint="--format")
+    if fmt is not None and fmt != out.suffix.lstrip(".").lower():
+        raise typer.BadParameter(
+            f"--format {fmt} needs an --out file ending in .{fmt}", param_hint="--format"
+        )
+    if start is not None and end is not None and start > end:
+        raise typer.BadParameter(f"--from {start:g} is after --to {end:g}")
+    try:
+        from twinsched.store.history import HistoryStore
+        from twinsched.traces.twin_dataset import dataset_format, write_dataset
+        from twinsched.twin.core.settings import TwinSettings
+        from twinsched.twin.dataset import ExportSpec, export_frame
+
+        dataset_format(out)
+        settings = TwinSettings.from_env(db=db, dev=True)
+        store = HistoryStore(settings.database_url())
+        spec = ExportSpec(names, split_list(nodes), start, end, step, agg)  # type: ignore[arg-type]
+        frame = export_frame(store, spec)
+        write_dataset(frame, out)
+    except (TwinschedError, ImportError) as exc:
+        raise error_exit(exc) from exc
+    series = frame.groupby(["metric", "node"]).ngroups if len(frame) else 0
+    typer.echo(f"wrote {len(frame)} samples of {series} series to {out}")
 
 
 app.command("collect")(collect)

@@ -22,6 +22,8 @@ from typer.testing import CliRunner
 from tests.twin.broker_load import NODES, batch, kill_the_publisher, kill_the_twin, stored, wait
 from tests.twin.conftest import TOKEN, tiny_document
 from tests.twin.nats_stream import delete_stream, fresh_stream
+from tests.twin.process import TwinProcess
+from twinsched.cli import app
 from twinsched.store.db import dispose
 from twinsched.store.history import HistoryStore, MessageId
 from twinsched.twin.broker.connection import BrokerError, Connection
@@ -29,6 +31,7 @@ from twinsched.twin.broker.consumer import BrokerConsumer
 from twinsched.twin.broker.messages import headers_of
 from twinsched.twin.broker.publisher import BrokerPublisher
 from twinsched.twin.broker.url import parse_broker_url
+from twinsched.twin.client import TwinClient
 from twinsched.twin.core.service import TwinService
 
 KILLS = 1  # each way; bench/broker.py kills five times
@@ -155,8 +158,6 @@ def test_a_publish_the_broker_never_takes_raises(stream: str) -> None:
 
 
 def test_bad_broker_urls_are_refused_before_anything_starts(history_url: str) -> None:
-    from twinsched.cli import app
-
     runner = CliRunner(env={"COLUMNS": "300"})
     serve = ["twin", "serve", "--db", history_url, "--token", TOKEN, "--broker"]
     result = runner.invoke(app, [*serve, "http://127.0.0.1:4222"])
@@ -169,3 +170,47 @@ def test_bad_broker_urls_are_refused_before_anything_starts(history_url: str) ->
     assert result.exit_code == 2 and "port" in result.output
     result = runner.invoke(app, ["run", "--broker", "nats://127.0.0.1", "--no-record"])
     assert result.exit_code == 2 and "--broker needs --twin" in result.output
+
+
+def test_a_bad_message_in_a_run_of_samples_is_rejected_alone(
+    stream: str, service: TwinService
+) -> None:
+    BrokerPublisher(stream).close()
+    unknown = {"time": 2.0, "deltas": [{"op": "metrics", "node": "zz", "values": {"k": 2.0}}]}
+    bodies = [batch(1), unknown, batch(3), batch(4)]
+    _raw_publish(stream, [(MessageId("q", k), "", b) for k, b in enumerate(bodies, 1)])
+    consumer = BrokerConsumer(service, stream)
+    consumer.start()  # one fetch: the four are tried as one transaction first
+    try:
+        wait(lambda: consumer.stats.last.get("q") == 4, 20, "the run")
+    finally:
+        consumer.stop()
+    assert (consumer.stats.applied, consumer.stats.rejected) == (3, 1)
+    assert service.history is not None
+    assert stored(str(service.history.engine.url))["n1"] == [1.0, 3.0, 4.0]
+
+
+def test_a_run_through_the_broker_decides_as_in_process(
+    tmp_path: Path, stream: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    twin = TwinProcess(
+        f"sqlite:///{tmp_path / 't.db'}", TOKEN, tmp_path / "t.log", "--broker", stream
+    )
+    monkeypatch.setenv("TWINSCHED_TWIN_TOKEN", TOKEN)
+    args = ["run", "--trace", "synthetic-continuum", "--variant", "3", "--schedulers", "fgd",
+            "--target", "20", "--seeds", "1", "--no-record"]  # fmt: skip
+    try:
+        twin.wait_ready()
+        remote = CliRunner().invoke(
+            app, [*args, "--twin", twin.url, "--broker", stream, "--out", str(tmp_path / "a")]
+        )
+        assert remote.exit_code == 0, remote.output
+        with TwinClient(twin.url, TOKEN) as client:
+            applied = client._send("GET", "/broker").json()["applied"]
+    finally:
+        twin.stop()
+    local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])
+    assert local.exit_code == 0, local.output
+    curve = (tmp_path / "a" / "curves" / "fgd_seed1.csv").read_text()
+    assert curve == (tmp_path / "b" / "curves" / "fgd_seed1.csv").read_text()
+    assert applied > 10  # the deltas did go through the broker

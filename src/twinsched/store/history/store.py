@@ -114,12 +114,13 @@ class HistoryStore:
         time: float,
         body: bytes,
         batch: SampleBatch,
-        message: MessageId | None = None,
+        message: MessageId | Sequence[MessageId] | None = None,
     ) -> None:
         """Store a patch body and its samples in one transaction (committed on return).
 
-        With ``message`` (a broker message's id) its row goes in the same transaction: a
-        message already stored raises :class:`DuplicateMessageError` and writes nothing."""
+        With ``message`` (the ids of the broker messages it carries) their rows go in the
+        same transaction: an id already stored raises :class:`DuplicateMessageError` and
+        writes nothing."""
         self._guard()
         known = self._known_series()
         new: dict[tuple[str, str], int] = {}
@@ -221,14 +222,17 @@ class HistoryStore:
             conn.execute(sa.text("SELECT 1"))
 
 
-def _insert_message(conn: Connection, message: MessageId, version: int) -> None:
-    row = {"source": message.source, "seq": message.seq, "version": version}
+def _insert_message(
+    conn: Connection, message: MessageId | Sequence[MessageId], version: int
+) -> None:
+    ids = [message] if isinstance(message, MessageId) else list(message)
+    rows = [{"source": m.source, "seq": m.seq, "version": version} for m in ids]
     try:  # first in the transaction: a duplicate fails before anything else is written
-        conn.execute(messages.insert(), row)
+        conn.execute(messages.insert(), rows)
     except sa.exc.IntegrityError:
-        raise DuplicateMessageError(
-            f"message {message.source}#{message.seq} was already applied"
-        ) from None
+        first = f"{ids[0].source}#{ids[0].seq}"
+        which = first if len(ids) == 1 else f"one of {len(ids)} messages from {first}"
+        raise DuplicateMessageError(f"message {which} was already applied") from None
 
 
 def _latest(conn: Connection) -> int:

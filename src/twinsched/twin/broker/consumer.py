@@ -27,7 +27,7 @@ from twinsched.store.history.store import DuplicateMessageError, MessageId
 from twinsched.twin.broker.connection import BrokerError, Connection
 from twinsched.twin.broker.messages import ConsumerStats, MessageError, message_id, order
 from twinsched.twin.broker.url import BrokerUrl, parse_broker_url
-from twinsched.twin.core.deltas import MetricsDelta, StatePatch
+from twinsched.twin.core.deltas import Delta, MetricsDelta, StatePatch
 from twinsched.twin.core.service import DeltaError, TimeOrderError, TwinService
 
 log = logging.getLogger(__name__)
@@ -104,8 +104,66 @@ class BrokerConsumer:
                 log.exception("twin: broker fetch failed")
                 await asyncio.sleep(0.5)
                 continue
-            for msg in messages:
+            await self.handle_batch(messages)
+
+    async def handle_batch(self, messages: list[Any]) -> None:
+        """Apply a fetched batch: runs of node samples that are each the next of their
+        stream go in one transaction (one commit, then one ack each); the rest one by one."""
+        group: list[tuple[Any, MessageId, StatePatch]] = []
+        for msg in messages:
+            ready = self._next_samples(msg, group)
+            if ready is None:
+                await self._apply_group(group)
+                group = []
                 await self.handle(msg)
+            else:
+                group.append((msg, *ready))
+        await self._apply_group(group)
+
+    def _next_samples(
+        self, msg: Any, group: list[tuple[Any, MessageId, StatePatch]]
+    ) -> tuple[MessageId, StatePatch] | None:
+        """The id and batch of ``msg`` if it is node samples next in its stream after the
+        group's, else None (then :meth:`handle` decides)."""
+        try:
+            mid = message_id(msg.headers)
+            patch = StatePatch.model_validate_json(msg.data)
+        except (MessageError, ValidationError):
+            return None
+        before = [m.seq for _, m, _ in group if m.source == mid.source]
+        last = max(before) if before else self.stats.last.get(mid.source, 0)
+        if mid.seq != last + 1 or not all(isinstance(d, MetricsDelta) for d in patch.deltas):
+            return None
+        return mid, patch
+
+    async def _apply_group(self, group: list[tuple[Any, MessageId, StatePatch]]) -> None:
+        if not group:
+            return
+        deltas: list[Delta] = []
+        for _, _, patch in group:  # samples keep their times; the batch takes the newest
+            for d in patch.deltas:
+                assert isinstance(d, MetricsDelta)
+                deltas.append(
+                    d if d.time is not None else d.model_copy(update={"time": patch.time})
+                )
+        at = max(self.service.time, *(patch.time for _, _, patch in group))
+        merged = StatePatch.model_construct(time=at, deltas=deltas)
+        try:
+            self.service.apply(merged, None, [mid for _, mid, _ in group])
+        except (DuplicateMessageError, DeltaError):  # one by one: each gets its own answer
+            for msg, _, _ in group:
+                await self.handle(msg)
+            return
+        except Exception:  # the database is down, the lease lost: leave them for redelivery
+            self.stats.retried += len(group)
+            log.exception("twin: cannot write %d messages; left for redelivery", len(group))
+            for msg, _, _ in group:
+                await msg.nak(delay=1.0)
+            return
+        self.stats.applied += len(group)
+        for msg, mid, _ in group:
+            self.stats.last[mid.source] = max(mid.seq, self.stats.last.get(mid.source, 0))
+            await msg.ack()  # only now: the write is committed
 
     async def handle(self, msg: Any) -> None:
         """Apply one message, then ack it (or send it back, or terminate it)."""

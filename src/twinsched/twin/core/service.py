@@ -11,7 +11,7 @@ import gzip
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,12 +177,15 @@ class TwinService:
 
     # -- the one door for changes ----------------------------------------------------------------
     def apply(
-        self, patch: StatePatch, body: bytes | None = None, message: MessageId | None = None
+        self,
+        patch: StatePatch,
+        body: bytes | None = None,
+        message: MessageId | Sequence[MessageId] | None = None,
     ) -> PatchResult:
         """Check, record, then apply ``patch``; raises :class:`DeltaError` naming a delta.
 
-        ``message`` is the id of the broker message that carried it, recorded with the patch:
-        a message already recorded raises ``DuplicateMessageError`` and changes nothing."""
+        ``message`` is the id of the broker message(s) that carried it, recorded with the
+        patch: one already recorded raises ``DuplicateMessageError`` and changes nothing."""
         self.stats.pending += 1
         try:
             with self._lock:
@@ -191,7 +194,7 @@ class TwinService:
             self.stats.pending -= 1
 
     def _apply(
-        self, patch: StatePatch, body: bytes | None, message: MessageId | None
+        self, patch: StatePatch, body: bytes | None, message: MessageId | Sequence[MessageId] | None
     ) -> PatchResult:
         if patch.time < self._doc.timestamp and self.ordered:
             problem = f"{patch.time:g} is before the twin's time {self._doc.timestamp:g}"

@@ -115,6 +115,10 @@ LONG: dict[str, str] = {
         "http://127.0.0.1:8181 --broker nats://127.0.0.1:4222"
     ): BROKER,
     "docs/telemetry.md: curl -s http://127.0.0.1:8181/api/v1/broker": BROKER,
+    (
+        "docs/telemetry.md: twinsched vte serve --trace synthetic-continuum --broker "
+        "nats://127.0.0.1:4222 --sample-every 60"
+    ): BROKER,
     "docs/telemetry.md: python bench/broker.py --batches 100 --kills 5": BENCH,
     (
         "docs/telemetry.md: twinsched forecast-backtest --dataset requests.parquet --metric "

@@ -9,14 +9,12 @@ Reads and the whole-state ``PUT`` stay on HTTP.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from twinsched.twin.broker.publisher import BrokerPublisher
 from twinsched.twin.client import TwinClient, TwinClientError
-from twinsched.twin.core.deltas import PatchResult, StatePatch
+from twinsched.twin.core.deltas import PatchResult
 
 
 class BrokerSink:
@@ -44,16 +42,8 @@ class BrokerTwinClient(TwinClient):
         self.publisher = publisher
         self.wait_s = 60.0
 
-    def patch(
-        self, time: float, deltas: Sequence[Mapping[str, Any]] | StatePatch | None = None
-    ) -> PatchResult:
-        if isinstance(deltas, StatePatch):
-            body = deltas.model_dump_json(exclude_none=True).encode()
-        else:
-            body = json.dumps({"time": time, "deltas": list(deltas or [])}).encode()
-        return self.patch_json(body)
-
     def patch_json(self, body: bytes) -> PatchResult:
+        """Publish the batch (``patch`` lands here too), then wait until it is applied."""
         message = self.publisher.publish_deltas(body)
         self.publisher.flush()
         status = self.wait_applied(message.source, message.seq)

@@ -96,6 +96,7 @@ PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus
 TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+PROMETHEUS_RANGE = "needs a Prometheus server: covered by tests/twin/test_prometheus_range.py"
 BROKER = "needs NATS and a twin: covered by tests/twin/test_broker.py (real NATS, TwinProcess)"
 COMPOSE = (
     "the compose walk-through needs a Docker engine (none here): tests/deploy/ validates the files"
@@ -115,6 +116,15 @@ LONG: dict[str, str] = {
         "http://127.0.0.1:8181 --broker nats://127.0.0.1:4222"
     ): BROKER,
     "docs/telemetry.md: curl -s http://127.0.0.1:8181/api/v1/broker": BROKER,
+    (
+        "docs/telemetry.md: twinsched collect-dataset --prometheus http://127.0.0.1:9090 --from "
+        "1764000000 --to 1764086400 --step 300 --out cluster.parquet"
+    ): PROMETHEUS_RANGE,
+    (
+        "docs/telemetry.md: twinsched collect-dataset --prometheus http://127.0.0.1:9090 --query "
+        "'load=sum by (node) (rate(node_cpu_seconds_total{mode!=\"idle\"}[5m]))' --from "
+        "1764000000 --to 1764086400 --out load.csv"
+    ): PROMETHEUS_RANGE,
     (
         "docs/telemetry.md: twinsched vte serve --trace synthetic-continuum --broker "
         "nats://127.0.0.1:4222 --sample-every 60"

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 err = make_console(stderr=True)
 
 
-def _queries(items: list[str]) -> dict[str, str] | None:
+def parse_queries(items: list[str]) -> dict[str, str] | None:
     """``NAME=PROMQL`` options as a query map; none given: the defaults."""
     if not items:
         return None
@@ -58,7 +58,7 @@ def collect(
     try:
         sink = _sink(twin, token, broker)
         collector = PrometheusCollector(
-            prometheus, sink, queries=_queries(query or []), interval=interval
+            prometheus, sink, queries=parse_queries(query or []), interval=interval
         )
         try:
             if once:

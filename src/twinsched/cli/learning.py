@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from twinsched.cli.console import error_exit, make_console
-from twinsched.cli.options import float_opt, in_dir_opt, int_opt, out_dir_opt, seed_opt, split_list
+from twinsched.cli.options import (
+    float_opt,
+    in_dir_opt,
+    int_opt,
+    out_dir_opt,
+    out_path_opt,
+    seed_opt,
+    split_list,
+)
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
@@ -183,6 +191,38 @@ def _backtest_series(
         return
     for trace in split_list(traces):
         yield resample(load_series(trace, data), 5)
+
+
+@app.command("collect-dataset")
+def collect_dataset(
+    out: Annotated[Path, out_path_opt("dataset file to write: .parquet or .csv", "--out")],
+    start: Annotated[float, float_opt("range start, Unix seconds", 0, 1e12, "--from")],
+    end: Annotated[float, float_opt("range end, Unix seconds", 0, 1e12, "--to")],
+    prometheus: Annotated[str, typer.Option(help="Prometheus base URL")] = "http://127.0.0.1:9090",
+    query: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=PROMQL (repeatable; default: the collector's node queries)"),
+    ] = None,
+    step: Annotated[float, float_opt("seconds between points", 0, 86400, open_lo=True)] = 60.0,
+) -> None:
+    """Training data from Prometheus: range queries into a dataset (time, node, metric, value)."""
+    from twinsched.cli.collectors import parse_queries
+
+    if start > end:
+        raise typer.BadParameter(f"--from {start:g} is after --to {end:g}")
+    queries = parse_queries(query or [])
+    try:
+        from twinsched.traces.twin_dataset import dataset_format, write_dataset
+        from twinsched.twin.collectors.prometheus import DEFAULT_QUERIES
+        from twinsched.twin.collectors.prometheus_range import collect_range
+
+        dataset_format(out)
+        frame = collect_range(prometheus, queries or DEFAULT_QUERIES, start, end, step)
+        write_dataset(frame, out)
+    except (TwinschedError, ImportError) as exc:
+        raise error_exit(exc) from exc
+    series = frame.groupby(["metric", "node"]).ngroups if len(frame) else 0
+    typer.echo(f"wrote {len(frame)} points of {series} series to {out}")
 
 
 @app.command("forecasters")

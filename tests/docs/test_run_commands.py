@@ -129,7 +129,7 @@ LONG: dict[str, str] = {
         "docs/telemetry.md: twinsched vte serve --trace synthetic-continuum --broker "
         "nats://127.0.0.1:4222 --sample-every 60"
     ): BROKER,
-    "docs/telemetry.md: python bench/broker.py --batches 100 --kills 5": BENCH,
+    "docs/telemetry.md: python bench/broker.py --batches 200 --kills 5": BENCH,
     (
         "docs/telemetry.md: twinsched forecast-backtest --dataset requests.parquet --metric "
         "requests --node web-1 --horizon 3h"

@@ -97,6 +97,8 @@ TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
 MONITORING = "reads the repository's files: tests/deploy/test_monitoring.py runs both"
+PROMETHEUS_RANGE = "needs a Prometheus server: covered by tests/twin/test_prometheus_range.py"
+BROKER = "needs NATS and a twin: covered by tests/twin/test_broker.py (real NATS, TwinProcess)"
 COMPOSE = (
     "the compose walk-through needs a Docker engine (none here): tests/deploy/ validates the files"
 )
@@ -111,6 +113,34 @@ TWO_NODES = (
 )
 REAL_CLUSTER = "needs a real Ray cluster (HEAD) and its database (DBHOST)"
 LONG: dict[str, str] = {
+    "docs/telemetry.md: twinsched twin serve --port 8181 --broker nats://127.0.0.1:4222": BROKER,
+    (
+        "docs/telemetry.md: twinsched twin collect --prometheus http://127.0.0.1:9090 --broker "
+        "nats://127.0.0.1:4222"
+    ): BROKER,
+    (
+        "docs/telemetry.md: twinsched run --trace synthetic-continuum --schedulers fgd --twin "
+        "http://127.0.0.1:8181 --broker nats://127.0.0.1:4222"
+    ): BROKER,
+    "docs/telemetry.md: curl -s http://127.0.0.1:8181/api/v1/broker": BROKER,
+    (
+        "docs/telemetry.md: twinsched collect-dataset --prometheus http://127.0.0.1:9090 --from "
+        "1764000000 --to 1764086400 --step 300 --out cluster.parquet"
+    ): PROMETHEUS_RANGE,
+    (
+        "docs/telemetry.md: twinsched collect-dataset --prometheus http://127.0.0.1:9090 --query "
+        "'load=sum by (node) (rate(node_cpu_seconds_total{mode!=\"idle\"}[5m]))' --from "
+        "1764000000 --to 1764086400 --out load.csv"
+    ): PROMETHEUS_RANGE,
+    (
+        "docs/telemetry.md: twinsched vte serve --trace synthetic-continuum --broker "
+        "nats://127.0.0.1:4222 --sample-every 60"
+    ): BROKER,
+    "docs/telemetry.md: python bench/broker.py --batches 200 --kills 5": BENCH,
+    (
+        "docs/telemetry.md: twinsched forecast-backtest --dataset requests.parquet --metric "
+        "requests --node web-1 --horizon 3h"
+    ): "needs a week of samples in the twin: covered by tests/twin/test_dataset.py",
     ("docs/deploy.md: git clone <this repository> twinsched && cd twinsched"): COMPOSE,
     ("docs/deploy.md: export TWINSCHED_DATA_DIR=/path/to/data"): COMPOSE,
     ("docs/deploy.md: export TWINSCHED_TOKEN=$(openssl rand -hex 32)"): COMPOSE,

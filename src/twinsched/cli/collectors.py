@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from twinsched.cli.console import error_exit, make_console
-from twinsched.cli.options import float_opt
+from twinsched.cli.options import broker_opt, float_opt
 from twinsched.errors import TwinschedError
+
+if TYPE_CHECKING:
+    from twinsched.twin.broker.sinks import BrokerSink
+    from twinsched.twin.collectors.prometheus import HttpTwinSink
 
 err = make_console(stderr=True)
 
 
-def _queries(items: list[str]) -> dict[str, str] | None:
+def parse_queries(items: list[str]) -> dict[str, str] | None:
     """``NAME=PROMQL`` options as a query map; none given: the defaults."""
     if not items:
         return None
@@ -42,23 +46,27 @@ def collect(
         typer.Option(help="NAME=PROMQL (repeatable; replaces the default queries)"),
     ] = None,
     once: Annotated[bool, typer.Option(help="poll once and exit")] = False,
+    broker: Annotated[
+        str | None, broker_opt("publish to this NATS JetStream instead of PATCHing --twin")
+    ] = None,
 ) -> None:
-    """Poll Prometheus on an interval and PATCH node metrics into the twin."""
-    from twinsched.twin.collectors.prometheus import HttpTwinSink, PrometheusCollector
+    """Poll Prometheus on an interval and PATCH node metrics into the twin (or publish them
+    to the broker the twin consumes)."""
+    from twinsched.twin.collectors.prometheus import PrometheusCollector
 
     stop = threading.Event()
     try:
-        sink = HttpTwinSink(twin, token)
+        sink = _sink(twin, token, broker)
         collector = PrometheusCollector(
-            prometheus, sink, queries=_queries(query or []), interval=interval
+            prometheus, sink, queries=parse_queries(query or []), interval=interval
         )
         try:
             if once:
                 body = collector.poll_once()
-                err.print(f"sent metrics of {len(body['deltas'])} nodes to {twin}")
+                err.print(f"sent metrics of {len(body['deltas'])} nodes to {broker or twin}")
                 return
             signal.signal(signal.SIGTERM, lambda *_: stop.set())
-            err.print(f"collecting from {prometheus} into {twin} every {interval:g} s")
+            err.print(f"collecting from {prometheus} into {broker or twin} every {interval:g} s")
             polls = collector.run(stop)
             err.print(f"stopped after {polls} polls")
         finally:
@@ -68,6 +76,18 @@ def collect(
         raise error_exit(exc) from exc
     except KeyboardInterrupt:
         err.print("stopped")
+
+
+def _sink(twin: str, token: str, broker: str | None) -> HttpTwinSink | BrokerSink:
+    """Where the batches go: the twin over HTTP, or the broker."""
+    if broker is None:
+        from twinsched.twin.collectors.prometheus import HttpTwinSink
+
+        return HttpTwinSink(twin, token)
+    from twinsched.twin.broker.publisher import BrokerPublisher
+    from twinsched.twin.broker.sinks import BrokerSink
+
+    return BrokerSink(BrokerPublisher(broker))
 
 
 app = typer.Typer(help="Collectors that feed the twin.", pretty_exceptions_enable=False)

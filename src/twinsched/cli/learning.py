@@ -6,14 +6,26 @@ Wire it in with ``app.add_typer(twinsched.cli.learning.app)`` (commands join the
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from twinsched.cli.console import error_exit, make_console
-from twinsched.cli.options import float_opt, in_dir_opt, int_opt, out_dir_opt, seed_opt, split_list
+from twinsched.cli.options import (
+    float_opt,
+    in_dir_opt,
+    int_opt,
+    out_dir_opt,
+    out_path_opt,
+    seed_opt,
+    split_list,
+)
 from twinsched.errors import TwinschedError
+
+if TYPE_CHECKING:
+    from twinsched.learning.series import LoadSeries
 
 app = typer.Typer(help="Learning plane: forecasting and predictive autoscaling.")
 
@@ -124,20 +136,25 @@ def forecast_backtest(
     seed: Seed = 0,
     out: Annotated[Path | None, out_dir_opt("write backtest.json and backtest.md here")] = None,
     data: DataRoot = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(help="a twin dataset (twinsched twin export) instead of --traces"),
+    ] = None,
+    metric: Annotated[str, typer.Option(help="the dataset's metric to forecast")] = "",
+    node: Annotated[str | None, typer.Option(help="the dataset's node (if several)")] = None,
 ) -> None:
     """Rolling-origin backtest of every forecaster: fit on week 1, roll over the rest."""
     from twinsched.learning import report
     from twinsched.learning.autoscale.experiment import parse_minutes
     from twinsched.learning.backtest import BacktestSpec, rolling_origin
-    from twinsched.learning.series import load_series, resample
 
     console = make_console(width=_WIDTH)
     rows: list[dict[str, Any]] = []
     try:
         minutes = parse_minutes(horizon)
-        for trace in split_list(traces):
-            series = resample(load_series(trace, data), 5)
-            steps = max(minutes // 5, 1)
+        for series in _backtest_series(traces, data, dataset, metric, node):
+            trace = series.name
+            steps = max(minutes // series.step_minutes, 1)
             spec = BacktestSpec(train=series.week, horizon=steps, stride=steps, seed=seed)
             for name in split_list(forecasters):
                 result = rolling_origin(name, series, spec)
@@ -158,6 +175,54 @@ def forecast_backtest(
         out.mkdir(parents=True, exist_ok=True)
         (out / "backtest.json").write_text(json.dumps(rows, indent=1))
         (out / "backtest.md").write_text(report.markdown_table(rows, report.BACKTEST_COLUMNS))
+
+
+def _backtest_series(
+    traces: str, data: Path | None, dataset: Path | None, metric: str, node: str | None
+) -> Iterator[LoadSeries]:
+    """The series to backtest: the dataset's (at its own step), else each trace's in 5-minute
+    bins."""
+    from twinsched.learning.series import load_dataset, load_series, resample
+
+    if dataset is not None:
+        if not metric:
+            raise typer.BadParameter("--dataset needs --metric")
+        yield load_dataset(dataset, metric, node)
+        return
+    for trace in split_list(traces):
+        yield resample(load_series(trace, data), 5)
+
+
+@app.command("collect-dataset")
+def collect_dataset(
+    out: Annotated[Path, out_path_opt("dataset file to write: .parquet or .csv", "--out")],
+    start: Annotated[float, float_opt("range start, Unix seconds", 0, 1e12, "--from")],
+    end: Annotated[float, float_opt("range end, Unix seconds", 0, 1e12, "--to")],
+    prometheus: Annotated[str, typer.Option(help="Prometheus base URL")] = "http://127.0.0.1:9090",
+    query: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=PROMQL (repeatable; default: the collector's node queries)"),
+    ] = None,
+    step: Annotated[float, float_opt("seconds between points", 0, 86400, open_lo=True)] = 60.0,
+) -> None:
+    """Training data from Prometheus: range queries into a dataset (time, node, metric, value)."""
+    from twinsched.cli.collectors import parse_queries
+
+    if start > end:
+        raise typer.BadParameter(f"--from {start:g} is after --to {end:g}")
+    queries = parse_queries(query or [])
+    try:
+        from twinsched.traces.twin_dataset import dataset_format, write_dataset
+        from twinsched.twin.collectors.prometheus import DEFAULT_QUERIES
+        from twinsched.twin.collectors.prometheus_range import collect_range
+
+        dataset_format(out)
+        frame = collect_range(prometheus, queries or DEFAULT_QUERIES, start, end, step)
+        write_dataset(frame, out)
+    except (TwinschedError, ImportError) as exc:
+        raise error_exit(exc) from exc
+    series = frame.groupby(["metric", "node"]).ngroups if len(frame) else 0
+    typer.echo(f"wrote {len(frame)} points of {series} series to {out}")
 
 
 @app.command("forecasters")

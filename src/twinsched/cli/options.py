@@ -282,6 +282,25 @@ def port_opt(help: str, *decls: str) -> Any:
     return int_opt(help, 0, PORT_MAX, *decls)
 
 
+def check_broker(text: str | None) -> str | None:
+    """A broker URL (``nats://host[:port][/STREAM]``), or None when not given."""
+    if text is None:
+        return None
+    from twinsched.twin.broker.url import BrokerConfigError, parse_broker_url
+
+    try:
+        parse_broker_url(text)
+    except BrokerConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return text
+
+
+def broker_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of a broker URL (:func:`check_broker`), checked while parsing."""
+    form = "nats://host:port/STREAM, port 4222 and stream TWINSCHED when left out"
+    return typer.Option(*decls, help=f"{help} [{form}]", callback=check_broker)
+
+
 def _models_dir(raw: object) -> Path:
     path = Path(str(raw))
     if not str(raw).strip() or _nearest_existing(path).is_file():

@@ -20,6 +20,7 @@ from twinsched.cli.options import (
     SeedsOpt,
     TraceOpt,
     VariantOpt,
+    broker_opt,
     check_store,
     faults_file_opt,
     float_opt,
@@ -145,8 +146,23 @@ def run(
     fault_rate: FaultRateOpt = None,
     mttr: MttrOpt = None,
     faults: FaultsOpt = None,
+    broker: Annotated[
+        str | None,
+        broker_opt(
+            "With --twin: send the run's deltas through this NATS JetStream, which the "
+            "twin consumes (twin serve --broker); reads stay on HTTP."
+        ),
+    ] = None,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
+    if broker is not None:
+        if twin is None:
+            raise typer.BadParameter("--broker needs --twin (the twin that consumes it)")
+        import os
+
+        from twinsched.experiments.runner import BROKER_ENV
+
+        os.environ[BROKER_ENV] = broker  # the transport, like the token, is not in the spec
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
     from_file = parse_faults_file(faults) if faults is not None else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,6 +13,7 @@ from twinsched.cli.options import (
     DbOpt,
     ScenarioOpt,
     TraceOpt,
+    broker_opt,
     float_opt,
     load_source,
     port_opt,
@@ -20,6 +21,11 @@ from twinsched.cli.options import (
     seed_opt,
 )
 from twinsched.errors import TwinschedError
+
+if TYPE_CHECKING:
+    from twinsched.scheduling.observers import RunObserver
+    from twinsched.sim.exporter import PacedClock
+    from twinsched.twin.broker.vte import BrokerSamples
 
 app = typer.Typer(
     help="The virtual training environment as a live system: metrics for Prometheus.",
@@ -52,6 +58,12 @@ def serve(
     data: DataOpt = None,
     scenario: ScenarioOpt = None,
     db: DbOpt = None,
+    broker: Annotated[
+        str | None, broker_opt("also publish the node metrics to this NATS JetStream")
+    ] = None,
+    sample_every: Annotated[
+        float, float_opt("with --broker: simulated seconds between samples", 0, 1e9, open_lo=True)
+    ] = 60.0,
 ) -> None:
     """Run a scenario on the wall clock and serve its node metrics until it ends (+ --hold)."""
     if mode not in ("fillup", "replay"):
@@ -69,7 +81,8 @@ def serve(
             with live.running():
                 clock = PacedClock(live, speed=speed)
                 runner = run_replay if mode == "replay" else run_fillup
-                result = runner(chosen, sched, seed, clock=clock, observers=[live])
+                observers: list[RunObserver] = [live, *_broker_samples(broker, clock, sample_every)]
+                result = runner(chosen, sched, seed, clock=clock, observers=observers)
             err.print(f"run finished: {result.summary.get('running', 0)} pods running")
             if hold > 0:
                 err.print(f"holding the final state for {hold:g} s")
@@ -78,3 +91,14 @@ def serve(
         raise error_exit(exc) from exc
     except KeyboardInterrupt:
         err.print("stopped")
+
+
+def _broker_samples(broker: str | None, clock: PacedClock, every: float) -> list[BrokerSamples]:
+    """The observer that publishes node metrics to ``broker`` (none without one)."""
+    if broker is None:
+        return []
+    from twinsched.twin.broker.publisher import BrokerPublisher
+    from twinsched.twin.broker.vte import BrokerSamples
+
+    err.print(f"publishing node metrics to {broker} every {every:g} simulated s")
+    return [BrokerSamples(BrokerPublisher(broker), clock, every)]

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
+from twinsched.cli.options import broker_opt, float_opt, out_path_opt, split_list
 from twinsched.errors import TwinschedError
+
+MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from twinsched.twin.broker.consumer import BrokerConsumer
 
 app = typer.Typer(
     help="The digital twin service: serve it over HTTP, compact its history.",
@@ -95,10 +103,14 @@ def serve(
     log_level: Annotated[
         str, typer.Option(help="uvicorn log level.", callback=_log_level)
     ] = "info",
+    broker: Annotated[
+        str | None, broker_opt("Also apply the batches published to this NATS JetStream.")
+    ] = None,
 ) -> None:
     """Serve the twin under /api/v1; it restores its latest state from the database.
 
-    A second twin on the same database is refused, naming the first (host, pid, start)."""
+    A second twin on the same database is refused, naming the first (host, pid, start).
+    With --broker it also consumes the stream (docs/telemetry.md)."""
     try:
         import uvicorn
 
@@ -115,15 +127,39 @@ def serve(
                 close_app(application)
                 raise
             typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
+        consumer = _consume(application, broker)
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
     if not settings.auth_required:
         typer.secho("twin: --dev without a token: write routes are OPEN", fg="yellow", err=True)
     _quiet_gc()
-    uvicorn.run(
-        application, host=host, port=port, log_level=log_level, access_log=False,
-        timeout_graceful_shutdown=GRACE_S,
-    )  # fmt: skip
+    try:
+        uvicorn.run(
+            application, host=host, port=port, log_level=log_level, access_log=False,
+            timeout_graceful_shutdown=GRACE_S,
+        )  # fmt: skip
+    finally:
+        if consumer is not None:
+            consumer.stop()
+
+
+def _consume(application: FastAPI, broker: str | None) -> BrokerConsumer | None:
+    """Start the broker consumer of ``application``'s twin (None without ``broker``)."""
+    if broker is None:
+        return None
+    from twinsched.twin.api.app import close_app
+    from twinsched.twin.broker.consumer import BrokerConsumer
+
+    state = application.state
+    consumer = BrokerConsumer(state.service, broker)
+    try:
+        consumer.start()
+    except BaseException:
+        close_app(application)
+        raise
+    state.broker = consumer
+    typer.echo(f"twin: consuming {consumer.url} as {consumer.durable}", err=True)
+    return consumer
 
 
 def _preload(
@@ -210,6 +246,59 @@ def compact(
         f"downsampled_samples={result.downsampled_samples} buckets={result.written_buckets} "
         f"dropped_changes={result.dropped_changes}"
     )
+
+
+@app.command("export")
+def export(
+    out: Annotated[Path, out_path_opt("Dataset file to write: .parquet or .csv.", "--out")],
+    metrics: Annotated[str, typer.Option(help="Comma-separated metric names (required).")],
+    db: Db = None,
+    start: Annotated[
+        float | None, float_opt("Only samples at or after this time (s).", 0, MAX_TIME, "--from")
+    ] = None,
+    end: Annotated[
+        float | None, float_opt("Only samples at or before this time (s).", 0, MAX_TIME, "--to")
+    ] = None,
+    nodes: Annotated[str, typer.Option(help="Comma-separated nodes (default: all).")] = "",
+    step: Annotated[
+        float | None,
+        float_opt("Aggregate into buckets of this many seconds.", 0, MAX_TIME, open_lo=True),
+    ] = None,
+    agg: Annotated[str, typer.Option(help="Bucket aggregate: mean, max or last.")] = "mean",
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="parquet or csv (default: from --out).")
+    ] = None,
+) -> None:
+    """Export samples of the twin's history as a dataset (time, node, metric, value)."""
+    names = split_list(metrics)
+    if not names:
+        raise typer.BadParameter("give at least one metric", param_hint="--metrics")
+    if agg not in ("mean", "max", "last"):
+        raise typer.BadParameter(f"must be mean, max or last, got {agg!r}", param_hint="--agg")
+    if fmt is not None and fmt not in ("parquet", "csv"):
+        raise typer.BadParameter(f"must be parquet or csv, got {fmt!r}", param_hint="--format")
+    if fmt is not None and fmt != out.suffix.lstrip(".").lower():
+        raise typer.BadParameter(
+            f"--format {fmt} needs an --out file ending in .{fmt}", param_hint="--format"
+        )
+    if start is not None and end is not None and start > end:
+        raise typer.BadParameter(f"--from {start:g} is after --to {end:g}")
+    try:
+        from twinsched.store.history import HistoryStore
+        from twinsched.traces.twin_dataset import dataset_format, write_dataset
+        from twinsched.twin.core.settings import TwinSettings
+        from twinsched.twin.dataset import ExportSpec, export_frame
+
+        dataset_format(out)
+        settings = TwinSettings.from_env(db=db, dev=True)
+        store = HistoryStore(settings.database_url())
+        spec = ExportSpec(names, split_list(nodes), start, end, step, agg)  # type: ignore[arg-type]
+        frame = export_frame(store, spec)
+        write_dataset(frame, out)
+    except (TwinschedError, ImportError) as exc:
+        raise error_exit(exc) from exc
+    series = frame.groupby(["metric", "node"]).ngroups if len(frame) else 0
+    typer.echo(f"wrote {len(frame)} samples of {series} series to {out}")
 
 
 app.command("collect")(collect)

@@ -17,6 +17,8 @@ from twinsched.sim.scenarios import cached_scenario
 if TYPE_CHECKING:
     from twinsched.twin.replica import TwinScheduler
 
+BROKER_ENV = "TWINSCHED_TWIN_BROKER"  # runs through a twin send their deltas via this broker
+
 
 def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
     """Run one spec; the same spec always gives the same result (wall time aside)."""
@@ -52,13 +54,22 @@ def _through_twin(name: str, url: str) -> Iterator[TwinScheduler]:
     """The scheduler wrapped so it decides on state pulled from the twin at ``url``.
 
     The write token comes from ``$TWINSCHED_TWIN_TOKEN`` (never from the spec, which is
-    recorded with the results).
+    recorded with the results); so does the broker the deltas travel through, from
+    ``$TWINSCHED_TWIN_BROKER`` (the transport does not change the results).
     """
     from twinsched.scheduling import registry
     from twinsched.twin.client import TwinClient
     from twinsched.twin.replica import TwinScheduler
 
-    with TwinClient(url, os.environ.get("TWINSCHED_TWIN_TOKEN")) as client:
+    token, broker = os.environ.get("TWINSCHED_TWIN_TOKEN"), os.environ.get(BROKER_ENV)
+    if broker:
+        from twinsched.twin.broker.publisher import BrokerPublisher
+        from twinsched.twin.broker.sinks import BrokerTwinClient
+
+        client: TwinClient = BrokerTwinClient(url, BrokerPublisher(broker), token)
+    else:
+        client = TwinClient(url, token)
+    with client:
         yield TwinScheduler(registry.create(name), client)
 
 

@@ -127,6 +127,47 @@ def _check_columns(path: Path, found: object, wanted: tuple[str, ...]) -> None:
             raise TraceFormatError(str(path), 1, name, f"missing column; found {names}")
 
 
+def load_dataset(path: Path, metric: str, node: str | None = None) -> LoadSeries:
+    """One node's ``metric`` from a twin dataset (``twinsched twin export``) as a load series.
+
+    The samples must lie on a grid of whole minutes that divides a day (export with
+    ``--step``, e.g. 300); missing buckets become NaN. A day and a week are 1440 and 10080
+    minutes in steps of the series. Errors name the file and what to change.
+    """
+    from twinsched.traces.twin_dataset import read_dataset
+
+    frame = read_dataset(path)
+    rows = frame[frame["metric"] == metric]
+    if rows.empty:
+        known = sorted(frame["metric"].unique())
+        raise TraceFormatError(str(path), 0, "metric", f"no {metric!r} samples; found {known}")
+    nodes = sorted(rows["node"].unique())
+    if node is None and len(nodes) > 1:
+        raise TraceFormatError(str(path), 0, "node", f"{len(nodes)} nodes, choose one: {nodes}")
+    rows = rows[rows["node"] == (node if node is not None else nodes[0])]
+    if rows.empty:
+        raise TraceFormatError(str(path), 0, "node", f"no {metric!r} samples of {node!r}: {nodes}")
+    times = rows["time"].to_numpy(dtype=np.float64)
+    values = rows["value"].to_numpy(dtype=np.float64)
+    steps = np.diff(np.unique(times))
+    step = float(steps.min()) if len(steps) else 60.0
+    if step % 60 or (1440 * 60) % step:
+        problem = f"samples {step:g} s apart: not whole minutes dividing a day; export with --step"
+        raise TraceFormatError(str(path), 0, "time", problem)
+    index = np.rint((times - times[0]) / step).astype(np.int64)
+    if not np.allclose(times[0] + index * step, times) or len(np.unique(index)) < len(index):
+        problem = f"samples off a {step:g} s grid, or two in one step; export with --step"
+        raise TraceFormatError(str(path), 0, "time", problem)
+    grid = np.full(int(index[-1]) + 1, np.nan)
+    grid[index] = values
+    minutes = int(step // 60)
+    stamps = (times[0] + np.arange(len(grid)) * step) * 1e9
+    day = 1440 // minutes
+    return LoadSeries(
+        f"{path.name}:{metric}", grid, minutes, day, 7 * day, stamps.astype("datetime64[ns]")
+    )
+
+
 SERIES: dict[str, tuple[Callable[[str | Path | None], LoadSeries], str]] = {
     "nasa-http-1995": (load_nasa, "NASA KSC web server, requests/min, July-August 1995"),
     "bank-calls-2003": (load_bank, "bank call centre arrivals/min, weekdays, March-Oct 2003"),

@@ -7,13 +7,21 @@ the twin's types, the twin (``twin.core.service``) calls it. Tables: migration
 
 from twinsched.store.history.lease import LeaseHeldError, LeaseLostError
 from twinsched.store.history.query import CompactResult, Series, Window, compact, read_window
-from twinsched.store.history.store import HistoryStore, Replay, SampleBatch
+from twinsched.store.history.store import (
+    DuplicateMessageError,
+    HistoryStore,
+    MessageId,
+    Replay,
+    SampleBatch,
+)
 
 __all__ = [
     "CompactResult",
+    "DuplicateMessageError",
     "HistoryStore",
     "LeaseHeldError",
     "LeaseLostError",
+    "MessageId",
     "Replay",
     "SampleBatch",
     "Series",

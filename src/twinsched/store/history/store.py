@@ -21,13 +21,32 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from twinsched.store.db import engine_for
+from twinsched.store.db import StoreError, engine_for
 from twinsched.store.history.lease import WriterLease, acquire
-from twinsched.store.history.tables import SAMPLE_COLUMNS, changes, samples, series, snapshots
+from twinsched.store.history.tables import (
+    SAMPLE_COLUMNS,
+    changes,
+    messages,
+    samples,
+    series,
+    snapshots,
+)
 
 _SQLITE_INSERT = "INSERT INTO twin_samples (series, time, value) VALUES (?, ?, ?)"
 # WAL without fsync per commit, and checkpoints every 64 MiB rather than 4 MiB: 2x ingestion
 _SQLITE_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA wal_autocheckpoint=16384")
+
+
+class DuplicateMessageError(StoreError):
+    """A broker message with this ``(source, seq)`` was already applied: nothing was written."""
+
+
+@dataclass(frozen=True)
+class MessageId:
+    """A broker message's id: its publisher stream and its sequence number there."""
+
+    source: str
+    seq: int
 
 
 @dataclass
@@ -89,8 +108,19 @@ class HistoryStore:
             self.lease.check(fresh=True)
 
     # -- writes ----------------------------------------------------------------------------------
-    def record_patch(self, version: int, time: float, body: bytes, batch: SampleBatch) -> None:
-        """Store a patch body and its samples in one transaction (committed on return)."""
+    def record_patch(
+        self,
+        version: int,
+        time: float,
+        body: bytes,
+        batch: SampleBatch,
+        message: MessageId | Sequence[MessageId] | None = None,
+    ) -> None:
+        """Store a patch body and its samples in one transaction (committed on return).
+
+        With ``message`` (the ids of the broker messages it carries) their rows go in the
+        same transaction: an id already stored raises :class:`DuplicateMessageError` and
+        writes nothing."""
         self._guard()
         known = self._known_series()
         new: dict[tuple[str, str], int] = {}
@@ -102,6 +132,8 @@ class HistoryStore:
             if self.dialect == "sqlite":
                 for pragma in _SQLITE_PRAGMAS:
                     conn.exec_driver_sql(pragma)
+            if message is not None:
+                _insert_message(conn, message, version)
             conn.execute(changes.insert(), {"version": version, "time": time, "body": body})
             if new:
                 rows = [{"id": i, "node": n, "metric": m} for (n, m), i in new.items()]
@@ -176,10 +208,31 @@ class HistoryStore:
             ).all()
         return Replay(target, document, base, [(int(v), bytes(b)) for v, b in patches])
 
+    def applied_messages(self) -> dict[str, int]:
+        """The highest sequence number applied per message source (broker consumers resume)."""
+        query = sa.select(messages.c.source, sa.func.max(messages.c.seq)).group_by(
+            messages.c.source
+        )
+        with self.engine.connect() as conn:
+            return {str(source): int(seq) for source, seq in conn.execute(query).all()}
+
     def ping(self) -> None:
         """Raise when the database cannot be reached."""
         with self.engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
+
+
+def _insert_message(
+    conn: Connection, message: MessageId | Sequence[MessageId], version: int
+) -> None:
+    ids = [message] if isinstance(message, MessageId) else list(message)
+    rows = [{"source": m.source, "seq": m.seq, "version": version} for m in ids]
+    try:  # first in the transaction: a duplicate fails before anything else is written
+        conn.execute(messages.insert(), rows)
+    except sa.exc.IntegrityError:
+        first = f"{ids[0].source}#{ids[0].seq}"
+        which = first if len(ids) == 1 else f"one of {len(ids)} messages from {first}"
+        raise DuplicateMessageError(f"message {which} was already applied") from None
 
 
 def _latest(conn: Connection) -> int:

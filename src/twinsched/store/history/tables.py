@@ -5,7 +5,10 @@ sample as ``(series, time, value)`` (no key, small integer index: bulk COPY and 
 stay fast), indexed by ``(series, time)`` for window queries. ``twin_changes`` is the log of
 accepted ``PATCH /state`` bodies by state version; ``twin_snapshots`` holds whole documents
 (every ``PUT`` and, periodically, the state after a patch), so any version can be rebuilt as
-the latest snapshot at or before it plus the changes after that snapshot.
+the latest snapshot at or before it plus the changes after that snapshot. ``twin_messages``
+holds the id of every broker message applied (its source and sequence number, the primary
+key, and the version it made): a message delivered again is refused by the key
+(migration ``v0006_twin_messages``).
 """
 
 from __future__ import annotations
@@ -61,6 +64,14 @@ def _by_version(name: str, blob: str) -> Table:
 
 
 changes = _by_version("twin_changes", "body")
+
+messages = Table(
+    "twin_messages",
+    metadata,
+    Column("source", Text, primary_key=True),
+    Column("seq", BigInteger, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
+)
 snapshots = _by_version("twin_snapshots", "document")
 
 SAMPLE_COLUMNS = ("series", "time", "value")

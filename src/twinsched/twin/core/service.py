@@ -11,7 +11,7 @@ import gzip
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from twinsched.errors import TwinschedError
 from twinsched.model.document import Job, Node, Pod, TwinDocument
-from twinsched.store.history.store import HistoryStore, SampleBatch
+from twinsched.store.history.store import HistoryStore, MessageId, SampleBatch
 from twinsched.twin.core.deltas import (
     MetricsDelta,
     NodeDelta,
@@ -176,16 +176,26 @@ class TwinService:
         return rebuild(self.history, version).state_json()
 
     # -- the one door for changes ----------------------------------------------------------------
-    def apply(self, patch: StatePatch, body: bytes | None = None) -> PatchResult:
-        """Check, record, then apply ``patch``; raises :class:`DeltaError` naming a delta."""
+    def apply(
+        self,
+        patch: StatePatch,
+        body: bytes | None = None,
+        message: MessageId | Sequence[MessageId] | None = None,
+    ) -> PatchResult:
+        """Check, record, then apply ``patch``; raises :class:`DeltaError` naming a delta.
+
+        ``message`` is the id of the broker message(s) that carried it, recorded with the
+        patch: one already recorded raises ``DuplicateMessageError`` and changes nothing."""
         self.stats.pending += 1
         try:
             with self._lock:
-                return self._apply(patch, body)
+                return self._apply(patch, body, message)
         finally:
             self.stats.pending -= 1
 
-    def _apply(self, patch: StatePatch, body: bytes | None) -> PatchResult:
+    def _apply(
+        self, patch: StatePatch, body: bytes | None, message: MessageId | Sequence[MessageId] | None
+    ) -> PatchResult:
         if patch.time < self._doc.timestamp and self.ordered:
             problem = f"{patch.time:g} is before the twin's time {self._doc.timestamp:g}"
             raise TimeOrderError("time", f"{problem}; batches must not go back in time")
@@ -194,7 +204,7 @@ class TwinService:
         if self.history is not None:
             raw = body if body is not None else patch.model_dump_json().encode()
             started = time.perf_counter()
-            self.history.record_patch(version, patch.time, raw, batch)
+            self.history.record_patch(version, patch.time, raw, batch, message)
             self.stats.seconds += time.perf_counter() - started
             self.stats.patches += 1
             self.stats.samples += len(batch)

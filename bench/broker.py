@@ -1,0 +1,150 @@
+"""Ingestion through NATS JetStream vs HTTP PATCH, and the kill -9 checks, five times each.
+
+    python bench/broker.py [--nodes 30] [--metrics 10] [--batches 200] [--kills 5] [--rate 30]
+                           [--broker nats://127.0.0.1:4222]
+
+One ``twinsched twin serve --broker`` in a subprocess (SQLite in a temporary folder) takes
+the same batches (every node's metrics at one time) three ways, and each is timed from the
+first send until the twin has applied the last batch: PATCH /state (one sender, one batch a
+request), the broker with one message per batch (``publish_deltas``), and the broker with
+one message per node (``publish_samples``: a subject per node, what the collectors send).
+Then ``tests/twin/broker_load.py``'s scenarios kill the twin, and separately the publisher,
+``--kills`` times under load, and check every acknowledged sample is stored exactly once.
+Each stream is deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.twin import document
+from tests.twin.broker_load import kill_the_publisher, kill_the_twin, status, wait
+from tests.twin.conftest import TOKEN, tiny_document
+from tests.twin.nats_stream import delete_stream
+from tests.twin.process import TwinProcess
+
+from twinsched.model.document import TwinDocument
+from twinsched.store.db import dispose
+from twinsched.store.history import HistoryStore
+from twinsched.twin.broker.publisher import BrokerPublisher
+from twinsched.twin.client import TwinClient
+from twinsched.twin.core.service import TwinService
+
+
+def bodies(nodes: int, metrics: int, batches: int, start: float) -> list[dict[str, Any]]:
+    """``batches`` batches: every node's ``metrics`` values at times start, start + 1, ..."""
+    names = [f"m{i}" for i in range(metrics)]
+    return [
+        {"time": start + k, "deltas": [
+            {"op": "metrics", "node": f"node-{n:05d}",
+             "values": {m: float(k + n + i) for i, m in enumerate(names)}}
+            for n in range(nodes)
+        ]}
+        for k in range(batches)
+    ]  # fmt: skip
+
+
+def throughput(args: argparse.Namespace, tmp: Path) -> None:
+    url = f"{args.broker}/B{uuid.uuid4().hex[:10]}"
+    twin = TwinProcess(f"sqlite:///{tmp / 'speed.db'}", TOKEN, tmp / "speed.log", "--broker", url)
+    try:
+        twin.wait_ready(180)
+        with TwinClient(twin.url, TOKEN, timeout=120) as client:
+            client.put_state(TwinDocument.model_validate(document(args.nodes, 0)))
+            per_batch = args.nodes * args.metrics
+            print(f"{args.batches} batches of {args.nodes} nodes x {args.metrics} metrics "
+                  f"({per_batch} samples) into twin serve --broker (SQLite):")  # fmt: skip
+            start = 1.0
+            rows = []
+            for way in ("HTTP PATCH", "broker, a message per batch", "broker, a message per node"):
+                batch = bodies(args.nodes, args.metrics, args.batches, start)
+                start += args.batches
+                seconds, messages = _send(way, batch, client, twin, url)
+                rows.append((way, messages, seconds))
+            for way, messages, seconds in rows:
+                print(f"  {way:30s} {messages:6d} messages  {seconds:6.2f} s  "
+                      f"{args.batches / seconds:7.1f} batches/s  "
+                      f"{args.batches * per_batch / seconds:9,.0f} samples/s")  # fmt: skip
+    finally:
+        twin.stop()
+        delete_stream(url)
+
+
+def _send(
+    way: str, batches: list[dict[str, Any]], client: TwinClient, twin: TwinProcess, url: str
+) -> tuple[float, int]:
+    started = time.perf_counter()
+    if way == "HTTP PATCH":
+        for body in batches:
+            client.patch_json(json.dumps(body).encode())
+        return time.perf_counter() - started, len(batches)
+    applied = int(status(twin)["applied"])
+    started = time.perf_counter()
+    with BrokerPublisher(url, max_in_flight=256) as publisher:
+        for body in batches:
+            if way.endswith("per batch"):
+                publisher.publish_deltas(json.dumps(body).encode())
+            else:
+                publisher.publish_samples(body)
+    sent = publisher.published
+    wait(lambda: int(status(twin)["applied"]) >= applied + sent, 600, way)
+    return time.perf_counter() - started, sent
+
+
+def kills(args: argparse.Namespace, tmp: Path) -> None:
+    url = f"{args.broker}/K{uuid.uuid4().hex[:10]}"
+    try:
+        outcome = kill_the_twin(tmp, url, args.kills, args.rate)
+        print(f"kill -9 the twin {outcome.kills} times under {args.rate * 3:g} messages/s: "
+              f"{outcome.acked} messages acknowledged, each stored exactly once "
+              f"(last twin: {outcome.status['applied']} applied, "
+              f"{outcome.status['duplicates']} redelivered and dropped), "
+              f"{outcome.seconds:.0f} s")  # fmt: skip
+    finally:
+        delete_stream(url)
+    url = f"{args.broker}/P{uuid.uuid4().hex[:10]}"
+    db = f"sqlite:///{tmp / 'publisher.db'}"
+    store = HistoryStore(db)
+    store.take_lease()
+    service = TwinService.restore(store)
+    service.replace(tiny_document())
+    try:
+        outcome = kill_the_publisher(service, url, args.kills, args.rate)
+        print(f"kill -9 the publisher {outcome.kills} times: {outcome.acked} messages "
+              f"acknowledged, each stored exactly once ({outcome.status}), "
+              f"{outcome.seconds:.0f} s")  # fmt: skip
+    finally:
+        store.close()
+        dispose(db)
+        delete_stream(url)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=30)
+    parser.add_argument("--metrics", type=int, default=10)
+    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--kills", type=int, default=5)
+    parser.add_argument("--rate", type=float, default=30.0, help="batches/s during the kills")
+    parser.add_argument("--broker", default=os.environ.get("TWINSCHED_TEST_NATS",
+                                                           "nats://127.0.0.1:4222"))  # fmt: skip
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as tmp:
+        throughput(args, Path(tmp))
+        if args.kills > 0:
+            kills(args, Path(tmp))
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

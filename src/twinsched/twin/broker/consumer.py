@@ -1,0 +1,233 @@
+"""The twin's side: a durable JetStream consumer that applies each message once, in order.
+
+For each message: its id (:func:`~twinsched.twin.broker.messages.message_id`) is checked
+against the highest number applied in its stream (:func:`~twinsched.twin.broker.messages.order`):
+a duplicate is acked and dropped; a message that arrives before an earlier one of its stream
+(redelivered after a crash) is sent back for later; the next one is applied through
+:meth:`TwinService.apply` with its id, which writes the id in the same transaction as the
+patch (a unique key: a redelivery that slips past the check is refused there), and acked
+only once that transaction is committed. The stream is a work queue (acked messages leave
+it), and the durable consumer is created anew when the twin starts, so what a killed twin
+had fetched but not acked comes first, in order. A twin killed between the commit and the ack gets
+the message again, and drops it. A message that can never apply (not a batch, unknown node)
+is terminated and counted as rejected, with its id and reason in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from typing import Any
+
+from pydantic import ValidationError
+
+from twinsched.store.history.store import DuplicateMessageError, MessageId
+from twinsched.twin.broker.connection import BrokerError, Connection
+from twinsched.twin.broker.messages import ConsumerStats, MessageError, message_id, order
+from twinsched.twin.broker.url import BrokerUrl, parse_broker_url
+from twinsched.twin.core.deltas import Delta, MetricsDelta, StatePatch
+from twinsched.twin.core.service import DeltaError, TimeOrderError, TwinService
+
+log = logging.getLogger(__name__)
+DURABLE = "twinsched-twin"
+
+
+class BrokerConsumer:
+    """Feeds ``service`` from the stream at ``url``; :meth:`start` it, :meth:`stop` it."""
+
+    def __init__(
+        self,
+        service: TwinService,
+        url: str | BrokerUrl,
+        *,
+        durable: str = DURABLE,
+        batch: int = 256,
+        ack_wait_s: float = 5.0,
+        retry_delay_s: float = 0.25,
+    ) -> None:
+        self.service = service
+        self.url = parse_broker_url(url) if isinstance(url, str) else url
+        self.durable, self.batch = durable, batch
+        self.ack_wait_s, self.retry_delay_s = ack_wait_s, retry_delay_s
+        # Wait for a missing message for twice its redelivery time before giving up on it.
+        self.patience = int((2 * ack_wait_s + 1) / retry_delay_s) + 1
+        history = service.history
+        self.stats = ConsumerStats(last=history.applied_messages() if history else {})
+        self._stopping = threading.Event()
+        self._conn: Connection | None = None
+        self._task: Any = None
+
+    def start(self) -> None:
+        """Connect, bind the durable consumer and start consuming (in the background)."""
+        self._conn = Connection(self.url)
+        try:
+            sub = self._conn.call(self._subscribe(), 30)
+        except BaseException:
+            self._conn.close()
+            raise
+        self._task = self._conn.submit(self._consume(sub))
+
+    async def _subscribe(self) -> Any:
+        from nats.js import api
+
+        assert self._conn is not None
+        config = api.ConsumerConfig(
+            ack_policy=api.AckPolicy.EXPLICIT,
+            ack_wait=self.ack_wait_s,
+            max_ack_pending=self.batch * 4,
+            max_deliver=-1,
+        )
+        from nats.js.errors import NotFoundError
+
+        try:
+            # One twin consumes (the history's writer lease): what a predecessor fetched and
+            # never acked is redelivered now, in stream order, rather than after ack_wait.
+            with contextlib.suppress(NotFoundError):
+                await self._conn.js.delete_consumer(self.url.stream, self.durable)
+            return await self._conn.js.pull_subscribe(
+                f"{self.url.prefix}.>", durable=self.durable, stream=self.url.stream, config=config
+            )
+        except Exception as exc:
+            raise BrokerError(f"cannot consume from {self.url}: {exc}") from None
+
+    async def _consume(self, sub: Any) -> None:
+        import nats.errors
+
+        while not self._stopping.is_set():
+            try:
+                messages = await sub.fetch(self.batch, timeout=0.5)
+            except (TimeoutError, nats.errors.TimeoutError):
+                continue
+            except Exception:  # disconnected: the client reconnects; try again
+                log.exception("twin: broker fetch failed")
+                await asyncio.sleep(0.5)
+                continue
+            await self.handle_batch(messages)
+
+    async def handle_batch(self, messages: list[Any]) -> None:
+        """Apply a fetched batch: runs of node samples that are each the next of their
+        stream go in one transaction (one commit, then one ack each); the rest one by one."""
+        group: list[tuple[Any, MessageId, StatePatch]] = []
+        for msg in messages:
+            ready = self._next_samples(msg, group)
+            if ready is None:
+                await self._apply_group(group)
+                group = []
+                await self.handle(msg)
+            else:
+                group.append((msg, *ready))
+        await self._apply_group(group)
+
+    def _next_samples(
+        self, msg: Any, group: list[tuple[Any, MessageId, StatePatch]]
+    ) -> tuple[MessageId, StatePatch] | None:
+        """The id and batch of ``msg`` if it is node samples next in its stream after the
+        group's, else None (then :meth:`handle` decides)."""
+        try:
+            mid = message_id(msg.headers)
+            patch = StatePatch.model_validate_json(msg.data)
+        except (MessageError, ValidationError):
+            return None
+        before = [m.seq for _, m, _ in group if m.source == mid.source]
+        last = max(before) if before else self.stats.last.get(mid.source, 0)
+        if mid.seq != last + 1 or not all(isinstance(d, MetricsDelta) for d in patch.deltas):
+            return None
+        return mid, patch
+
+    async def _apply_group(self, group: list[tuple[Any, MessageId, StatePatch]]) -> None:
+        if not group:
+            return
+        deltas: list[Delta] = []
+        for _, _, patch in group:  # samples keep their times; the batch takes the newest
+            for d in patch.deltas:
+                assert isinstance(d, MetricsDelta)
+                deltas.append(
+                    d if d.time is not None else d.model_copy(update={"time": patch.time})
+                )
+        at = max(self.service.time, *(patch.time for _, _, patch in group))
+        merged = StatePatch.model_construct(time=at, deltas=deltas)
+        try:
+            self.service.apply(merged, None, [mid for _, mid, _ in group])
+        except (DuplicateMessageError, DeltaError):  # one by one: each gets its own answer
+            for msg, _, _ in group:
+                await self.handle(msg)
+            return
+        except Exception:  # the database is down, the lease lost: leave them for redelivery
+            self.stats.retried += len(group)
+            log.exception("twin: cannot write %d messages; left for redelivery", len(group))
+            for msg, _, _ in group:
+                await msg.nak(delay=1.0)
+            return
+        self.stats.applied += len(group)
+        for msg, mid, _ in group:
+            self.stats.last[mid.source] = max(mid.seq, self.stats.last.get(mid.source, 0))
+            await msg.ack()  # only now: the write is committed
+
+    async def handle(self, msg: Any) -> None:
+        """Apply one message, then ack it (or send it back, or terminate it)."""
+        try:
+            mid = message_id(msg.headers)
+        except MessageError as exc:
+            return await self._reject(msg, None, str(exc))
+        verdict = order(
+            self.stats.last.get(mid.source), mid.seq, msg.metadata.num_delivered, self.patience
+        )
+        if verdict == "duplicate":
+            self.stats.duplicates += 1
+            await msg.ack()
+            return
+        if verdict == "wait":
+            self.stats.redelivered_later += 1
+            await msg.nak(delay=self.retry_delay_s)
+            return
+        if mid.seq > self.stats.last.get(mid.source, 0) + 1:
+            self.stats.gaps += 1
+            log.error("twin: gave up waiting for %s before #%d", mid.source, mid.seq)
+        try:
+            self._apply(msg.data, mid)
+        except DuplicateMessageError:
+            self.stats.duplicates += 1
+        except (ValidationError, DeltaError) as exc:
+            return await self._reject(msg, mid, str(exc).splitlines()[0])
+        except Exception:  # the database is down, the lease lost: leave it for redelivery
+            self.stats.retried += 1
+            log.exception("twin: cannot write %s#%d; left for redelivery", mid.source, mid.seq)
+            await msg.nak(delay=1.0)
+            return
+        else:
+            self.stats.applied += 1
+        self.stats.last[mid.source] = max(mid.seq, self.stats.last.get(mid.source, 0))
+        await msg.ack()  # only now: the write is committed
+
+    def _apply(self, body: bytes, mid: MessageId) -> None:
+        patch = StatePatch.model_validate_json(body)
+        try:
+            self.service.apply(patch, body, mid)
+        except TimeOrderError:
+            # Node samples of different streams interleave: their batch times may go back.
+            # They keep their own times (delta.time); the state's time does not go back.
+            if not all(isinstance(d, MetricsDelta) and d.time is not None for d in patch.deltas):
+                raise
+            later = patch.model_copy(update={"time": self.service.time})
+            self.service.apply(later, None, mid)
+
+    async def _reject(self, msg: Any, mid: MessageId | None, why: str) -> None:
+        """Terminate a message that can never apply; its stream goes on after it."""
+        self.stats.rejected += 1
+        what = "without an id" if mid is None else f"{mid.source}#{mid.seq}"
+        log.error("twin: rejected broker message %s: %s", what, why)
+        if mid is not None:
+            self.stats.last[mid.source] = max(mid.seq, self.stats.last.get(mid.source, 0))
+        await msg.term()
+
+    def stop(self) -> None:
+        """Stop consuming (the message in hand is finished) and close the connection."""
+        self._stopping.set()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                self._task.result(5)
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

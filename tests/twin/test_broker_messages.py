@@ -1,0 +1,96 @@
+"""Broker URLs, subjects, message ids and the ordering rule: pure, no server."""
+
+from __future__ import annotations
+
+import pytest
+
+from twinsched.store.history import MessageId
+from twinsched.twin.broker.messages import (
+    MessageError,
+    headers_of,
+    message_id,
+    order,
+    samples_subject,
+    split_by_node,
+    subject_token,
+)
+from twinsched.twin.broker.url import BrokerConfigError, parse_broker_url
+
+
+def test_urls_default_port_and_stream_and_hide_the_password() -> None:
+    url = parse_broker_url("nats://127.0.0.1")
+    assert (url.host, url.port, url.stream, url.prefix) == (
+        "127.0.0.1",
+        4222,
+        "TWINSCHED",
+        "twinsched",
+    )
+    secret = parse_broker_url("nats://me:pa%40ss@broker:4333/EDGE_1")
+    assert secret.server == "nats://me:pa@ss@broker:4333"
+    assert str(secret) == "nats://me@broker:4333/EDGE_1"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("http://127.0.0.1:4222", "scheme 'http'"),
+        ("127.0.0.1:4222", "expected nats://host[:port][/STREAM]"),
+        ("nats://:4222", "no host"),
+        ("nats://h:99999", "port"),
+        ("nats://h:0", "port 0 is not in 1-65535"),
+        ("nats://h/a.b", "stream 'a.b' must be"),
+        ("nats://h/s?x=1", "no query"),
+    ],
+)
+def test_bad_urls_say_what_is_wrong(text: str, says: str) -> None:
+    with pytest.raises(BrokerConfigError, match=says.replace("[", r"\[").replace("?", r"\?")):
+        parse_broker_url(text)
+
+
+def test_subject_tokens_keep_distinct_names_distinct() -> None:
+    names = ["n1", "n.1", "n 1", "n*1", "n>1", "n%2E1", "", "ü"]
+    tokens = [subject_token(n) for n in names]
+    assert len(set(tokens)) == len(names)
+    assert all(t and not set(t) & set(". *>") for t in tokens)
+    assert samples_subject("twinsched", "edge.n1") == "twinsched.samples.edge%2En1"
+
+
+def test_ids_round_trip_through_headers() -> None:
+    message = MessageId("pub/n1", 7)
+    headers = headers_of(message)
+    assert headers["Nats-Msg-Id"] == "pub/n1#7"
+    assert message_id(headers) == message
+    for bad in (
+        None,
+        {},
+        {"Twinsched-Source": "s"},
+        {"Twinsched-Source": "s", "Twinsched-Seq": "0"},
+    ):
+        with pytest.raises(MessageError):
+            message_id(bad)
+
+
+def test_order_applies_the_next_drops_the_old_and_waits_for_the_missing() -> None:
+    assert order(None, 1, 1, 5) == "apply"
+    assert order(3, 4, 1, 5) == "apply"
+    assert order(3, 3, 1, 5) == "duplicate"
+    assert order(3, 1, 9, 5) == "duplicate"
+    assert order(3, 5, 1, 5) == "wait"
+    assert order(None, 2, 4, 5) == "wait"
+    assert order(3, 5, 5, 5) == "apply"  # patience spent: the gap is given up on
+
+
+def test_split_by_node_keeps_sample_times_and_refuses_other_deltas() -> None:
+    body = {
+        "time": 9.0,
+        "deltas": [
+            {"op": "metrics", "node": "a", "values": {"x": 1.0}},
+            {"op": "metrics", "node": "b", "time": 8.0, "values": {"x": 2.0}},
+            {"op": "metrics", "node": "a", "time": 8.5, "values": {"y": 3.0}},
+        ],
+    }
+    split = dict(split_by_node(body))
+    assert [d["time"] for d in split["a"]["deltas"]] == [9.0, 8.5]
+    assert split["b"] == {"time": 9.0, "deltas": [body["deltas"][1]]}
+    with pytest.raises(MessageError, match=r"deltas\[0\]"):
+        split_by_node({"time": 1.0, "deltas": [{"op": "node", "node": "a", "status": "Ready"}]})

@@ -4,8 +4,9 @@
 intensity of its nodepool between events. The replay adds an event at every change of the
 intensity and at every power-off deadline (``Kind.ENERGY``), so both are constant over each
 interval and the integral is exact. What accrues after the last event of the workload
-(arrival, completion, fault, sample) is not counted, so a run's horizon does not depend on
-its power-off timers. :func:`deferred_arrivals` moves deferrable jobs to their greenest start.
+(arrival, completion, fault, sample) is not counted, power-offs included, so a run's horizon
+does not depend on its power-off timers. :func:`deferred_arrivals` moves deferrable jobs to
+their greenest start.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class EnergyMeter:
         self._pending_g: F64 = np.zeros(n)
         self.now = self._last_t = 0.0
         self.watts = node_power_w(self.power, state, self.off)
-        self.power_offs = self.wake_ups = 0
+        self.power_offs = self.wake_ups = self._pending_offs = 0
 
     # The grid signal read by carbon-aware scores.
     def intensity_now(self) -> F64:
@@ -65,6 +66,7 @@ class EnergyMeter:
             self.carbon_g += self._pending_g
             self._pending_j[:] = 0.0
             self._pending_g[:] = 0.0
+            self.power_offs, self._pending_offs = self.power_offs + self._pending_offs, 0
 
     def refresh(self, now: float) -> list[int]:
         """Re-read the watts after the state changed; the nodes that became empty now (each
@@ -91,7 +93,7 @@ class EnergyMeter:
             return
         if now - since >= after - 1e-9:
             self.off[node] = True
-            self.power_offs += 1
+            self._pending_offs += 1
             self.watts = node_power_w(self.power, self.state, self.off)
 
     def start_on(self, node: int, now: float) -> float:

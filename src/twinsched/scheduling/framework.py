@@ -8,6 +8,7 @@ integer in [0, 100]; a :class:`Scheduler` turns that into a :class:`Placement`, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
@@ -151,6 +152,7 @@ class RunContext:
     workload: Pods  # the original, untuned pod list (FGD profiles its typical pods from it)
     scratch: dict[str, object] = field(default_factory=dict)
     grid: GridSignal | None = None  # set by a replay with energy accounting
+    clock: Callable[[], float] | None = None  # the run's time, where it has one (replay)
 
     @classmethod
     def create(cls, scenario: Scenario, seed: int, workload: Pods | None = None) -> RunContext:

@@ -97,7 +97,10 @@ def run_replay(
     pods = scenario.pods
     control = start_run(scenario, pods, scheduler, seed, **options)
     state, views = control.state, control.views
+    observers = control.observers
+    sampled = observers.sampled  # per-node metrics only when an observer takes them
     engine = Engine(clock)
+    control.ctx.clock = engine.clock.now
     start_t = np.full(pods.n, np.nan)
     queue = PendingQueue()
     never_fits: dict[int, bool] = {}  # pod class -> cannot fit even on the empty cluster
@@ -171,8 +174,14 @@ def run_replay(
             _node_event(i)
         elif kind is Kind.SAMPLE:
             samples.append(_sample(state, now, len(queue), meter))
+            if sampled:
+                observers.sample(
+                    state, now, cm.node_metrics(state, None if meter is None else meter.watts)
+                )
             return
         cycle(now)
+        if kind is Kind.NODE:
+            observers.feed(state)  # a node's change reaches the observers at its own time
         last_power = cm.power_w(state)
         if meter is not None:
             after = energy.power_off_after_s if energy is not None else None

@@ -9,12 +9,15 @@ include its GPUs, so the host gets what is left after the GPUs' own idle and pea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from twinsched.model.cluster import F64, MILLI_PER_GPU, BoolA, Nodes
-from twinsched.model.energy import EnergySpec
 from twinsched.model.state import ClusterState
+
+if TYPE_CHECKING:  # pydantic is imported only by runs that have energy accounting
+    from twinsched.model.energy import EnergySpec
 
 J_PER_KWH = 3.6e6
 

@@ -11,14 +11,18 @@ their greenest start.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from twinsched.metrics.energy import J_PER_KWH, node_power_w, per_pool, power_model
 from twinsched.model.carbon import HOUR_S, CarbonIntensity, pool_weights, synthetic_carbon
 from twinsched.model.cluster import F64, MILLI_PER_GPU, BoolA, Nodes, Pods
-from twinsched.model.energy import EnergySpec
 from twinsched.model.state import ClusterState
 from twinsched.sim.engine import Engine, Kind
+
+if TYPE_CHECKING:  # pydantic is imported only by runs that have energy accounting
+    from twinsched.model.energy import EnergySpec
 
 CARBON_TICK = -1  # payload of a Kind.ENERGY event: the intensity changes (else: a node's timer)
 

@@ -134,7 +134,7 @@ def energy_file_opt(help: str, *decls: str) -> Any:
 def faults_file_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of a fault spec file: the command reads it with
     :func:`parse_faults_file` before any work (so a documented command parses without it)."""
-    rule = "TOML file: rate_per_day, mttr_s, pools, faults (docs/faults.md)"
+    rule = "TOML file: rate_per_day, mttr_s, pools, faults, outages, ... (docs/faults.md)"
     return typer.Option(*decls, help=f"{help} [{rule}]", metavar="FILE")
 
 

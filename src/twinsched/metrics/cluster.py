@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from twinsched.model.cluster import F64, MILLI_PER_GPU, Scenario
+from twinsched.model.cluster import F64, MILLI_PER_GPU, Pods, Scenario
 from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
 
@@ -69,6 +69,22 @@ def node_metrics(state: ClusterState, watts: F64 | None = None) -> dict[str, F64
         "power_w": watts,
         "up": state.up.astype(np.float64),
     }
+
+
+def missed_deadlines(pods: Pods, end_s: F64, slack: float) -> dict[str, int]:
+    """Jobs with a deadline (every pod with a finite run time), and those that missed it:
+    a job's deadline is its first arrival plus ``slack`` x its longest run time; it is missed
+    when a pod ended later, or never ended (``end_s`` nan)."""
+    jobs = int(pods.job.max(initial=-1)) + 1
+    first = np.full(jobs, np.inf)
+    np.minimum.at(first, pods.job, pods.arrival_s)
+    longest = np.zeros(jobs)
+    np.maximum.at(longest, pods.job, pods.duration_s)
+    last_end = np.full(jobs, -np.inf)
+    np.maximum.at(last_end, pods.job, np.where(np.isnan(end_s), np.inf, end_s))
+    has = np.isfinite(longest) & np.isin(np.arange(jobs), pods.job)
+    missed = has & (last_end > first + slack * longest + 1e-9)
+    return {"deadline_jobs": int(has.sum()), "missed_deadlines": int(missed.sum())}
 
 
 def running_pods(state: ClusterState) -> int:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Unpack
 import numpy as np
 
 from twinsched.metrics import cluster as cm
-from twinsched.model.cluster import Scenario
+from twinsched.model.cluster import F64, Scenario
 from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Reject, Release
 from twinsched.model.run import RunResult
 from twinsched.model.state import ClusterState
@@ -212,7 +212,11 @@ def run_replay(
         wall_seconds=round(time.perf_counter() - started, 4),
         curve=[],
         summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j)
-        | (disrupt.summary(pending_at_end) if disrupt is not None else {})
+        | (
+            _faults_summary(disrupt, state, start_t, pending_at_end, faults.deadline_slack)
+            if disrupt is not None and faults is not None
+            else {}
+        )
         | (meter.summary() | deferral if meter is not None else {}),
         samples=samples,
     )
@@ -240,6 +244,15 @@ def _summary(
         "energy_kwh": round(energy_j / 3.6e6, 3),
     }
     return out | scheduler_report(control)
+
+
+def _faults_summary(
+    disrupt: Disruptions, state: ClusterState, start_t: F64, pending: int, slack: float
+) -> dict[str, object]:
+    """The disruptions, and the jobs that missed their deadline (``docs/faults.md``)."""
+    done = state.phase == Phase.SUCCEEDED
+    end_s = np.where(done, start_t + state.pods.duration_s, np.nan)
+    return disrupt.summary(pending) | cm.missed_deadlines(state.pods, end_s, slack)
 
 
 def _sample(

@@ -12,12 +12,9 @@ Prints a Markdown table. Not part of the test suite.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
+from replay_means import means  # bench/ is the script's folder
 from twinsched.model.faults import FaultSpec
-from twinsched.sim import run_replay
-from twinsched.sim.scenarios import cached_scenario
 
 COLUMNS = (
     "completion_mean_s", "disruptions", "time_to_reschedule_p50_s",
@@ -27,15 +24,7 @@ COLUMNS = (
 
 def row(name: str, rate: float, mttr_s: float, seeds: list[int]) -> tuple[dict[str, float], float]:
     """Figures averaged over the seeds, and the mean wall seconds of one run."""
-    sc = cached_scenario("synthetic-continuum", "", None)
-    faults = FaultSpec(rate_per_day=rate, mttr_s=mttr_s)
-    figures: list[dict[str, float]] = []
-    started = time.perf_counter()
-    for seed in seeds:
-        summary = run_replay(sc, name, seed, faults=faults).summary
-        figures.append({c: float(summary.get(c, 0.0)) for c in COLUMNS})
-    wall = (time.perf_counter() - started) / len(seeds)
-    return {c: statistics.fmean(f[c] for f in figures) for c in COLUMNS}, wall
+    return means(name, seeds, COLUMNS, faults=FaultSpec(rate_per_day=rate, mttr_s=mttr_s))
 
 
 def main() -> None:

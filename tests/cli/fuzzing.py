@@ -161,6 +161,8 @@ TARGETS: tuple[Target, ...] = (
     _t("run", "--db", DB),
     _t("run", "--fault-rate", floats(0, 100), "--mode", "replay"),
     _t("run", "--mttr", floats(1, 1e7), "--mode", "replay"),
+    _t("run", "--defer", floats(0, 1e7), "--mode", "replay"),
+    _t("run", "--power-off", floats(1, 1e7), "--mode", "replay"),
     _t("demo", "--out", OUT_DIR),
     _t("demo", "--seeds", SEEDS),
     _t("optimum", "--seeds", SEEDS),

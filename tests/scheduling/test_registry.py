@@ -8,7 +8,7 @@ from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
 REQUIRED = {
     "random", "firstfit", "leastallocated", "mostallocated", "balancedallocation", "bestfit",
-    "dotprod", "gpupacking", "gpuclustering", "fgd", "labels",
+    "dotprod", "gpupacking", "gpuclustering", "fgd", "labels", "carbon",
 }  # fmt: skip
 
 

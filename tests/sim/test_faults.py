@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from tests.strategies import scenarios
 from twinsched.errors import UnknownNameError
-from twinsched.model.cluster import Scenario, nodes_from_columns, pods_from_columns
+from twinsched.model.cluster import Links, Scenario, nodes_from_columns, pods_from_columns
 from twinsched.model.cluster import single_pool_links as links
 from twinsched.model.events import Phase
-from twinsched.model.faults import FaultSpec, NodeFault, PoolFaults
+from twinsched.model.faults import FaultSpec, NodeFault, PoolFaults, PoolOutage
 from twinsched.model.run import RunSpec
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
@@ -209,9 +209,60 @@ def test_a_fault_on_an_unknown_node_names_it_and_the_known_ones() -> None:
         {"pools": {"edge": {"mttr_s": 1e8}}},
         {"faults": [{"node": "n0", "down_s": 0, "for_s": 0}]},
         {"faults": [{"node": "", "down_s": 0, "for_s": 1}]},
+        {"outages": [{"pool": "edge", "down_s": -1, "for_s": 1}]},
+        {"outages": [{"pool": "edge", "down_s": 0}]},
+        {"deadline_slack": 0.5},
         {"unknown": 1},
     ],
 )
 def test_out_of_range_fault_specs_are_refused(fields: dict) -> None:
     with pytest.raises(ValidationError):
         FaultSpec.model_validate(fields)
+
+
+def test_a_nodepool_outage_takes_every_node_of_the_pool_down_and_back() -> None:
+    nodes = nodes_from_columns(
+        ["a0", "a1", "b0"], [1000] * 3, [1024] * 3, [0] * 3, [""] * 3,
+        pool=np.array([0, 0, 1]), pool_names=("a", "b"),
+    )  # fmt: skip
+    pods = pods_from_columns(
+        ["p0", "p1", "p2"], [1000] * 3, [512] * 3, [0] * 3, [0] * 3,
+        arrival_s=np.zeros(3), duration_s=np.full(3, 100.0),
+    )  # fmt: skip
+    sc = Scenario("pools", nodes, pods, Links(np.zeros((2, 2)), np.full((2, 2), 1e4)))
+    spec = FaultSpec(outages=(PoolOutage(pool="a", down_s=50.0, for_s=30.0),))
+    assert fault_schedule(spec, sc.nodes, 0.0, 0) == [
+        (50.0, 0, False), (50.0, 1, False), (80.0, 0, True), (80.0, 1, True)
+    ]  # fmt: skip
+    s = run_replay(sc, "fgd", 0, validate=True, faults=spec).summary
+    # a0 and a1 lose 50 s each and run again from 80 s to 180 s; b0 is untouched
+    assert (s["node_failures"], s["disruptions"], s["lost_work_pod_s"]) == (2, 2, 100.0)
+    assert s["completed"] == 3
+    assert s["completion_mean_s"] == pytest.approx((180 + 180 + 100) / 3, abs=1e-3)
+    with pytest.raises(UnknownNameError, match=r"moon.*known: a, b"):
+        run_replay(
+            sc, "fgd", 0, faults=FaultSpec(outages=(PoolOutage(pool="moon", down_s=1, for_s=1),))
+        )
+
+
+@pytest.mark.parametrize(("slack", "missed"), [(2.0, 1), (3.0, 1), (4.0, 0)])
+def test_jobs_that_end_after_their_deadline_are_counted(slack: float, missed: int) -> None:
+    sc = _one_node([100.0, 50.0], [0.0, 10.0])
+    faults = FaultSpec(
+        faults=(NodeFault(node="n0", down_s=30.0, for_s=10.0),), deadline_slack=slack
+    )
+    s = run_replay(sc, "fgd", 0, faults=faults).summary
+    # p0 runs again 40-140 (deadline 0 + slack x 100), p1 140-190 (deadline 10 + slack x 50)
+    assert (s["deadline_jobs"], s["missed_deadlines"]) == (2, missed)
+
+
+def test_outages_and_slack_enter_the_spec_only_when_set() -> None:
+    assert set(FaultSpec(rate_per_day=1.0).to_dict()) == {
+        "rate_per_day",
+        "mttr_s",
+        "pools",
+        "faults",
+    }
+    spec = FaultSpec(outages=(PoolOutage(pool="a", down_s=1, for_s=2),), deadline_slack=3)
+    assert spec.enabled and spec.to_dict()["outages"][0]["pool"] == "a"
+    assert spec.to_dict()["deadline_slack"] == 3

@@ -22,11 +22,13 @@ from twinsched.cli.options import (
     VariantOpt,
     broker_opt,
     check_store,
+    energy_file_opt,
     faults_file_opt,
     float_opt,
     int_opt,
     load_source,
     out_dir_opt,
+    parse_energy_file,
     parse_faults_file,
     parse_seeds,
     parse_weights,
@@ -38,6 +40,7 @@ from twinsched.cli.options import (
 from twinsched.errors import MissingExtraError, TwinschedError
 
 if TYPE_CHECKING:
+    from twinsched.model.energy import EnergySpec
     from twinsched.model.faults import FaultSpec
     from twinsched.model.run import Mode, RunResult, RunSpec
 
@@ -111,6 +114,24 @@ MttrOpt = Annotated[
 FaultsOpt = Annotated[
     Path | None, faults_file_opt("node failures per nodepool and explicit faults, replay only")
 ]
+EnergyOpt = Annotated[
+    Path | None, energy_file_opt("power curves, power-off, deferral; replay only")
+]
+CarbonOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="carbon intensity per nodepool, replay only (default: the seed's synthetic "
+        "profile) [CSV file: time_s,pool,g_per_kwh (docs/energy.md)]",
+        metavar="FILE",
+    ),
+]
+DeferOpt = Annotated[
+    float | None,
+    float_opt("low-priority jobs may wait this long for greener hours, s (replay)", 0, 1e7),
+]
+PowerOffOpt = Annotated[
+    float | None, float_opt("power off nodes left empty this long, s (replay)", 1, 1e7)
+]
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
@@ -153,6 +174,10 @@ def run(
             "twin consumes (twin serve --broker); reads stay on HTTP."
         ),
     ] = None,
+    energy: EnergyOpt = None,
+    carbon: CarbonOpt = None,
+    defer: DeferOpt = None,
+    power_off: PowerOffOpt = None,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if broker is not None:
@@ -169,6 +194,9 @@ def run(
     fault_spec = fault_spec_of(from_file, fault_rate, mttr)
     if fault_spec is not None and mode != "replay":
         raise typer.BadParameter("faults (--fault-rate, --faults) need --mode replay")
+    energy_spec = energy_spec_of(energy, carbon, defer, power_off)
+    if energy_spec is not None and mode != "replay":
+        raise typer.BadParameter("--energy, --carbon, --defer, --power-off need --mode replay")
     from twinsched.model.run import RunSpec
     from twinsched.scheduling import registry
 
@@ -188,6 +216,10 @@ def run(
             from twinsched.sim.faults import check_names
 
             check_names(fault_spec, chosen.nodes)  # names the scenario lacks fail before runs
+        if carbon is not None:
+            from twinsched.traces.carbon_csv import read_carbon_csv
+
+            read_carbon_csv(carbon, chosen.nodes.pool_names)  # a bad row fails before runs
         specs = [
             RunSpec(
                 trace,
@@ -201,6 +233,8 @@ def run(
                 db=db,
                 twin=twin,
                 faults=fault_spec,
+                energy=energy_spec,
+                carbon=None if carbon is None else str(carbon.absolute()),
             )
             for name in names
             for seed in parse_seeds(seeds)
@@ -252,6 +286,21 @@ def fault_spec_of(
     changes = {"rate_per_day": rate_per_day, "mttr_s": mttr_s}
     chosen = base.model_copy(update={k: v for k, v in changes.items() if v is not None})
     return chosen if chosen.enabled else None
+
+
+def energy_spec_of(
+    path: Path | None, carbon: Path | None, defer_s: float | None, power_off_s: float | None
+) -> EnergySpec | None:
+    """The run's energy accounting: the ``--energy`` file (else the defaults) with
+    ``--defer`` and ``--power-off`` replacing its values; None when no option asks for it."""
+    if path is None and carbon is None and defer_s is None and power_off_s is None:
+        return None
+    from twinsched.model.energy import EnergySpec
+
+    base = parse_energy_file(path) if path is not None else EnergySpec()
+    changes = {"defer_max_s": defer_s, "power_off_after_s": power_off_s}
+    spec: EnergySpec = base.model_copy(update={k: v for k, v in changes.items() if v is not None})
+    return spec
 
 
 def mode_of(text: str) -> Mode:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from twinsched.experiments.executors import Executor, run_batch
@@ -43,9 +44,15 @@ def _run(
             scenario, scheduler, spec.seed, target_pct=spec.target_pct,
             validate=spec.validate, progress=progress, observers=observers,
         )  # fmt: skip
+    carbon = None
+    if spec.carbon is not None:
+        from twinsched.traces.carbon_csv import read_carbon_csv
+
+        carbon = read_carbon_csv(Path(spec.carbon), scenario.nodes.pool_names)
     return run_replay(
         scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
         validate=spec.validate, progress=progress, observers=observers, faults=spec.faults,
+        energy=spec.energy, carbon=carbon,
     )  # fmt: skip
 
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from twinsched.model.cluster import F64, MILLI_PER_GPU, Scenario
+from twinsched.model.cluster import F64, MILLI_PER_GPU, Pods, Scenario
 from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
 
@@ -51,6 +51,40 @@ def power_w(state: ClusterState) -> float:
     nd = state.nodes
     per_node = nd.power_idle_w + (nd.power_peak_w - nd.power_idle_w) * node_utilisation(state)
     return float(per_node[state.up].sum())
+
+
+def node_metrics(state: ClusterState, watts: F64 | None = None) -> dict[str, F64]:
+    """Per node: CPU and GPU allocated shares, watts (``watts``, else the linear formula of
+    :func:`power_w`) and 1.0 when up, 0.0 when down (what a live twin is sent per sample)."""
+    nd = state.nodes
+    if watts is None:
+        linear = nd.power_idle_w + (nd.power_peak_w - nd.power_idle_w) * node_utilisation(state)
+        watts = np.where(state.up, linear, 0.0)
+    gpu_cap = nd.gpu_count * MILLI_PER_GPU
+    return {
+        "cpu_util": 1.0 - state.cpu_free / np.maximum(nd.cpu_milli, 1),
+        "gpu_util": np.where(
+            gpu_cap > 0, 1.0 - state.gpu_left.sum(axis=1) / np.maximum(gpu_cap, 1), 0.0
+        ),
+        "power_w": watts,
+        "up": state.up.astype(np.float64),
+    }
+
+
+def missed_deadlines(pods: Pods, end_s: F64, slack: float) -> dict[str, int]:
+    """Jobs with a deadline (every pod with a finite run time), and those that missed it:
+    a job's deadline is its first arrival plus ``slack`` x its longest run time; it is missed
+    when a pod ended later, or never ended (``end_s`` nan)."""
+    jobs = int(pods.job.max(initial=-1)) + 1
+    first = np.full(jobs, np.inf)
+    np.minimum.at(first, pods.job, pods.arrival_s)
+    longest = np.zeros(jobs)
+    np.maximum.at(longest, pods.job, pods.duration_s)
+    last_end = np.full(jobs, -np.inf)
+    np.maximum.at(last_end, pods.job, np.where(np.isnan(end_s), np.inf, end_s))
+    has = np.isfinite(longest) & np.isin(np.arange(jobs), pods.job)
+    missed = has & (last_end > first + slack * longest + 1e-9)
+    return {"deadline_jobs": int(has.sum()), "missed_deadlines": int(missed.sum())}
 
 
 def running_pods(state: ClusterState) -> int:

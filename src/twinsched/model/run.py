@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
+if TYPE_CHECKING:  # pydantic is imported only by runs that have faults or energy
+    from twinsched.model.energy import EnergySpec
     from twinsched.model.faults import FaultSpec
 
 Mode = Literal["fillup", "replay"]
@@ -31,14 +32,21 @@ class RunSpec:
     db: str | None = None  # with trace "store", variant is the stored scenario's name
     twin: str | None = None  # a twin service URL: the loop runs over HTTP through it
     faults: FaultSpec | None = None  # node failures and recovery (replay only)
+    energy: EnergySpec | None = None  # power curves, power-off, deferral (replay only)
+    carbon: str | None = None  # a carbon-intensity CSV (default: the synthetic profile)
 
     def to_dict(self) -> dict[str, Any]:
-        """The spec as JSON-ready data; ``faults`` only when set (so the keys, and hashes,
-        of runs without faults are those of the specs before faults existed)."""
+        """The spec as JSON-ready data; ``faults``, ``energy`` and ``carbon`` only when set
+        (so the keys, and hashes, of runs without them are those of the specs before)."""
         out = asdict(self)
-        out.pop("faults")
+        for key in ("faults", "energy", "carbon"):
+            out.pop(key)
         if self.faults is not None:
             out["faults"] = self.faults.to_dict()
+        if self.energy is not None:
+            out["energy"] = self.energy.to_dict()
+        if self.carbon is not None:
+            out["carbon"] = self.carbon
         return out
 
 

@@ -25,6 +25,7 @@ REPLAY_FIELDS: tuple[str, ...] = (
     "queue_wait_p95_s",
     "completion_mean_s",
     "energy_kwh",
+    "carbon_g",  # only in runs with energy accounting (else the column is hidden)
     "unscheduled",
     "started",
 )

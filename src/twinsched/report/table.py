@@ -30,6 +30,7 @@ _HEADERS = {
     "queue_wait_p95_s": "wait p95 s",
     "completion_mean_s": "completion s",
     "energy_kwh": "energy kWh",
+    "carbon_g": "CO2 g",
     "started": "started",
 }
 _ALLOC = re.compile(r"^alloc_(?P<at>[0-9.]+)$")

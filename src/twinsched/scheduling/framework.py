@@ -8,14 +8,19 @@ integer in [0, 100]; a :class:`Scheduler` turns that into a :class:`Placement`, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Pods, Scenario
 from twinsched.model.state import ClusterState
+
+if TYPE_CHECKING:
+    from twinsched.metrics.energy import PowerModel
+    from twinsched.model.cluster import F64
 
 MAX_SCORE = 100
 
@@ -122,6 +127,20 @@ class Unschedulable:
 Decision = Placement | Unschedulable
 
 
+class GridSignal(Protocol):
+    """What a run with energy accounting tells carbon-aware scores (``sim/energy.py``)."""
+
+    power: PowerModel
+
+    def intensity_now(self) -> F64:
+        """g CO2/kWh of every nodepool now."""
+        ...
+
+    def powered_off(self) -> BoolA:
+        """The nodes powered off now (binding a pod wakes them)."""
+        ...
+
+
 @dataclass
 class RunContext:
     """What a run gives its plugins: the seed's RNG, tie-break ranks and the workload."""
@@ -132,6 +151,8 @@ class RunContext:
     scenario: Scenario
     workload: Pods  # the original, untuned pod list (FGD profiles its typical pods from it)
     scratch: dict[str, object] = field(default_factory=dict)
+    grid: GridSignal | None = None  # set by a replay with energy accounting
+    clock: Callable[[], float] | None = None  # the run's time, where it has one (replay)
 
     @classmethod
     def create(cls, scenario: Scenario, seed: int, workload: Pods | None = None) -> RunContext:

@@ -9,9 +9,10 @@ the scheduler is about to see it (Dask's "stimulus in": the state's own log is t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
+from twinsched.model.cluster import F64
 from twinsched.model.events import Bind, Event, Reject
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
@@ -31,8 +32,22 @@ class RunObserver(Protocol):
         """The run is over; the last events were handed over just before."""
 
 
+NodeMetrics = Mapping[str, F64]  # metric name -> one value per node
+
+
+@runtime_checkable
+class SampleObserver(Protocol):
+    """An observer that also wants the per-node metrics of each periodic sample (replay)."""
+
+    def on_sample(self, state: ClusterState, now: float, metrics: NodeMetrics) -> None:
+        """The run took its sample at time ``now``; the events before it were handed over."""
+
+
 class BaseObserver:
     """Hooks that do nothing: subclass and override the ones you need."""
+
+    def on_sample(self, state: ClusterState, now: float, metrics: NodeMetrics) -> None:
+        return None
 
     def on_start(self, state: ClusterState, ctx: RunContext) -> None:
         return None
@@ -69,6 +84,18 @@ class Observers:
         self._seen = len(log)
         for o in self.observers:
             o.on_events(state, events)
+
+    @property
+    def sampled(self) -> bool:
+        """Does any observer take samples (else the run need not compute them)?"""
+        return any(isinstance(o, SampleObserver) for o in self.observers)
+
+    def sample(self, state: ClusterState, now: float, metrics: NodeMetrics) -> None:
+        """Hand over the events so far, then the sample, to the observers that take one."""
+        self.feed(state)
+        for o in self.observers:
+            if isinstance(o, SampleObserver):
+                o.on_sample(state, now, metrics)
 
     def end(self, state: ClusterState) -> None:
         self.feed(state)

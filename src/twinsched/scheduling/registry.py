@@ -96,6 +96,10 @@ BUILT_INS: dict[str, tuple[str | Factory, str]] = {
         _score(_H + "labels:LabelPreference"),
         "preferred labels attract, retracted labels repel (composes with +)",
     ),
+    "carbon": (
+        _score(_H + "carbon:CarbonScore"),
+        "least CO2 per hour added now: power curve x nodepool intensity (composes with +)",
+    ),
     **{target: (_ilp(target), about + ILP_PARAMS) for target, (_, _, about) in TARGETS.items()},
 }
 SCHEDULERS: Registry[Factory] = Registry("scheduler", BUILT_INS, ENTRY_POINT_GROUP)

@@ -17,6 +17,7 @@ class Kind(IntEnum):
     ARRIVE = 2
     SCHEDULE = 3
     SAMPLE = 4
+    ENERGY = 5  # a change of carbon intensity, or a node's power-off deadline (sim/energy.py)
 
 
 Handler = Callable[[Kind, int], None]

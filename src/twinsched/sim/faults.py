@@ -57,6 +57,9 @@ def check_names(spec: FaultSpec, nodes: Nodes) -> None:
     for pool in spec.pools:
         if pool not in nodes.pool_names:
             raise UnknownNameError("nodepool in faults.pools", pool, list(nodes.pool_names))
+    for outage in spec.outages:
+        if outage.pool not in nodes.pool_names:
+            raise UnknownNameError("nodepool in outages", outage.pool, list(nodes.pool_names))
     known = set(nodes.names)
     for fault in spec.faults:
         if fault.node not in known:
@@ -70,6 +73,10 @@ def fault_schedule(spec: FaultSpec, nodes: Nodes, horizon_s: float, seed: int) -
     index = {name: i for i, name in enumerate(nodes.names)}
     for fault in spec.faults:
         intervals.append([fault.down_s, fault.down_s + fault.for_s, float(index[fault.node])])
+    for outage in spec.outages:  # every node of the pool, as one explicit fault each
+        pool = nodes.pool_names.index(outage.pool)
+        for member in np.flatnonzero(nodes.pool == pool).tolist():
+            intervals.append([outage.down_s, outage.down_s + outage.for_s, float(member)])
     merged: list[Fault] = []
     by_node: dict[int, list[tuple[float, float]]] = {}
     for down, up, node in intervals:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Unpack
 import numpy as np
 
 from twinsched.metrics import cluster as cm
-from twinsched.model.cluster import Scenario
+from twinsched.model.cluster import F64, Scenario
 from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Reject, Release
 from twinsched.model.run import RunResult
 from twinsched.model.state import ClusterState
@@ -21,13 +21,16 @@ from twinsched.scheduling import filters
 from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.framework import PodView, Reason
 from twinsched.sim.clock import Clock
+from twinsched.sim.energy import CARBON_TICK, EnergyMeter, deferred_arrivals, start_meter
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.faults import Disruptions, fault_schedule
 from twinsched.sim.runs import RunOptions, SchedulerArg, rewards, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
 
-if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
+if TYPE_CHECKING:  # pydantic is imported only by runs that have faults or energy
+    from twinsched.model.carbon import CarbonIntensity
+    from twinsched.model.energy import EnergySpec
     from twinsched.model.faults import FaultSpec
 
 
@@ -77,27 +80,40 @@ def run_replay(
     sample_every_s: float = 3600.0,
     clock: Clock | None = None,
     faults: FaultSpec | None = None,
+    energy: EnergySpec | None = None,
+    carbon: CarbonIntensity | None = None,
     **options: Unpack[RunOptions],
 ) -> RunResult:
     """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start.
 
     With ``faults``, nodes go down and come back up on the seed's fault schedule
     (``sim/faults.py``): the pods of a node that goes down return to the queue, losing their
-    progress, and the summary counts the disruptions.
+    progress, and the summary counts the disruptions. With ``energy`` (``sim/energy.py``),
+    nodes draw power on its curves and may power off when idle, the energy is weighed by
+    ``carbon`` (default: the seed's synthetic profile), deferrable jobs may wait for greener
+    hours, and the summary gives kWh and g CO2 per run and per nodepool.
     """
     started = time.perf_counter()
     pods = scenario.pods
     control = start_run(scenario, pods, scheduler, seed, **options)
     state, views = control.state, control.views
+    observers = control.observers
+    sampled = observers.sampled  # per-node metrics only when an observer takes them
     engine = Engine(clock)
+    control.ctx.clock = engine.clock.now
     start_t = np.full(pods.n, np.nan)
     queue = PendingQueue()
     never_fits: dict[int, bool] = {}  # pod class -> cannot fit even on the empty cluster
     samples: list[dict[str, float]] = []
     energy_j, last_t, last_power = 0.0, 0.0, cm.power_w(state)
+    arrival_s, meter, deferral = pods.arrival_s, None, dict[str, object]()
+    if energy is not None:
+        meter = start_meter(engine, state, energy, carbon, seed)
+        control.ctx.grid = meter
+        arrival_s, deferral = deferred_arrivals(pods, energy, meter.carbon, scenario.nodes)
 
-    for i in np.argsort(pods.arrival_s, kind="stable").tolist():
-        engine.at(float(pods.arrival_s[i]), Kind.ARRIVE, i)
+    for i in np.argsort(arrival_s, kind="stable").tolist():
+        engine.at(float(arrival_s[i]), Kind.ARRIVE, i)
     if len(pods.arrival_s):
         end = float(np.max(pods.arrival_s))
         for t in np.arange(0.0, end + sample_every_s, sample_every_s):
@@ -116,11 +132,11 @@ def run_replay(
         for i, outcome in control.schedule(ready, explain=False, skip=skip):
             if isinstance(outcome, Binding):
                 queue.remove(i)
-                start_t[i] = now
+                start_t[i] = begin = now if meter is None else meter.start_on(outcome.node, now)
                 if disrupt is not None:
                     disrupt.rebound(i, now)
                 if np.isfinite(pods.duration_s[i]):
-                    engine.at(now + float(pods.duration_s[i]), Kind.COMPLETE, i)
+                    engine.at(begin + float(pods.duration_s[i]), Kind.COMPLETE, i)
                 continue
             cls = views[i].cls
             if cls not in never_fits:
@@ -137,6 +153,15 @@ def run_replay(
         now = engine.clock.now()
         energy_j += last_power * (now - last_t)
         last_t = now
+        if meter is not None:
+            meter.advance(now, workload=kind is not Kind.ENERGY)
+        if kind is Kind.ENERGY:
+            assert meter is not None
+            if i != CARBON_TICK:
+                meter.timer(i, now)
+            elif len(engine) and np.isfinite(change := meter.carbon.next_change(now)):
+                engine.at(change, Kind.ENERGY, CARBON_TICK)
+            return
         if kind is Kind.ARRIVE:
             state.apply(Arrive(i))
             queue.add(i)
@@ -148,10 +173,20 @@ def run_replay(
         elif kind is Kind.NODE:
             _node_event(i)
         elif kind is Kind.SAMPLE:
-            samples.append(_sample(state, now, len(queue)))
+            samples.append(_sample(state, now, len(queue), meter))
+            if sampled:
+                observers.sample(
+                    state, now, cm.node_metrics(state, None if meter is None else meter.watts)
+                )
             return
         cycle(now)
+        if kind is Kind.NODE:
+            observers.feed(state)  # a node's change reaches the observers at its own time
         last_power = cm.power_w(state)
+        if meter is not None:
+            after = energy.power_off_after_s if energy is not None else None
+            for node in meter.refresh(now):
+                engine.at(now + (after or 0.0), Kind.ENERGY, node)
 
     def _node_event(payload: int) -> None:
         node, up = divmod(payload, 2)
@@ -177,7 +212,12 @@ def run_replay(
         wall_seconds=round(time.perf_counter() - started, 4),
         curve=[],
         summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j)
-        | (disrupt.summary(pending_at_end) if disrupt is not None else {}),
+        | (
+            _faults_summary(disrupt, state, start_t, pending_at_end, faults.deadline_slack)
+            if disrupt is not None and faults is not None
+            else {}
+        )
+        | (meter.summary() | deferral if meter is not None else {}),
         samples=samples,
         rewards=rewards(control),
     )
@@ -207,8 +247,19 @@ def _summary(
     return out | scheduler_report(control)
 
 
-def _sample(state: ClusterState, now: float, queued: int) -> dict[str, float]:
-    return {
+def _faults_summary(
+    disrupt: Disruptions, state: ClusterState, start_t: F64, pending: int, slack: float
+) -> dict[str, object]:
+    """The disruptions, and the jobs that missed their deadline (``docs/faults.md``)."""
+    done = state.phase == Phase.SUCCEEDED
+    end_s = np.where(done, start_t + state.pods.duration_s, np.nan)
+    return disrupt.summary(pending) | cm.missed_deadlines(state.pods, end_s, slack)
+
+
+def _sample(
+    state: ClusterState, now: float, queued: int, meter: EnergyMeter | None
+) -> dict[str, float]:
+    out = {
         "time_s": now,
         "gpu_alloc_ratio_pct": round(cm.gpu_allocation_ratio(state), 4),
         "cpu_alloc_ratio_pct": round(cm.cpu_allocation_ratio(state), 4),
@@ -216,3 +267,7 @@ def _sample(state: ClusterState, now: float, queued: int) -> dict[str, float]:
         "pending": queued,
         "power_w": round(cm.power_w(state), 1),
     }
+    if meter is not None:
+        out["power_w"] = round(float(meter.watts.sum()), 1)
+        out["nodes_off"] = int(meter.off.sum())
+    return out

@@ -4,6 +4,9 @@ At the run's start it PUTs the cluster (nodes, links, every pod with its phase);
 decision (the controller feeds it the events applied since the last one) it PATCHes what
 changed: arrivals, bindings, rejections, completions, node up/down. A pod that changed and
 changed back between two decisions sends nothing, as with a full comparison of states.
+At each sample of a replay it PATCHes every node's metrics (``cpu_util``, ``gpu_util``,
+``power_w``, ``up``), so the twin's history is full without Prometheus. Batches carry the
+run's time when it has one (replay), else a counter.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from twinsched.model.convert import PHASE_NAMES, gpu_indices, scenario_to_docume
 from twinsched.model.events import Event, NodeDown, NodeUp, Phase
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
+from twinsched.scheduling.observers import NodeMetrics
 from twinsched.twin.client import TwinClient
 
 
@@ -41,9 +45,11 @@ class TwinPublisher:
         self._phase = self._node = self._gpus = np.zeros(0, dtype=np.int64)
         self._up = np.zeros(0, dtype=bool)
         self._time = 0.0
+        self._ctx: RunContext | None = None
+        self.samples = 0
 
     def on_start(self, state: ClusterState, ctx: RunContext) -> None:
-        self.state = state
+        self.state, self._ctx = state, ctx
         self.names = unique_pod_names(state.pods.names)
         pods = replace(state.pods, names=self.names)
         scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
@@ -67,10 +73,27 @@ class TwinPublisher:
                 status = "Ready" if state.up[n] else "NotReady"
                 deltas.append({"op": "node", "node": state.nodes.names[n], "status": status})
         if deltas:
-            self._time += 1.0
-            self.client.patch(self._time, deltas)
+            self.client.patch(self._next_time(), deltas)
             self.pushes += 1
             self.deltas += len(deltas)
+
+    def on_sample(self, state: ClusterState, now: float, metrics: NodeMetrics) -> None:
+        names = state.nodes.names
+        columns = {k: np.round(v, 6).tolist() for k, v in metrics.items()}
+        deltas = [
+            {"op": "metrics", "node": name, "values": {k: col[n] for k, col in columns.items()}}
+            for n, name in enumerate(names)
+        ]
+        self.client.patch(self._next_time(now), deltas)
+        self.samples += 1
+
+    def _next_time(self, now: float | None = None) -> float:
+        """The time of the next batch: the run's (never going back), else one more."""
+        clock = self._ctx.clock if self._ctx is not None else None
+        if now is None and clock is not None:
+            now = clock()
+        self._time = self._time + 1.0 if now is None else max(self._time, now)
+        return self._time
 
     def on_end(self, state: ClusterState) -> None:
         return None

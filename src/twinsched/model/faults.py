@@ -9,18 +9,24 @@ into a deterministic schedule of ``NodeDown``/``NodeUp`` events per seed. Accept
 - ``mttr_s``: mean time to repair, seconds, ``1..10**7``; repair times are exponential;
 - ``pools``: per-nodepool overrides of both, keyed by nodepool name;
 - ``faults``: explicit faults, each a node (by name), when it goes down (``down_s``,
-  ``0..10**12``) and for how long (``for_s``, ``>0..10**12``).
+  ``0..10**12``) and for how long (``for_s``, ``>0..10**12``);
+- ``link_rate_per_day``, ``link_mttr_s``: random partitions of each link between two
+  nodepools, per day (``0..100``) and their mean length (``1..10**7`` s);
+- ``links``: explicit link faults between two nodepools (``pools``), from ``down_s`` for
+  ``for_s`` seconds: ``kind = "partition"`` (nothing crosses), or ``"degrade"``: bandwidth
+  times ``bandwidth_factor`` (``>0..1``) and ``latency_add_ms`` (``0..10**6``) more latency.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MAX_RATE_PER_DAY = 100.0
 MIN_MTTR_S, MAX_MTTR_S = 1.0, 1e7
 MAX_FAULT_TIME_S = 1e12
+MAX_LATENCY_ADD_MS = 1e6
 
 
 class PoolFaults(BaseModel):
@@ -42,11 +48,37 @@ class NodeFault(BaseModel):
     for_s: float = Field(gt=0.0, le=MAX_FAULT_TIME_S, allow_inf_nan=False)
 
 
+class LinkFault(BaseModel):
+    """The link between nodepools ``pools`` is partitioned, or degraded, from ``down_s`` for
+    ``for_s`` seconds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pools: tuple[str, str]
+    down_s: float = Field(ge=0.0, le=MAX_FAULT_TIME_S, allow_inf_nan=False)
+    for_s: float = Field(gt=0.0, le=MAX_FAULT_TIME_S, allow_inf_nan=False)
+    kind: Literal["partition", "degrade"] = "partition"
+    bandwidth_factor: float = Field(1.0, gt=0.0, le=1.0, allow_inf_nan=False)
+    latency_add_ms: float = Field(0.0, ge=0.0, le=MAX_LATENCY_ADD_MS, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _two_pools(self) -> LinkFault:
+        if self.pools[0] == self.pools[1]:
+            raise ValueError(f"pools: a link joins two different nodepools, got {self.pools}")
+        if self.kind == "degrade" and self.bandwidth_factor == 1 and self.latency_add_ms == 0:
+            raise ValueError("a degrade needs bandwidth_factor in >0..<1 or latency_add_ms > 0")
+        return self
+
+
 class FaultSpec(PoolFaults):
-    """Rates for every node (``pools`` overrides them per nodepool) and explicit faults."""
+    """Rates for every node (``pools`` overrides them per nodepool), explicit faults, and
+    faults of the links between nodepools."""
 
     pools: dict[str, PoolFaults] = Field(default_factory=dict)
     faults: tuple[NodeFault, ...] = ()
+    link_rate_per_day: float = Field(0.0, ge=0.0, le=MAX_RATE_PER_DAY, allow_inf_nan=False)
+    link_mttr_s: float = Field(3600.0, ge=MIN_MTTR_S, le=MAX_MTTR_S, allow_inf_nan=False)
+    links: tuple[LinkFault, ...] = ()
 
     def __hash__(self) -> int:  # a frozen model with a dict field: hash its JSON
         return hash(self.model_dump_json())
@@ -57,7 +89,18 @@ class FaultSpec(PoolFaults):
 
     @property
     def enabled(self) -> bool:
-        return bool(self.faults) or any(r.rate_per_day > 0 for r in (self, *self.pools.values()))
+        if self.faults or self.links_enabled:
+            return True
+        return any(r.rate_per_day > 0 for r in (self, *self.pools.values()))
+
+    @property
+    def links_enabled(self) -> bool:
+        return bool(self.links) or self.link_rate_per_day > 0
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """JSON-ready; the link keys only with link faults (the hashes of specs before are kept)."""
+        out = self.model_dump(mode="json")
+        if not self.links_enabled:
+            for key in ("link_rate_per_day", "link_mttr_s", "links"):
+                out.pop(key)
+        return out

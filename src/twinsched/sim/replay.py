@@ -23,6 +23,8 @@ from twinsched.scheduling.framework import PodView, Reason
 from twinsched.sim.clock import Clock
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.faults import Disruptions, fault_schedule
+from twinsched.sim.links import LinkFaults, link_schedule, link_spans
+from twinsched.sim.migration import DeschedulerArg, Migrations
 from twinsched.sim.runs import RunOptions, SchedulerArg, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
@@ -77,13 +79,16 @@ def run_replay(
     sample_every_s: float = 3600.0,
     clock: Clock | None = None,
     faults: FaultSpec | None = None,
+    descheduler: DeschedulerArg | None = None,
     **options: Unpack[RunOptions],
 ) -> RunResult:
     """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start.
 
     With ``faults``, nodes go down and come back up on the seed's fault schedule
     (``sim/faults.py``): the pods of a node that goes down return to the queue, losing their
-    progress, and the summary counts the disruptions.
+    progress, and the summary counts the disruptions; links between nodepools may be
+    partitioned or degraded (``sim/links.py``). With ``descheduler`` (a name such as
+    ``defrag/threshold=30``), running pods may be moved at a cost (``sim/migration.py``).
     """
     started = time.perf_counter()
     pods = scenario.pods
@@ -103,10 +108,16 @@ def run_replay(
         for t in np.arange(0.0, end + sample_every_s, sample_every_s):
             engine.at(float(t), Kind.SAMPLE)
     disrupt = Disruptions() if faults is not None and faults.enabled else None
+    links: LinkFaults | None = None
     if disrupt is not None and faults is not None:
         horizon = float(np.max(pods.arrival_s)) if pods.n else 0.0
         for t, node, up in fault_schedule(faults, scenario.nodes, horizon, seed):
             engine.at(t, Kind.NODE, 2 * node + up)
+        if faults.links_enabled:  # link k's events come after the nodes' in Kind.NODE
+            links = LinkFaults(link_spans(faults, scenario.nodes, horizon, seed), state)
+            for t, k, up in link_schedule(links.spans):
+                engine.at(t, Kind.NODE, 2 * (scenario.nodes.n + k) + up)
+    mover = Migrations(descheduler, control, engine, start_t) if descheduler else None
 
     def cycle(now: float) -> None:
         ready = queue.ready(views)
@@ -141,8 +152,8 @@ def run_replay(
             state.apply(Arrive(i))
             queue.add(i)
         elif kind is Kind.COMPLETE:
-            if disrupt is not None and disrupt.stale(i):
-                return  # the pod was evicted since this completion was scheduled
+            if mover.stale(i, now) if mover else disrupt is not None and disrupt.stale(i):
+                return  # the pod was evicted or moved since this completion was scheduled
             state.apply(Release(i))
             queue.freed()
         elif kind is Kind.NODE:
@@ -151,14 +162,27 @@ def run_replay(
             samples.append(_sample(state, now, len(queue)))
             return
         cycle(now)
+        if mover is not None and mover.step(now, len(queue)):
+            queue.freed()  # the moves freed room where the pods left
+            cycle(now)
         last_power = cm.power_w(state)
 
     def _node_event(payload: int) -> None:
         node, up = divmod(payload, 2)
         assert disrupt is not None
+        now = engine.clock.now()
+        if node >= scenario.nodes.n:  # a link fault starts or ends
+            assert links is not None
+            k = node - scenario.nodes.n
+            for pod in links.change(state, k, bool(up), now, start_t, disrupt):
+                queue.add(pod)
+            queue.freed()  # latencies changed, and evicted pods freed room
+            return
         if up:
             state.apply(NodeUp(node))
             queue.freed()  # its resources are back
+            if mover is not None:
+                mover.recovered(node)
             return
         state.apply(NodeDown(node))
         for pod in disrupt.evict(state, node, engine.clock.now(), start_t):
@@ -177,7 +201,9 @@ def run_replay(
         wall_seconds=round(time.perf_counter() - started, 4),
         curve=[],
         summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j)
-        | (disrupt.summary(pending_at_end) if disrupt is not None else {}),
+        | (disrupt.summary(pending_at_end) if disrupt is not None else {})
+        | (links.summary() if links is not None else {})
+        | (mover.summary() if mover is not None else {}),
         samples=samples,
     )
 

@@ -112,10 +112,36 @@ def parse_faults_file(raw: object) -> Any:
         raise typer.BadParameter(f"{path}: {key}: {first['msg']}", param_hint=hint) from None
 
 
+def parse_descheduler(text: str) -> str:
+    """A descheduler name with its parameters (``defrag/threshold=30``), checked by creating
+    it: an unknown name or a parameter out of range is a ``BadParameter`` naming it."""
+    from twinsched.errors import TwinschedError
+    from twinsched.scheduling.descheduling import create
+
+    try:
+        create(text)
+    except TwinschedError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return text
+
+
+def descheduler_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of an optional descheduler, checked by :func:`parse_descheduler`."""
+
+    def check(text: str | None) -> str | None:
+        return None if text is None else parse_descheduler(text)
+
+    rule = "defrag, rebalance-after-recovery; /moves=N/every=S/restart=S (docs/faults.md)"
+    return typer.Option(*decls, help=f"{help} [{rule}]", callback=check, metavar="NAME")
+
+
 def faults_file_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of a fault spec file: the command reads it with
     :func:`parse_faults_file` before any work (so a documented command parses without it)."""
-    rule = "TOML file: rate_per_day, mttr_s, pools, faults (docs/faults.md)"
+    rule = (
+        "TOML file: rate_per_day, mttr_s, pools, faults, link_rate_per_day, link_mttr_s, "
+        "links (docs/faults.md)"
+    )
     return typer.Option(*decls, help=f"{help} [{rule}]", metavar="FILE")
 
 

@@ -21,6 +21,7 @@ from twinsched.cli.options import (
     TraceOpt,
     VariantOpt,
     check_store,
+    descheduler_opt,
     faults_file_opt,
     float_opt,
     int_opt,
@@ -108,6 +109,9 @@ MttrOpt = Annotated[
 FaultsOpt = Annotated[
     Path | None, faults_file_opt("node failures per nodepool and explicit faults, replay only")
 ]
+DeschedulerOpt = Annotated[
+    str | None, descheduler_opt("move running pods at a cost (migration), replay only")
+]
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
@@ -139,6 +143,7 @@ def run(
     fault_rate: FaultRateOpt = None,
     mttr: MttrOpt = None,
     faults: FaultsOpt = None,
+    descheduler: DeschedulerOpt = None,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if mode not in ("fillup", "replay"):
@@ -147,6 +152,8 @@ def run(
     fault_spec = fault_spec_of(from_file, fault_rate, mttr)
     if fault_spec is not None and mode != "replay":
         raise typer.BadParameter("faults (--fault-rate, --faults) need --mode replay")
+    if descheduler is not None and mode != "replay":
+        raise typer.BadParameter("--descheduler needs --mode replay")
     from twinsched.model.run import RunSpec
     from twinsched.scheduling import registry
 
@@ -177,6 +184,7 @@ def run(
                 db=db,
                 twin=twin,
                 faults=fault_spec,
+                descheduler=descheduler,
             )
             for name in names
             for seed in parse_seeds(seeds)

@@ -44,6 +44,7 @@ def _run(
     return run_replay(
         scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
         validate=spec.validate, progress=progress, observers=observers, faults=spec.faults,
+        descheduler=spec.descheduler,
     )  # fmt: skip
 
 

@@ -31,12 +31,15 @@ class RunSpec:
     db: str | None = None  # with trace "store", variant is the stored scenario's name
     twin: str | None = None  # a twin service URL: the loop runs over HTTP through it
     faults: FaultSpec | None = None  # node failures and recovery (replay only)
+    descheduler: str | None = None  # moves running pods, e.g. "defrag/threshold=30" (replay)
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as JSON-ready data; ``faults`` only when set (so the keys, and hashes,
         of runs without faults are those of the specs before faults existed)."""
         out = asdict(self)
         out.pop("faults")
+        if self.descheduler is None:  # likewise: keys of runs without migration unchanged
+            out.pop("descheduler")
         if self.faults is not None:
             out["faults"] = self.faults.to_dict()
         return out

@@ -62,11 +62,11 @@ class Migrations:
     def step(self, now: float, pending: int) -> bool:
         """Ask the descheduler for moves and apply them; did any pod move?"""
         trigger = Trigger(now, pending, self._recovered)
+        if now - self._last_step < self.limits.every_s:
+            return False  # a recovery waits for the next step
         self._recovered = -1
         state = self.control.state
-        if now - self._last_step < self.limits.every_s or not self.descheduler.wants(
-            state, trigger
-        ):
+        if not self.descheduler.wants(state, trigger):
             return False
         self._last_step = now
         self.steps += 1

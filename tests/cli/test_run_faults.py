@@ -62,3 +62,28 @@ def test_a_bad_faults_file_is_one_clear_line(tmp_path: Path, text: str, words: l
 def test_faults_need_replay() -> None:
     result = runner.invoke(app, ["run", "--fault-rate", "1", "--no-record"])
     assert result.exit_code == 2 and "need --mode replay" in result.output
+
+
+def test_a_replay_with_a_descheduler_reports_its_migrations(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = [*BASE, "--fault-rate", "0.5", "--descheduler", "defrag/moves=2", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "results.json").read_text())["runs"][0]["summary"]
+    assert summary["migrations"] > 0 and summary["migration_data_gib"] > 0
+    assert summary["completed"] == summary["pods"]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ([*BASE, "--descheduler", "defrag/threshold=200"], ["threshold", "0..100"]),
+        ([*BASE, "--descheduler", "tidy"], ["tidy", "defrag"]),
+        (["run", "--descheduler", "defrag", "--no-record"], ["needs --mode replay"]),
+    ],
+)
+def test_a_bad_descheduler_is_one_clear_line(args: list[str], words: list[str]) -> None:
+    result = runner.invoke(app, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    for word in words:
+        assert word in result.output, result.output

@@ -86,60 +86,6 @@ def float_opt(help: str, lo: float, hi: float, *decls: str, open_lo: bool = Fals
     )
 
 
-FAULT_RATE_MAX = 100.0  # node failures per node per day (model/faults.py)
-MTTR_RANGE = (1.0, 1e7)  # seconds
-
-
-def parse_faults_file(raw: object) -> Any:
-    """A :class:`~twinsched.model.faults.FaultSpec` from a TOML file; a bad file or value is
-    one ``BadParameter`` naming the file, the key and the accepted range."""
-    from twinsched.model.faults import FaultSpec
-
-    return parse_toml_model(raw, FaultSpec, "'--faults'")
-
-
-def parse_energy_file(raw: object) -> Any:
-    """An :class:`~twinsched.model.energy.EnergySpec` from a TOML file (as the faults)."""
-    from twinsched.model.energy import EnergySpec
-
-    return parse_toml_model(raw, EnergySpec, "'--energy'")
-
-
-def parse_toml_model(raw: object, model: Any, hint: str) -> Any:
-    """The pydantic ``model`` validated from the TOML file at ``raw``; a bad file or value
-    is one ``BadParameter`` naming the file, the key and the accepted range."""
-    import tomllib
-
-    from pydantic import ValidationError
-
-    path = Path(str(raw))
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise typer.BadParameter(f"{path}: {exc.strerror or exc}", param_hint=hint) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise typer.BadParameter(f"{path}: not a TOML file: {exc}", param_hint=hint) from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise typer.BadParameter(f"{path}: {key}: {first['msg']}", param_hint=hint) from None
-
-
-def energy_file_opt(help: str, *decls: str) -> Any:
-    """``typer.Option`` of an energy spec file, read with :func:`parse_energy_file`."""
-    rule = "TOML file: cpu_curve, gpu_curve, gpu_power_w, power_off_after_s, ... (docs/energy.md)"
-    return typer.Option(*decls, help=f"{help} [{rule}]", metavar="FILE")
-
-
-def faults_file_opt(help: str, *decls: str) -> Any:
-    """``typer.Option`` of a fault spec file: the command reads it with
-    :func:`parse_faults_file` before any work (so a documented command parses without it)."""
-    rule = "TOML file: rate_per_day, mttr_s, pools, faults, outages, ... (docs/faults.md)"
-    return typer.Option(*decls, help=f"{help} [{rule}]", metavar="FILE")
-
-
 def _nearest_existing(path: Path) -> Path:
     probe = path.absolute()
     while not probe.exists() and probe != probe.parent:

@@ -11,9 +11,20 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from twinsched.cli.console import error_exit, expected_errors, make_console
+from twinsched.cli.dynamics import (
+    CarbonOpt,
+    DeferOpt,
+    DeschedulerOpt,
+    EnergyOpt,
+    FaultRateOpt,
+    FaultsOpt,
+    MttrOpt,
+    PowerOffOpt,
+    energy_spec_of,
+    fault_spec_of,
+    parse_faults_file,
+)
 from twinsched.cli.options import (
-    FAULT_RATE_MAX,
-    MTTR_RANGE,
     DataOpt,
     DbOpt,
     ScenarioOpt,
@@ -22,14 +33,10 @@ from twinsched.cli.options import (
     VariantOpt,
     broker_opt,
     check_store,
-    energy_file_opt,
-    faults_file_opt,
     float_opt,
     int_opt,
     load_source,
     out_dir_opt,
-    parse_energy_file,
-    parse_faults_file,
     parse_seeds,
     parse_weights,
     scenario_source,
@@ -40,8 +47,6 @@ from twinsched.cli.options import (
 from twinsched.errors import MissingExtraError, TwinschedError
 
 if TYPE_CHECKING:
-    from twinsched.model.energy import EnergySpec
-    from twinsched.model.faults import FaultSpec
     from twinsched.model.run import Mode, RunResult, RunSpec
 
 app = typer.Typer(pretty_exceptions_enable=False)
@@ -104,34 +109,6 @@ ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after ev
 RecordOpt = Annotated[
     bool, typer.Option("--record/--no-record", help="record specs and results in the store")
 ]
-FaultRateOpt = Annotated[
-    float | None,
-    float_opt("node failures per node per day, replay only (0: none)", 0, FAULT_RATE_MAX),
-]
-MttrOpt = Annotated[
-    float | None, float_opt("mean time to repair a failed node, seconds", *MTTR_RANGE)
-]
-FaultsOpt = Annotated[
-    Path | None, faults_file_opt("node failures per nodepool and explicit faults, replay only")
-]
-EnergyOpt = Annotated[
-    Path | None, energy_file_opt("power curves, power-off, deferral; replay only")
-]
-CarbonOpt = Annotated[
-    Path | None,
-    typer.Option(
-        help="carbon intensity per nodepool, replay only (default: the seed's synthetic "
-        "profile) [CSV file: time_s,pool,g_per_kwh (docs/energy.md)]",
-        metavar="FILE",
-    ),
-]
-DeferOpt = Annotated[
-    float | None,
-    float_opt("low-priority jobs may wait this long for greener hours, s (replay)", 0, 1e7),
-]
-PowerOffOpt = Annotated[
-    float | None, float_opt("power off nodes left empty this long, s (replay)", 1, 1e7)
-]
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
@@ -178,6 +155,7 @@ def run(
     carbon: CarbonOpt = None,
     defer: DeferOpt = None,
     power_off: PowerOffOpt = None,
+    descheduler: DeschedulerOpt = None,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if broker is not None:
@@ -197,6 +175,8 @@ def run(
     energy_spec = energy_spec_of(energy, carbon, defer, power_off)
     if energy_spec is not None and mode != "replay":
         raise typer.BadParameter("--energy, --carbon, --defer, --power-off need --mode replay")
+    if descheduler is not None and mode != "replay":
+        raise typer.BadParameter("--descheduler needs --mode replay")
     from twinsched.model.run import RunSpec
     from twinsched.scheduling import registry
 
@@ -235,6 +215,7 @@ def run(
                 faults=fault_spec,
                 energy=energy_spec,
                 carbon=None if carbon is None else str(carbon.absolute()),
+                descheduler=descheduler,
             )
             for name in names
             for seed in parse_seeds(seeds)
@@ -273,34 +254,6 @@ def aggregate_name(names: list[str], weights: dict[str, float]) -> str:
             f"--weights names {', '.join(unknown)}, not in --schedulers ({', '.join(names)})"
         )
     return "aggregate:" + "|".join(f"{n}@{weights[n]:.15g}" if n in weights else n for n in names)
-
-
-def fault_spec_of(
-    spec: FaultSpec | None, rate_per_day: float | None, mttr_s: float | None
-) -> FaultSpec | None:
-    """The run's faults: the ``--faults`` file, its top-level rates replaced by
-    ``--fault-rate`` and ``--mttr`` when given; None when nothing can fail."""
-    from twinsched.model.faults import FaultSpec
-
-    base = spec if spec is not None else FaultSpec()
-    changes = {"rate_per_day": rate_per_day, "mttr_s": mttr_s}
-    chosen = base.model_copy(update={k: v for k, v in changes.items() if v is not None})
-    return chosen if chosen.enabled else None
-
-
-def energy_spec_of(
-    path: Path | None, carbon: Path | None, defer_s: float | None, power_off_s: float | None
-) -> EnergySpec | None:
-    """The run's energy accounting: the ``--energy`` file (else the defaults) with
-    ``--defer`` and ``--power-off`` replacing its values; None when no option asks for it."""
-    if path is None and carbon is None and defer_s is None and power_off_s is None:
-        return None
-    from twinsched.model.energy import EnergySpec
-
-    base = parse_energy_file(path) if path is not None else EnergySpec()
-    changes = {"defer_max_s": defer_s, "power_off_after_s": power_off_s}
-    spec: EnergySpec = base.model_copy(update={k: v for k, v in changes.items() if v is not None})
-    return spec
 
 
 def mode_of(text: str) -> Mode:

@@ -53,6 +53,7 @@ def _run(
         scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
         validate=spec.validate, progress=progress, observers=observers, faults=spec.faults,
         energy=spec.energy, carbon=carbon,
+        descheduler=spec.descheduler,
     )  # fmt: skip
 
 

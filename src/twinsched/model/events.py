@@ -80,4 +80,15 @@ class NodeUp(NodeEvent):
     __slots__ = ()
 
 
-Event = Bind | Unbind | Release | Arrive | Reject | NodeDown | NodeUp
+@dataclass(frozen=True, slots=True)
+class LinkChange:
+    """The link between nodepools ``a`` and ``b`` now has ``latency_ms`` (``inf``: the link
+    is partitioned) and ``bandwidth_mbps`` (a fault, or its end)."""
+
+    a: int
+    b: int
+    latency_ms: float
+    bandwidth_mbps: float
+
+
+Event = Bind | Unbind | Release | Arrive | Reject | NodeDown | NodeUp | LinkChange

@@ -34,6 +34,7 @@ class RunSpec:
     faults: FaultSpec | None = None  # node failures and recovery (replay only)
     energy: EnergySpec | None = None  # power curves, power-off, deferral (replay only)
     carbon: str | None = None  # a carbon-intensity CSV (default: the synthetic profile)
+    descheduler: str | None = None  # moves running pods, e.g. "defrag/threshold=30" (replay)
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as JSON-ready data; ``faults``, ``energy`` and ``carbon`` only when set
@@ -41,6 +42,8 @@ class RunSpec:
         out = asdict(self)
         for key in ("faults", "energy", "carbon"):
             out.pop(key)
+        if self.descheduler is None:  # likewise: keys of runs without migration unchanged
+            out.pop("descheduler")
         if self.faults is not None:
             out["faults"] = self.faults.to_dict()
         if self.energy is not None:

@@ -18,6 +18,7 @@ from twinsched.model.events import (
     Arrive,
     Bind,
     Event,
+    LinkChange,
     NodeDown,
     NodeUp,
     Phase,
@@ -41,6 +42,12 @@ class ClusterState:
         self.nodes, self.pods, self.validate = nodes, pods, validate
         pools = len(nodes.pool_names)
         self.latency_ms: F64 = links.latency_ms if links is not None else np.zeros((pools, pools))
+        self.bandwidth_mbps: F64 = (
+            links.bandwidth_mbps if links is not None else np.full((pools, pools), np.inf)
+        )
+        self.base_latency_ms = self.latency_ms  # the scenario's links, without faults
+        self.link_version = 0  # counts link changes: rules on latency are recomputed
+        self.links_cut = 0  # nodepool pairs partitioned now (the filters skip the check at 0)
         g = nodes.max_gpus
         self.gpu_exists: BoolA = np.arange(g)[None, :] < nodes.gpu_count[:, None]
         self.gpu_left: I64 = np.where(self.gpu_exists, MILLI_PER_GPU, 0).astype(np.int64)
@@ -107,7 +114,11 @@ class ClusterState:
         it keeps no event log.
         """
         other = ClusterState(self.nodes, self.pods, validate=self.validate)
-        other.latency_ms = self.latency_ms  # read-only: shared
+        other.base_latency_ms = self.base_latency_ms  # read-only: shared
+        changed = self.latency_ms is not self.base_latency_ms  # a link change copied them
+        other.latency_ms = self.latency_ms.copy() if changed else self.latency_ms
+        other.bandwidth_mbps = self.bandwidth_mbps.copy() if changed else self.bandwidth_mbps
+        other.link_version, other.links_cut = self.link_version, self.links_cut
         other.gpu_left[:] = self.gpu_left
         other.free[:] = self.free  # cpu_free, mem_free and gpu_idle are its columns
         other.gpu_tags[:] = self.gpu_tags
@@ -166,8 +177,24 @@ class ClusterState:
                 self.nodes_down -= not self.up[node]
                 self.up[node] = True
                 self._touch(node)
+            case LinkChange(a, b, latency, bandwidth):
+                self._link(a, b, latency, bandwidth)
         if self.validate:
             self.check_invariants()
+
+    def _link(self, a: int, b: int, latency_ms: float, bandwidth_mbps: float) -> None:
+        """Set one link both ways (copies first: the scenario's arrays are shared), and touch
+        the nodes of both pools: what depends on their latency is recomputed."""
+        if self.latency_ms is self.base_latency_ms:
+            self.latency_ms = self.latency_ms.copy()
+            self.bandwidth_mbps = self.bandwidth_mbps.copy()
+        for i, j in ((a, b), (b, a)):
+            self.latency_ms[i, j], self.bandwidth_mbps[i, j] = latency_ms, bandwidth_mbps
+        off = ~np.eye(len(self.latency_ms), dtype=bool)
+        self.links_cut = int(np.isinf(self.latency_ms[off]).sum()) // 2
+        self.link_version += 1
+        for node in np.flatnonzero(np.isin(self.nodes.pool, (a, b))).tolist():
+            self._touch(node)
 
     def _expect(self, pod: int, phase: Phase) -> None:
         if int(self.phase[pod]) != phase:

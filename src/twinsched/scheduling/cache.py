@@ -119,16 +119,21 @@ class EligibleMemo:
     """The eligible-node mask per pod class, kept in step with the state.
 
     The rules on static node attributes (GPU model, labels, latency) are evaluated once per
-    class; a refresh re-checks only resources and faults, and only on changed nodes. It is
-    asked once per decision, so it keeps its own entries rather than going through
-    :class:`ClassMemo`: the two extra calls per lookup cost a measurable share of a decision.
+    class (and again after a link fault); a refresh re-checks only resources and faults,
+    and only on changed nodes. It is asked once per decision, so it keeps its own entries
+    rather than going through :class:`ClassMemo`: the two extra calls per lookup cost a
+    measurable share of a decision.
     """
 
     def __init__(self) -> None:
         self._entries: dict[int, _Eligible] = {}
+        self._links = 0  # ``state.link_version`` the static rules were computed with
 
     def get(self, state: ClusterState, pod: PodView) -> BoolA:
         """The class's mask (shared: callers must not write to it)."""
+        if state.link_version != self._links:  # a link fault: latencies changed
+            self._entries.clear()
+            self._links = state.link_version
         entry = self._entries.get(pod.cls)
         end = len(state.changes)
         if entry is None:

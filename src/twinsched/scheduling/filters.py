@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 
@@ -67,10 +67,20 @@ def no_rejected_labels(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
 
 
 def latency_within(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
-    if pod.data_pool < 0 or not np.isfinite(pod.max_latency_ms):
+    """Within the pod's latency bound of its data, and reachable from it (a partitioned
+    link has infinite latency: even a pod with no bound cannot reach its data across it)."""
+    return latency_ok(state.latency_ms, state, pod, nodes)
+
+
+def latency_ok(latency_ms: F64, state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
+    """:func:`latency_within` over a given latency matrix (the scenario's, or now's)."""
+    if pod.data_pool < 0:
         return np.ones(nodes.size, dtype=bool)
-    pools = state.nodes.pool[nodes]
-    ok: BoolA = state.latency_ms[pools, pod.data_pool] <= pod.max_latency_ms
+    latency = latency_ms[state.nodes.pool[nodes], pod.data_pool]
+    if not np.isfinite(pod.max_latency_ms):
+        reachable: BoolA = latency < np.inf
+        return reachable
+    ok: BoolA = latency <= pod.max_latency_ms
     return ok
 
 
@@ -95,7 +105,7 @@ def applicable(pod: PodView) -> list[tuple[Reason, FilterFn]]:
         active.add("NodeLabelsMismatch")
     if pod.rejected_labels:
         active.add("NodeHasRejectedLabel")
-    if pod.data_pool >= 0 and pod.max_latency_ms != float("inf"):
+    if pod.data_pool >= 0:  # a bound, or a partitioned link between the pod and its data
         active.add("LatencyTooHigh")
     return [(reason, fn) for reason, fn in FILTERS if reason in active]
 
@@ -135,16 +145,17 @@ def fits_node(state: ClusterState, pod: PodView, node: int) -> bool:
 
 
 def static_rules(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
-    """The rules on what never changes during a run: GPU model, labels and latency.
+    """The rules on what changes only with the links, if ever: GPU model, labels, latency.
 
-    Computed once per pod class by the filter cache (:class:`cache.EligibleMemo`).
+    Computed once per pod class by the filter cache (:class:`cache.EligibleMemo`), again
+    after a link fault.
     """
     mask = np.ones(nodes.size, dtype=bool)
     if pod.gpu_count:
         mask &= gpu_model_allowed(state, pod, nodes)
     if pod.required_labels or pod.rejected_labels:
         mask &= labels_match(state, pod, nodes) & no_rejected_labels(state, pod, nodes)
-    if pod.data_pool >= 0 and pod.max_latency_ms != float("inf"):
+    if pod.data_pool >= 0 and (pod.max_latency_ms != float("inf") or state.links_cut):
         mask &= latency_within(state, pod, nodes)
     return mask
 
@@ -198,6 +209,7 @@ def fits_empty_cluster(state: ClusterState, pod: PodView) -> bool:
     if pod.gpu_count:
         mask &= gpu_model_allowed(state, pod, nodes) & (nd.gpu_count >= pod.gpu_count)
     for reason, fn in applicable(pod):
-        if reason in ("NodeLabelsMismatch", "NodeHasRejectedLabel", "LatencyTooHigh"):
+        if reason in ("NodeLabelsMismatch", "NodeHasRejectedLabel"):
             mask &= fn(state, pod, nodes)
+    mask &= latency_ok(state.base_latency_ms, state, pod, nodes)  # every link up, too
     return bool(mask.any())

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from twinsched.errors import UnknownNameError
-from twinsched.model.cluster import F64, Nodes
+from twinsched.model.cluster import F64, BoolA, Nodes
 from twinsched.model.events import Phase, Unbind
 from twinsched.model.state import ClusterState
 
@@ -64,6 +64,10 @@ def check_names(spec: FaultSpec, nodes: Nodes) -> None:
     for fault in spec.faults:
         if fault.node not in known:
             raise UnknownNameError("node in faults", fault.node, _some(list(nodes.names)))
+    for link in spec.links:
+        for pool in link.pools:
+            if pool not in nodes.pool_names:
+                raise UnknownNameError("nodepool in links.pools", pool, list(nodes.pool_names))
 
 
 def fault_schedule(spec: FaultSpec, nodes: Nodes, horizon_s: float, seed: int) -> list[Fault]:
@@ -111,15 +115,20 @@ class Disruptions:
         their jobs (a gang restarts whole); all are pending again, in index order."""
         self.node_failures += 1
         running = state.phase == Phase.RUNNING
-        jobs = np.unique(state.pods.job[running & (state.pod_node == node)])
+        return self.evict_pods(state, running & (state.pod_node == node), now, start_t)
+
+    def evict_pods(self, state: ClusterState, hit: BoolA, now: float, start_t: F64) -> list[int]:
+        """Unbind the running pods in ``hit`` and the other running pods of their jobs."""
+        running = state.phase == Phase.RUNNING
+        jobs = np.unique(state.pods.job[running & hit])
         victims = running & np.isin(state.pods.job, jobs)
         pods = np.flatnonzero(victims).tolist()
         for i in pods:
-            if int(state.pod_node[i]) != node:
+            if not hit[i]:
                 self.gang_restarts += 1
             state.apply(Unbind(i))
             self.count += 1
-            self.lost_pod_s += now - float(start_t[i])
+            self.lost_pod_s += max(0.0, now - float(start_t[i]))  # < 0: a migration's pause
             self._evicted_at[i] = now
             if np.isfinite(state.pods.duration_s[i]):
                 self._stale[i] += 1

@@ -24,6 +24,8 @@ from twinsched.sim.clock import Clock
 from twinsched.sim.energy import CARBON_TICK, EnergyMeter, deferred_arrivals, start_meter
 from twinsched.sim.engine import Engine, Kind
 from twinsched.sim.faults import Disruptions, fault_schedule
+from twinsched.sim.links import LinkFaults, link_schedule, link_spans
+from twinsched.sim.migration import DeschedulerArg, Migrations
 from twinsched.sim.runs import RunOptions, SchedulerArg, rewards, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
@@ -82,16 +84,20 @@ def run_replay(
     faults: FaultSpec | None = None,
     energy: EnergySpec | None = None,
     carbon: CarbonIntensity | None = None,
+    descheduler: DeschedulerArg | None = None,
     **options: Unpack[RunOptions],
 ) -> RunResult:
     """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start.
 
     With ``faults``, nodes go down and come back up on the seed's fault schedule
     (``sim/faults.py``): the pods of a node that goes down return to the queue, losing their
-    progress, and the summary counts the disruptions. With ``energy`` (``sim/energy.py``),
-    nodes draw power on its curves and may power off when idle, the energy is weighed by
-    ``carbon`` (default: the seed's synthetic profile), deferrable jobs may wait for greener
-    hours, and the summary gives kWh and g CO2 per run and per nodepool.
+    progress, and the summary counts the disruptions; links between nodepools may be
+    partitioned or degraded (``sim/links.py``). With ``descheduler`` (a name such as
+    ``defrag/threshold=30``), running pods may be moved at a cost (``sim/migration.py``).
+    With ``energy`` (``sim/energy.py``), nodes draw power on its curves and may power off
+    when idle, the energy is weighed by ``carbon`` (default: the seed's synthetic profile),
+    deferrable jobs may wait for greener hours, and the summary gives kWh and g CO2 per run
+    and per nodepool.
     """
     started = time.perf_counter()
     pods = scenario.pods
@@ -119,10 +125,16 @@ def run_replay(
         for t in np.arange(0.0, end + sample_every_s, sample_every_s):
             engine.at(float(t), Kind.SAMPLE)
     disrupt = Disruptions() if faults is not None and faults.enabled else None
+    links: LinkFaults | None = None
     if disrupt is not None and faults is not None:
         horizon = float(np.max(pods.arrival_s)) if pods.n else 0.0
         for t, node, up in fault_schedule(faults, scenario.nodes, horizon, seed):
             engine.at(t, Kind.NODE, 2 * node + up)
+        if faults.links_enabled:  # link k's events come after the nodes' in Kind.NODE
+            links = LinkFaults(link_spans(faults, scenario.nodes, horizon, seed), state)
+            for t, k, up in link_schedule(links.spans):
+                engine.at(t, Kind.NODE, 2 * (scenario.nodes.n + k) + up)
+    mover = Migrations(descheduler, control, engine, start_t) if descheduler else None
 
     def cycle(now: float) -> None:
         ready = queue.ready(views)
@@ -166,8 +178,8 @@ def run_replay(
             state.apply(Arrive(i))
             queue.add(i)
         elif kind is Kind.COMPLETE:
-            if disrupt is not None and disrupt.stale(i):
-                return  # the pod was evicted since this completion was scheduled
+            if mover.stale(i, now) if mover else disrupt is not None and disrupt.stale(i):
+                return  # the pod was evicted or moved since this completion was scheduled
             state.apply(Release(i))
             queue.freed()
         elif kind is Kind.NODE:
@@ -182,6 +194,9 @@ def run_replay(
         cycle(now)
         if kind is Kind.NODE:
             observers.feed(state)  # a node's change reaches the observers at its own time
+        if mover is not None and mover.step(now, len(queue)):
+            queue.freed()  # the moves freed room where the pods left
+            cycle(now)
         last_power = cm.power_w(state)
         if meter is not None:
             after = energy.power_off_after_s if energy is not None else None
@@ -191,9 +206,19 @@ def run_replay(
     def _node_event(payload: int) -> None:
         node, up = divmod(payload, 2)
         assert disrupt is not None
+        now = engine.clock.now()
+        if node >= scenario.nodes.n:  # a link fault starts or ends
+            assert links is not None
+            k = node - scenario.nodes.n
+            for pod in links.change(state, k, bool(up), now, start_t, disrupt):
+                queue.add(pod)
+            queue.freed()  # latencies changed, and evicted pods freed room
+            return
         if up:
             state.apply(NodeUp(node))
             queue.freed()  # its resources are back
+            if mover is not None:
+                mover.recovered(node)
             return
         state.apply(NodeDown(node))
         for pod in disrupt.evict(state, node, engine.clock.now(), start_t):
@@ -217,6 +242,8 @@ def run_replay(
             if disrupt is not None and faults is not None
             else {}
         )
+        | (links.summary() if links is not None else {})
+        | (mover.summary() if mover is not None else {})
         | (meter.summary() | deferral if meter is not None else {}),
         samples=samples,
         rewards=rewards(control),

@@ -19,7 +19,7 @@ import numpy as np
 
 from twinsched.model.cluster import Scenario
 from twinsched.model.convert import PHASE_NAMES, gpu_indices, scenario_to_document
-from twinsched.model.events import Event, NodeDown, NodeUp, Phase
+from twinsched.model.events import Event, LinkChange, NodeDown, NodeUp, Phase
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
 from twinsched.scheduling.observers import NodeMetrics
@@ -64,6 +64,8 @@ class TwinPublisher:
         for event in events:
             if isinstance(event, NodeDown | NodeUp):
                 nodes.add(event.node)
+            elif isinstance(event, LinkChange):
+                continue  # the twin's nodes and pods do not show links
             else:
                 pods.add(event.pod)
         deltas = [d for i in sorted(pods) if (d := self._pod_delta(state, i)) is not None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from tests.twin.conftest import TOKEN, tiny_document
 from tests.twin.nats_stream import delete_stream, fresh_stream
 from tests.twin.process import free_port
 from twinsched.cli import app
+from twinsched.experiments.runner import BROKER_ENV
 from twinsched.store.db import dispose
 from twinsched.store.history import HistoryStore, MessageId
 from twinsched.twin.api.app import close_app, create_app
@@ -237,6 +239,7 @@ def test_a_run_through_the_broker_decides_as_in_process(
             app, [*args, "--twin", twin, "--broker", stream, "--out", str(tmp_path / "a")]
         )
         assert remote.exit_code == 0, remote.output
+        assert BROKER_ENV not in os.environ  # set for the runs only
         with TwinClient(twin, TOKEN) as client:
             applied = client._send("GET", "/broker").json()["applied"]
     local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])

@@ -116,7 +116,7 @@ def test_out_of_order_and_redelivered_messages_apply_once_in_order(
 
 def test_kill_the_twin_under_load_loses_and_repeats_nothing(tmp_path: Path, stream: str) -> None:
     outcome = kill_the_twin(tmp_path, stream, KILLS, RATE)  # checks the history
-    assert outcome.acked >= 3 * RATE
+    assert outcome.acked > RATE  # the twin applied more than RATE before it was killed
 
 
 def test_kill_the_publisher_under_load_loses_and_repeats_nothing(

@@ -233,7 +233,7 @@ def test_a_run_through_the_broker_decides_as_in_process(
 ) -> None:
     monkeypatch.setenv("TWINSCHED_TWIN_TOKEN", TOKEN)
     args = ["run", "--trace", "synthetic-continuum", "--variant", "3", "--schedulers", "fgd",
-            "--target", "20", "--seeds", "1", "--no-record"]  # fmt: skip
+            "--target", "10", "--seeds", "1", "--no-record"]  # fmt: skip
     with twin_consuming(f"sqlite:///{tmp_path / 't.db'}", stream) as twin:
         remote = CliRunner().invoke(
             app, [*args, "--twin", twin, "--broker", stream, "--out", str(tmp_path / "a")]

@@ -106,7 +106,7 @@ def kills(args: argparse.Namespace, tmp: Path) -> None:
         outcome = kill_the_twin(tmp, url, args.kills, args.rate)
         print(f"kill -9 the twin {outcome.kills} times under {args.rate * 3:g} messages/s: "
               f"{outcome.acked} messages acknowledged, each stored exactly once "
-              f"(last twin: {outcome.status['applied']} applied, "
+              f"(the twin restarted after the last kill: {outcome.status['applied']} applied, "
               f"{outcome.status['duplicates']} redelivered and dropped), "
               f"{outcome.seconds:.0f} s")  # fmt: skip
     finally:

@@ -1,10 +1,6 @@
 """Load through the broker, and the two kill scenarios (the tests run one kill, the bench five).
 
-``python -c "from tests.twin.broker_load import main; main()" URL METRIC RATE`` is a
-publisher to kill: batch k (metric ``METRIC`` = k on nodes n1, n2, g1, at time k) about
-``RATE`` times a second, forever; each message the broker acknowledged is printed as
-``SOURCE SEQ`` (flushed), so whoever kills it knows what the broker had.
-
+The publisher killed is ``tests/twin/broker_publisher.py`` in a process of its own.
 :func:`kill_the_twin` and :func:`kill_the_publisher` run a scenario and check that every
 message the broker acknowledged is in the twin's history exactly once (AssertionError
 otherwise); they return what they saw.
@@ -21,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.twin.broker_publisher import NODES, batch
 from tests.twin.conftest import TOKEN, tiny_document
 from tests.twin.process import TwinProcess
 from twinsched.store.history import HistoryStore, MessageId, Window, read_window
@@ -29,8 +26,7 @@ from twinsched.twin.broker.publisher import BrokerPublisher
 from twinsched.twin.client import TwinClient
 from twinsched.twin.core.service import TwinService
 
-NODES = ("n1", "n2", "g1")
-LOAD = "from tests.twin.broker_load import main; main()"
+LOAD = "from tests.twin.broker_publisher import main; main()"
 
 
 @dataclass(frozen=True)
@@ -41,12 +37,6 @@ class Outcome:
     acked: int
     status: dict[str, Any]
     seconds: float
-
-
-def batch(k: int, metric: str = "k") -> dict[str, object]:
-    """Batch k: ``metric`` = k on every node, at time k."""
-    deltas = [{"op": "metrics", "node": n, "values": {metric: float(k)}} for n in NODES]
-    return {"time": float(k), "deltas": deltas}
 
 
 def stored(db: str, metric: str = "k") -> dict[str, list[float]]:
@@ -86,7 +76,9 @@ def _publish_at(url: str, rate: float, stop: threading.Event, acked: list[Messag
 
 def kill_the_twin(tmp: Path, url: str, kills: int, rate: float) -> Outcome:
     """``twin serve --broker`` SIGKILLed ``kills`` times while a publisher sends ``rate``
-    batches a second (3 messages each); then the backlog is drained and checked."""
+    batches a second (3 messages each), restarted after each kill but the last; after the
+    last, the publisher stops and a twin in this process (the same service and consumer,
+    without HTTP: no process start) drains the backlog; then the history is checked."""
     started = time.monotonic()
     db, log = f"sqlite:///{tmp / 'twin.db'}", tmp / "twin.log"
     twin = TwinProcess(db, TOKEN, log, "--broker", url)
@@ -96,25 +88,34 @@ def kill_the_twin(tmp: Path, url: str, kills: int, rate: float) -> Outcome:
     stop, acked = threading.Event(), []
     publisher = _publish_at(url, rate, stop, acked)
     try:
-        for _ in range(kills):
+        for kill in range(1, kills + 1):
             applied = int(status(twin)["applied"])
             wait(lambda: int(status(twin)["applied"]) > applied + rate, 30, "progress")  # noqa: B023
             twin.kill()  # mid-batch: fetched messages are neither committed nor acked
-            twin = TwinProcess(db, TOKEN, log, "--broker", url)
-            twin.wait_ready()
-        stop.set()
-        publisher.close()  # every message published is acknowledged, or this raises
-        sent = {f"load/{n}": publisher._seq[f"load/{n}"] for n in NODES}
-        wait(lambda: status(twin)["sources"] == sent, 120, "the backlog")
-        final = status(twin)
+            if kill < kills:
+                twin = TwinProcess(db, TOKEN, log, "--broker", url)
+                twin.wait_ready()
     finally:
         stop.set()
         twin.stop()
+    publisher.close()  # every message published is acknowledged, or this raises
+    sent = {f"load/{n}": publisher._seq[f"load/{n}"] for n in NODES}
+    store = HistoryStore(db)
+    store.take_lease()
+    consumer = BrokerConsumer(TwinService.restore(store), url)
+    consumer.start()
+    try:
+        wait(lambda: consumer.stats.last == sent, 120, "the backlog")
+    finally:
+        consumer.stop()
+        store.close()
     assert len(acked) == publisher.published == 3 * max(sent.values())
     values = stored(db)
     for node in NODES:  # each acknowledged sample once, in order
         assert values[node] == [float(k) for k in range(1, sent[f"load/{node}"] + 1)]
-    assert final["rejected"] == final["gaps"] == 0
+    stats = consumer.stats
+    assert stats.rejected == stats.gaps == 0
+    final = {"applied": stats.applied, "duplicates": stats.duplicates}
     return Outcome(kills, len(acked), final, time.monotonic() - started)
 
 
@@ -169,19 +170,3 @@ def kill_the_publisher(service: TwinService, url: str, kills: int, rate: float) 
     stats = consumer.stats
     counters = {"applied": stats.applied, "duplicates": stats.duplicates, "gaps": stats.gaps}
     return Outcome(kills, sum(len(r) for r in runs), counters, time.monotonic() - started)
-
-
-def _print(message: MessageId) -> None:
-    sys.stdout.write(f"{message.source} {message.seq}\n")
-    sys.stdout.flush()
-
-
-def main() -> None:
-    """The publisher to kill (see the module's docstring)."""
-    url, metric, rate = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    with BrokerPublisher(url, max_in_flight=64, on_ack=_print) as publisher:
-        k = 0
-        while True:
-            k += 1
-            publisher.publish_samples(batch(k, metric))
-            time.sleep(1 / rate)

@@ -5,6 +5,8 @@ Mounted at the top level of the main command (``app.add_typer(run.app)`` in ``tw
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -158,14 +160,8 @@ def run(
     descheduler: DeschedulerOpt = None,
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
-    if broker is not None:
-        if twin is None:
-            raise typer.BadParameter("--broker needs --twin (the twin that consumes it)")
-        import os
-
-        from twinsched.experiments.runner import BROKER_ENV
-
-        os.environ[BROKER_ENV] = broker  # the transport, like the token, is not in the spec
+    if broker is not None and twin is None:
+        raise typer.BadParameter("--broker needs --twin (the twin that consumes it)")
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
     from_file = parse_faults_file(faults) if faults is not None else None
@@ -220,11 +216,34 @@ def run(
             for name in names
             for seed in parse_seeds(seeds)
         ]
-        runs = _run_all(specs, jobs)
+        with _broker_env(broker):
+            runs = _run_all(specs, jobs)
     label = f"{trace}/{variant}" if variant else trace
     _report(runs, out, f"{label} · {mode} · seeds {seeds}", _reference(trace, variant, mode))
     if record:
         _record(specs, runs, db)
+
+
+@contextmanager
+def _broker_env(broker: str | None) -> Iterator[None]:
+    """``$TWINSCHED_TWIN_BROKER`` set to ``broker`` for the runs (worker processes inherit
+    it): the transport, like the token, is not part of the recorded spec."""
+    if broker is None:
+        yield
+        return
+    import os
+
+    from twinsched.experiments.runner import BROKER_ENV
+
+    before = os.environ.get(BROKER_ENV)
+    os.environ[BROKER_ENV] = broker
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(BROKER_ENV, None)
+        else:
+            os.environ[BROKER_ENV] = before
 
 
 def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None:

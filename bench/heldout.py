@@ -41,16 +41,21 @@ def main() -> None:
     variants, seeds = args.variants.split(","), parse_seeds(args.seeds)
     specs = [
         RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=args.data)
+        for seed in seeds
         for variant in variants
         for name in names
-        for seed in seeds
     ]
     alloc: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
     speed: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
     every = 1 if sys.stderr.isatty() else max(len(specs) // 10, 1)
+    partial = args.csv.with_suffix(".partial.csv") if args.csv else None
     for done, (i, result) in enumerate(execute_many(specs, args.jobs), start=1):
         spec = specs[i]
         alloc[spec.variant, spec.scheduler][spec.seed] = result.summary["gpu_alloc_ratio_pct"]
+        if partial:  # every run as it finishes: a long measurement cut short keeps its runs
+            with partial.open("a") as f:
+                value = alloc[spec.variant, spec.scheduler][spec.seed]
+                f.write(f"{spec.variant},{spec.scheduler},{spec.seed},{value}\n")
         stats = result.summary.get("scheduler_stats", {})
         rollouts = float(stats.get("rollout_decisions", 0)) if isinstance(stats, dict) else 0.0
         speed[spec.scheduler].append(

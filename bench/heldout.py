@@ -1,11 +1,14 @@
 """Held-out quality of a scheduler: GPU allocation % at 100 % arrived, next to baselines.
 
     python bench/heldout.py --model ai:openb-es [--seeds 0-9] [--jobs 2] [--csv F] [--plot F]
+    python bench/heldout.py --model lookahead:fgd/c=4/h=32/s=8/a=90 --baselines fgd
 
 Every scheduler runs the same fill-up orders (seeds) of each openb variant; the table shows
 mean +- std over the seeds, and the model's paired gain over FGD (mean of the per-seed
-differences, with its standard error). The default variants are the six held out of the
-README's training and validation split. Not part of the test suite.
+differences, with its standard error), on every variant and on the mean over variants.
+Then each scheduler's decisions per second (pods over run wall time) and, for a look-ahead
+scheduler, how many decisions ran rollouts and their mean wall time. The default variants
+are the six held out of the README's training and validation split. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -38,15 +41,31 @@ def main() -> None:
     variants, seeds = args.variants.split(","), parse_seeds(args.seeds)
     specs = [
         RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=args.data)
+        for seed in seeds
         for variant in variants
         for name in names
-        for seed in seeds
     ]
     alloc: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    speed: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
     every = 1 if sys.stderr.isatty() else max(len(specs) // 10, 1)
+    partial = args.csv.with_suffix(".partial.csv") if args.csv else None
     for done, (i, result) in enumerate(execute_many(specs, args.jobs), start=1):
         spec = specs[i]
         alloc[spec.variant, spec.scheduler][spec.seed] = result.summary["gpu_alloc_ratio_pct"]
+        if partial:  # every run as it finishes: a long measurement cut short keeps its runs
+            with partial.open("a") as f:
+                value = alloc[spec.variant, spec.scheduler][spec.seed]
+                f.write(f"{spec.variant},{spec.scheduler},{spec.seed},{value}\n")
+        stats = result.summary.get("scheduler_stats", {})
+        rollouts = float(stats.get("rollout_decisions", 0)) if isinstance(stats, dict) else 0.0
+        speed[spec.scheduler].append(
+            (
+                float(result.summary["pods"]),
+                result.wall_seconds,
+                rollouts,
+                float(result.timings.get("rollout_seconds", 0.0)),
+            )
+        )
         if done % every == 0 or done == len(specs):
             print(f"{done}/{len(specs)} runs", file=sys.stderr, flush=True)
     header = ["variant", *names, f"{args.model} - fgd"]
@@ -67,7 +86,16 @@ def main() -> None:
         f"{statistics.mean(statistics.mean(alloc[v, n].values()) for v in variants):.2f}"
         for n in names
     ]
-    print("| mean | " + " | ".join(means) + " | |")
+    mean_gain = ""
+    if gains:
+        seed_gains = [
+            statistics.mean(alloc[v, args.model][s] - alloc[v, "fgd"][s] for v in variants)
+            for s in seeds
+        ]
+        error = statistics.stdev(seed_gains) / len(seeds) ** 0.5 if len(seeds) > 1 else 0.0
+        mean_gain = f"{statistics.mean(seed_gains):+.2f} ± {error:.2f}"
+    print("| mean | " + " | ".join(means) + f" | {mean_gain} |")
+    print_speed(speed)
     if gains:
         at_or_above = sum(g >= 0 for g, _ in gains.values())
         print(f"{args.model} at or above FGD on {at_or_above} of {len(gains)} variants")
@@ -80,6 +108,20 @@ def main() -> None:
                 out.writerows([variant, name, s, v] for s, v in sorted(per_seed.items()))
     if args.plot and gains:
         plot_gains(gains, args.model, args.plot)
+
+
+def print_speed(speed: dict[str, list[tuple[float, float, float, float]]]) -> None:
+    """Decisions per second of each scheduler; rollout decisions of a look-ahead one."""
+    print()
+    for name, runs in speed.items():
+        pods, wall, rollouts, seconds = (sum(r[i] for r in runs) for i in range(4))
+        line = f"{name}: {pods / max(wall, 1e-9):,.0f} decisions/s ({wall / len(runs):.1f} s a run)"
+        if rollouts:
+            line += (
+                f"; {rollouts / len(runs):.0f} rollout decisions a run, "
+                f"{1000 * seconds / rollouts:.1f} ms each ({rollouts / seconds:.1f}/s)"
+            )
+        print(line)
 
 
 def print_tie_widths(model: str, variants: list[str], data: str | None) -> None:

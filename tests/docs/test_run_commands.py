@@ -285,6 +285,14 @@ LONG: dict[str, str] = {
     "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare60 --schedulers "
     "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
     "docs/ai.md: python bench/ai.py --model ai:openb-bc": BENCH,
+    "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=8/s=8/a=70 --baselines "
+    "fgd --jobs 3": BENCH,
+    "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=16/s=4/a=60 --baselines "
+    "fgd --variants default,cpu050 --seeds 10,11": BENCH,
+    "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant cpu050 --schedulers "
+    "lookahead:fgd,fgd": (
+        "a look-ahead fill-up: minutes; tests/scheduling/test_lookahead.py runs it small"
+    ),
     "docs/deploy.md: pip install 'twinsched[serve]'": "installs from the package index",
     "docs/deploy.md: twinsched scheduler serve --scheduler fgd --port 8282 --state "
     "scheduler.jsonl": "starts a server: covered by tests/serve/test_restart.py",

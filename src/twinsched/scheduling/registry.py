@@ -138,6 +138,8 @@ def create(name: str) -> Scheduler:
         from twinsched.scheduling.ai.serving import create_ai_scheduler
 
         return create_ai_scheduler(name)
+    if name.startswith("lookahead:"):
+        return _lookahead(name)
     if name.startswith("aggregate:"):
         from twinsched.scheduling.aggregator import split_weighted
         from twinsched.scheduling.ensemble import Ensemble
@@ -180,6 +182,55 @@ def _param(spec: str, text: str) -> tuple[str, float | int | str]:
         except ValueError:
             pass
     return key, value
+
+
+# Look-ahead parameters: (low, high, integer only), see scheduling/lookahead/scheduler.py.
+LOOKAHEAD_RANGES: dict[str, tuple[float, float, bool]] = {
+    "c": (1, 64, True),
+    "h": (1, 1024, True),
+    "s": (1, 256, True),
+    "a": (0, 100, False),
+    "d": (0, 100, True),
+}
+LOOKAHEAD_BASES = ("fgd",)
+
+
+def _lookahead(name: str) -> Scheduler:
+    """``lookahead:BASE/c=4/h=32/s=4/a=80/d=100``: BASE improved by rollouts (FGD only)."""
+    from dataclasses import replace
+
+    from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler, Params
+    from twinsched.scheduling.plugin_scheduler import PluginScheduler
+
+    base, *params = name.removeprefix("lookahead:").split("/")
+    if base not in LOOKAHEAD_BASES:
+        raise TwinschedError(f"'{name}': look-ahead bases are {', '.join(LOOKAHEAD_BASES)}")
+    kwargs = dict(_param(name, p) for p in params)
+    unknown = sorted(set(kwargs) - set(LOOKAHEAD_RANGES))
+    if unknown or len(kwargs) < len(params):
+        raise TwinschedError(
+            f"'{name}': parameters are c, h, s, a, d, each once (got {', '.join(params)})"
+        )
+    checked: dict[str, float] = {}
+    for key, value in kwargs.items():
+        lo, hi, whole = LOOKAHEAD_RANGES[key]
+        number = float(value) if isinstance(value, int | float) else math.nan
+        if not (lo <= number <= hi) or (whole and not isinstance(value, int)):
+            kind = "an integer" if whole else "a number"
+            raise TwinschedError(f"'{name}': {key}={value!r} must be {kind} in {lo:g}..{hi:g}")
+        checked[key] = number
+    fgd = create(base)
+    assert isinstance(fgd, PluginScheduler)
+    default = Params()
+    chosen = replace(
+        default,
+        c=int(checked.get("c", default.c)),
+        h=int(checked.get("h", default.h)),
+        s=int(checked.get("s", default.s)),
+        a=checked.get("a", default.a),
+        d=int(checked.get("d", default.d)),
+    )
+    return LookaheadScheduler(fgd, chosen)
 
 
 def _compose(spec: str) -> Scheduler:

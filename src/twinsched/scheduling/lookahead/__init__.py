@@ -1,0 +1,1 @@
+"""Look-ahead scheduling: a base policy improved by rollouts on sampled continuations."""

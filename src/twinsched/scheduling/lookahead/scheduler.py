@@ -1,0 +1,168 @@
+"""``lookahead:fgd``: FGD improved by look-ahead on sampled continuations of the workload.
+
+For each pod the base policy (FGD) ranks the eligible nodes. When the decision is
+*contested* (the cluster's GPU allocation is at least ``a`` % and more than one distinct
+node state scores within ``d`` points of the best), the ``c`` best distinct candidates are
+each followed by FGD placing ``s`` sampled continuations of ``h`` pods; the candidate with
+the most GPU milli placed on average wins (then the least fragmentation added, then FGD's
+order). Continuations are drawn from the workload the run gives its schedulers (the pod
+mix FGD profiles its typical pods from), never from the run's own arrival order, with a
+generator seeded by (run seed, pod index): the same seed gives the same decisions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from twinsched.metrics.fragmentation import TypicalPods, typical_pods
+from twinsched.model.cluster import I64, BoolA
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.cache import EligibleMemo
+from twinsched.scheduling.framework import (
+    Decision,
+    Placement,
+    PodView,
+    RunContext,
+    pod_views,
+)
+from twinsched.scheduling.gpus import placement
+from twinsched.scheduling.lookahead.lean import ClassIndex
+from twinsched.scheduling.lookahead.rollout import Candidate, Live, TopLists, rollouts
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
+
+
+@dataclass(frozen=True)
+class Params:
+    """Candidates, horizon, samples, allocation % from which to look ahead, score window."""
+
+    c: int = 4
+    h: int = 32
+    s: int = 4
+    a: float = 80.0
+    d: int = 100
+
+    def name(self, base: str) -> str:
+        return f"lookahead:{base}/c={self.c}/h={self.h}/s={self.s}/a={self.a:g}/d={self.d}"
+
+
+class LookaheadScheduler:
+    """FGD's choice unless a rollout comparison of its best candidates says otherwise."""
+
+    def __init__(self, base: PluginScheduler, params: Params) -> None:
+        self.base, self.params = base, params
+        self.name = params.name(base.name)
+        self.rollout_decisions = 0
+        self.changed_decisions = 0
+        self.rollout_seconds = 0.0
+        self._ctx: RunContext | None = None
+        self._index: ClassIndex | None = None
+        self._eligible = EligibleMemo()
+        self._workload_cls: I64 = np.zeros(0, dtype=np.int64)
+        self._typical: TypicalPods | None = None
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        self._ctx = ctx
+        self.base.reset(state, ctx)
+        self._index = ClassIndex(state)
+        self._eligible = EligibleMemo()
+        views = [self._index.view(v) for v in pod_views(ctx.workload)]
+        self._workload_cls = np.array([v.cls for v in views], dtype=np.int64)
+        self._typical = typical_pods(ctx.workload)
+        self.rollout_decisions = self.changed_decisions = 0
+        self.rollout_seconds = 0.0
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        assert self._ctx is not None and self._index is not None, "reset() first"
+        view = self._index.view(pod)
+        decision = self.base.place(state, view, eligible)
+        if not isinstance(decision, Placement) or not self._contested(state):
+            return decision
+        cands = self._candidates(state, view, eligible)
+        if len(cands) < 2:
+            return decision
+        self.rollout_decisions += 1
+        started = time.perf_counter()
+        best = self._look_ahead(state, view, cands)
+        self.rollout_seconds += time.perf_counter() - started
+        if best == 0:
+            return decision
+        self.changed_decisions += 1
+        return Placement(cands[best].node, cands[best].gpus)
+
+    def stats(self) -> dict[str, object]:
+        """Decisions that ran rollouts, and those where the rollouts overruled the base."""
+        return {
+            "rollout_decisions": self.rollout_decisions,
+            "changed_decisions": self.changed_decisions,
+        }
+
+    def timings(self) -> dict[str, float]:
+        """Wall seconds spent in rollouts (kept apart from :meth:`stats`: not deterministic)."""
+        return {"rollout_seconds": round(self.rollout_seconds, 3)}
+
+    def _contested(self, state: ClusterState) -> bool:
+        total = max(state.nodes.total_gpu_milli, 1)
+        return 100.0 * state.allocated_gpu_milli / total >= self.params.a
+
+    def _candidates(self, state: ClusterState, pod: PodView, eligible: BoolA) -> list[Candidate]:
+        """The base policy's best nodes within ``d`` points of its best, one per distinct
+        node state (nodes in equal states lead to equal rollouts), best first."""
+        key, gpu = self.base.node_keys(state, pod, eligible)
+        key = np.where(eligible, key, -1)
+        n1 = state.nodes.n + 1
+        p = self.params
+        top = np.argsort(-key, kind="stable")[: 16 * p.c]
+        top = top[key[top] >= 0]
+        top = top[key[top] // n1 >= key[top[0]] // n1 - p.d]
+        rows = np.concatenate(
+            [state.cpu_free[top, None], state.mem_free[top, None], state.nodes.gpu_model[top, None],
+             state.gpu_left[top]], axis=1,
+        )  # fmt: skip
+        _, first = np.unique(rows, axis=0, return_index=True)
+        chosen = top[np.sort(first)[: p.c]]
+        return [Candidate(int(n), placement(state, pod, int(n), int(gpu[n])).gpus) for n in chosen]
+
+    def _look_ahead(self, state: ClusterState, pod: PodView, cands: list[Candidate]) -> int:
+        assert self._ctx is not None and self._index is not None and self._typical is not None
+        p = self.params
+        rng = np.random.default_rng((self._ctx.seed, pod.index, 0x10CA))
+        picks = self._workload_cls[rng.integers(0, self._workload_cls.size, size=(p.s, p.h))]
+        classes, seq = np.unique(picks, return_inverse=True)
+        top = self._top_lists(state, classes, p.h + 2)
+        table = self._index.table()
+        live = Live(
+            state.cpu_free, state.mem_free, state.gpu_left, state.nodes.gpu_model,
+            state.nodes.n - self._ctx.node_rank,
+        )  # fmt: skip
+        gained, added = rollouts(
+            live, top, table, self._typical, pod.cls, cands, seq.reshape(p.s, p.h)
+        )
+        mean_gain, mean_frag = gained.mean(axis=1), added.mean(axis=1)
+        order = np.lexsort((np.arange(len(cands)), mean_frag, -mean_gain))
+        return int(order[0])
+
+    def _top_lists(self, state: ClusterState, classes: I64, m: int) -> TopLists:
+        assert self._index is not None
+        table = self._index.table()
+        keys = np.empty((classes.size, state.nodes.n), dtype=np.int64)
+        gpus = np.empty((classes.size, state.nodes.n), dtype=np.int64)
+        for row, cls in enumerate(classes.tolist()):
+            view = table.views[cls]
+            mask = self._eligible.get(state, view)
+            key, gpu = self.base.node_keys(state, view, mask)
+            keys[row] = np.where(mask, key, -1)
+            gpus[row] = gpu
+        m = min(m, state.nodes.n)
+        part = np.argpartition(-keys, m - 1, axis=1)[:, :m]
+        part_keys = np.take_along_axis(keys, part, axis=1)
+        order = np.argsort(-part_keys, axis=1, kind="stable")
+        node = np.take_along_axis(part, order, axis=1)
+        return TopLists(
+            classes,
+            node,
+            np.take_along_axis(keys, node, axis=1),
+            np.take_along_axis(gpus, node, axis=1),
+        )

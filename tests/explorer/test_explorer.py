@@ -13,6 +13,7 @@ from playwright.sync_api import sync_playwright
 from tests.twin.browser import ARTEFACTS, axe_violations, launch, serve_in_thread
 from tests.twin.conftest import SyncASGI
 from twinsched.experiments.runner import execute
+from twinsched.experiments.sweep import cell_key, load_spec
 from twinsched.explorer.app import create_app
 from twinsched.model.run import RunSpec
 from twinsched.scheduling.ai.model_store import ModelRegistry
@@ -26,11 +27,32 @@ SPECS = [
 ]
 
 
+SWEEP = """name = "tiny"
+traces = ["synthetic-continuum/1"]
+schedulers = ["random"]
+seeds = 2
+target_pct = [100.0]
+mode = "fillup"
+"""
+
+
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def sweeps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with the spec of a tiny sweep, and a spec that cannot be read."""
+    folder = tmp_path_factory.mktemp("sweeps")
+    (folder / "tiny.toml").write_text(SWEEP)
+    (folder / "bad.toml").write_text('name = "bad"\nseeds = "many"\n')
+    return folder
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, sweeps: Path) -> Iterator[str]:
+    """Runs 1-3 (SPECS), then the tiny sweep's two cells (runs 4 and 5)."""
     url = f"sqlite:///{tmp_path_factory.mktemp('explorer') / 'store.db'}"
     for spec in SPECS:
         record_run(spec, execute(spec), url)
+    for cell in load_spec(sweeps / "tiny.toml").cells():
+        record_run(cell, execute(cell), url, key=cell_key(cell))
     yield url
     dispose(url)
 
@@ -48,18 +70,19 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def api(store: str, models: Path) -> Iterator[SyncASGI]:
-    client = SyncASGI(create_app(store, models), owner=False)
+def api(store: str, models: Path, sweeps: Path) -> Iterator[SyncASGI]:
+    client = SyncASGI(create_app(store, models, sweeps), owner=False)
     yield client
     client.close()
 
 
 def test_list_and_filter(api: SyncASGI) -> None:
     rows = api.get("/api/runs").json()
-    assert [r["id"] for r in rows] == [3, 2, 1]  # latest first
-    assert [(r["scheduler"], r["mode"]) for r in rows] == [
+    assert [r["id"] for r in rows] == [5, 4, 3, 2, 1]  # latest first
+    assert [(r["scheduler"], r["mode"]) for r in rows[2:]] == [
         ("fgd", "replay"), ("bestfit", "fillup"), ("fgd", "fillup")
     ]  # fmt: skip
+    rows = rows[2:]
     assert rows[0]["energy_kwh"] is not None and rows[2]["alloc_pct"] > 0
     assert [r["id"] for r in api.get("/api/runs?scheduler=FGD").json()] == [3, 1]
     assert [r["id"] for r in api.get("/api/runs?mode=fillup&scheduler=best").json()] == [2]
@@ -89,8 +112,22 @@ def test_models_and_their_cards(api: SyncASGI) -> None:
     assert len(data["bad"]) == 1 and "broken" in data["bad"][0] and "card.json" in data["bad"][0]
 
 
-def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
-    with serve_in_thread(create_app(store, models)) as url, sync_playwright() as playwright:
+def test_sweeps_and_a_sweep_report(api: SyncASGI) -> None:
+    listed = {w["name"]: w for w in api.get("/api/sweeps").json()}
+    assert (listed["tiny"]["cells"], listed["tiny"]["stored"]) == (2, 2)
+    assert "bad.toml: key 'traces'" in listed["bad"]["error"]
+    report = api.get("/api/sweeps/tiny").json()
+    assert [(r["trace"], r["scheduler"], r["seeds"]) for r in report["summary"]] == [
+        ("synthetic-continuum/1", "random", 2)
+    ]
+    assert {c["scheduler"] for c in report["curves"]} == {"random"}
+    missing = api.get("/api/sweeps/nothing")
+    assert missing.status_code == 404 and "tiny" in missing.json()["detail"]
+    assert api.get("/api/sweeps/..%2Fsecrets").status_code == 404  # names only, no paths
+
+
+def test_the_page_compares_the_runs_asked_for(store: str, models: Path, sweeps: Path) -> None:
+    with serve_in_thread(create_app(store, models, sweeps)) as url, sync_playwright() as playwright:
         browser = launch(playwright)
         page = browser.new_context(viewport={"width": 1300, "height": 1000},
                                    bypass_csp=True).new_page()  # fmt: skip
@@ -98,7 +135,7 @@ def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
         page.on("request", lambda r: seen.append((r.method, r.url)))
         page.goto(url)
         page.wait_for_function("window.explorerUi.loads > 0")
-        assert page.locator("#runs tbody tr").count() == 3
+        assert page.locator("#runs tbody tr").count() == 5
         page.fill("input[name=scheduler]", "fgd")
         page.keyboard.press("Enter")  # submits the filter form
         page.wait_for_function("window.explorerUi.loads > 1")
@@ -115,6 +152,9 @@ def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
         legend = page.locator("#legend-alloc li")
         assert sorted(legend.evaluate_all("items => items.map(i => i.dataset.run)")) == ["1", "2"]
         assert page.locator("#chart-replay-pending").count() == 0  # no replay was asked for
+        page.click("#sweeps button[data-sweep='tiny']")
+        page.wait_for_function("window.explorerUi.sweeps > 0")
+        assert page.locator("#legend-sweep-0 li").all_inner_texts() == ["random"]
         page.click("#models button[data-card='0']")
         assert '"name": "tiny"' in page.inner_text("#card")
         serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]

@@ -156,6 +156,12 @@ def test_large_cluster_fast_and_no_memory_growth(twin: Twin, browser: Any) -> No
     page = context.new_page()
     try:
         figures = soak(page, twin.url, TOKEN, pending, nodes, SOAK_S)
+        page.fill("#find-node", nodes[0])  # the feeder wrote cpu_util samples for it
+        page.dispatch_event("#find-node", "change")
+        page.wait_for_function(
+            "/: \\d+ samples, last/.test(document.getElementById('node-chart-caption').textContent)"
+        )
+        pool_caption = page.inner_text("#pool-chart-caption")
         shot(page, "twin-1000-nodes")
         print("dashboard figures:", figures)
     finally:
@@ -164,3 +170,5 @@ def test_large_cluster_fast_and_no_memory_growth(twin: Twin, browser: Any) -> No
     assert figures["interactive_s"] < 1.0, figures
     assert figures["frames"] >= SOAK_S * 0.8, figures  # at least about one frame a second
     assert figures["heap_growth_mb"] < 2.0, figures
+    assert pool_caption.startswith("pool-0 mean: cpu_util: "), pool_caption
+    assert "no samples" not in pool_caption

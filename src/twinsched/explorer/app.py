@@ -2,7 +2,8 @@
 
 ``GET /api/runs`` lists the stored runs (latest first) with filters, ``GET /api/runs/{id}``
 shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates,
-``GET /api/models`` the registered models' cards.
+``GET /api/models`` the registered models' cards, ``GET /api/sweeps`` the sweep specs and
+``GET /api/sweeps/{name}`` one sweep's report.
 Unknown ids are 404 naming the id, bad filters 422, an unreachable store 503.
 """
 
@@ -18,6 +19,8 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import SQLAlchemyError
 
+from twinsched.experiments.sweep import SweepSpecError
+from twinsched.explorer.sweeps import sweep_list, sweep_report
 from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, model_cards, run_row
 from twinsched.store import StoreError, get_run, list_runs
 from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
@@ -25,9 +28,11 @@ from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
-    """The explorer over the store at ``db`` and the model registry at ``models`` (None:
-    their defaults)."""
+def create_app(
+    db: str | None = None, models: Path | None = None, sweeps: Path = Path("sweeps")
+) -> FastAPI:
+    """The explorer over the store at ``db``, the model registry at ``models`` (None: their
+    defaults) and the sweep specs in ``sweeps``."""
     app = offline_app(
         title="twinsched run explorer",
         version="1",
@@ -80,6 +85,19 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
         """Every registered version's card (``ref`` is ``NAME@VERSION``), and each card that
         cannot be read, named with the reason."""
         return await run_in_threadpool(model_cards, models)
+
+    @app.get("/api/sweeps", summary="Sweep specs and how many of their cells are stored")
+    async def get_sweeps() -> list[dict[str, Any]]:
+        """Every spec of the sweeps folder (a spec that cannot be read: with its error)."""
+        return await run_in_threadpool(sweep_list, sweeps, db)
+
+    @app.get("/api/sweeps/{name}", summary="A sweep's report, from its stored cells")
+    async def get_sweep(name: Annotated[str, PathParam(max_length=128)]) -> dict[str, Any]:
+        """Summary rows per trace and scheduler (against published means), mean curves."""
+        try:
+            return await run_in_threadpool(sweep_report, sweeps, name, db)
+        except SweepSpecError as exc:
+            raise HTTPException(404, str(exc)) from None
 
     return app
 

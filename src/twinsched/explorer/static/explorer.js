@@ -11,7 +11,7 @@
   const fmt = (v) => (v === null || v === undefined ? "-" : typeof v === "number" ? (Number.isInteger(v) ? v : v.toFixed(3)) : esc(v));
   const selected = new Set();
   // Read by the browser tests.
-  const ui = (window.explorerUi = { loads: 0, compares: 0 });
+  const ui = (window.explorerUi = { loads: 0, compares: 0, sweeps: 0 });
 
   async function fetchJson(url) {
     const answer = await fetch(url);
@@ -92,6 +92,44 @@
     }
   }
 
+  async function loadSweeps() {
+    try {
+      const sweeps = await fetchJson("/api/sweeps");
+      $("sweeps").tBodies[0].innerHTML = sweeps.map((w) => w.error
+        ? `<tr><td>${esc(w.name)}</td><td>${esc(w.file)}</td><td colspan="4">${esc(w.error)}</td></tr>`
+        : `<tr data-sweep="${esc(w.name)}"><td>${esc(w.name)}</td><td>${esc(w.file)}</td><td>${esc(w.mode)}</td>` +
+          `<td>${w.cells}</td><td>${w.stored}</td><td><button type="button" data-sweep="${esc(w.name)}"` +
+          `${w.stored ? "" : " disabled"}>Show report</button></td></tr>`).join("");
+    } catch (err) {
+      $("sweeps").tBodies[0].innerHTML = `<tr><td colspan="6">${esc(err.message)}</td></tr>`;
+    }
+  }
+  async function showSweep(name) {
+    const report = await fetchJson(`/api/sweeps/${encodeURIComponent(name)}`);
+    $("sweep-title").textContent = `${report.name}: ${report.stored} of ${report.cells} cells stored` +
+      (report.worst_delta === null ? "" : `; largest distance to a published mean ${report.worst_delta.toFixed(2)} points`);
+    const charts = $("sweep-charts");
+    charts.innerHTML = "";
+    const traces = [...new Set(report.curves.map((c) => c.trace))];
+    traces.forEach((trace, t) => {
+      const bySched = new Map();
+      for (const c of report.curves.filter((c) => c.trace === trace)) {
+        if (!bySched.has(c.scheduler)) bySched.set(c.scheduler, []);
+        bySched.get(c.scheduler).push([c.arrived_gpu_pct, c.mean]);
+      }
+      const series = [...bySched].map(([sched, points]) => ({ row: { id: sched }, label: sched, curves: { mean: points } }));
+      const colourOf = new Map(series.map((r, k) => [r.row.id, COLOURS[k % COLOURS.length]]));
+      chart(charts, `sweep-${t}`, `${trace}: GPU allocated (%, mean over seeds) against arrived (%)`, series, "mean", colourOf);
+    });
+    $("sweep-tables").innerHTML = table("Summary (mean ± std over seeds)", report.summary);
+    $("sweep-report").hidden = false;
+    ui.sweeps += 1;
+  }
+  $("sweeps").addEventListener("click", (ev) => {
+    const name = ev.target.dataset && ev.target.dataset.sweep;
+    if (name && ev.target.tagName === "BUTTON") showSweep(name).catch((err) => { $("sweep-title").textContent = err.message; });
+  });
+
   async function loadModels() {
     try {
       const data = await fetchJson("/api/models");
@@ -123,5 +161,6 @@
   });
   $("compare").addEventListener("click", () => compare().catch((err) => { $("store-status").textContent = err.message; }));
   loadRuns();
+  loadSweeps();
   loadModels();
 })();

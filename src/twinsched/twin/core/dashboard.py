@@ -17,6 +17,7 @@ two frames.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,15 +85,19 @@ def _latency(doc: TwinDocument) -> F64:
     return latency
 
 
-def _allocate(nodes: _Nodes, index: dict[str, int], pod: Pod) -> None:
-    n = index.get(pod.node or "")
-    if n is None:
+def _allocate(nodes: _Nodes, index: dict[str, int], running: list[Pod]) -> None:
+    """Add the requests of the running pods to their nodes' use (vectorised)."""
+    bound = [(index[p.node], p) for p in running if p.node in index]
+    if not bound:
         return
-    nodes.cpu_used[n] += pod.requests.cpu_milli
-    nodes.mem_used[n] += pod.requests.memory_mib
-    for g in pod.gpus:
-        if g < nodes.gpu_used.shape[1]:
-            nodes.gpu_used[n, g] += pod.requests.gpu_milli
+    at = np.array([n for n, _ in bound], dtype=np.int64)
+    np.add.at(nodes.cpu_used, at, [p.requests.cpu_milli for _, p in bound])
+    np.add.at(nodes.mem_used, at, [p.requests.memory_mib for _, p in bound])
+    most = nodes.gpu_used.shape[1]
+    shares = [(n, g, p.requests.gpu_milli) for n, p in bound for g in p.gpus if g < most]
+    if shares:
+        n, g, milli = (np.array(column) for column in zip(*shares, strict=True))
+        np.add.at(nodes.gpu_used, (n, g), milli)
 
 
 def _share(used: F64, capacity: F64) -> list[float]:
@@ -141,14 +146,18 @@ def frame(doc: TwinDocument, queue_limit: int = QUEUE_LIMIT) -> dict[str, Any]:
     nodes, index = _nodes(doc)
     phases = dict.fromkeys(PHASES, 0)
     pending: list[tuple[str, Pod]] = []
+    running: list[Pod] = []
     for job in doc.jobs:
         for pod in job.pods:
             phases[pod.phase] += 1
             if pod.phase == "Running":
-                _allocate(nodes, index, pod)
+                running.append(pod)
             elif pod.phase == "Pending":
                 pending.append((job.id, pod))
-    pending.sort(key=lambda jp: (-jp[1].priority, jp[1].timestamps.arrival_s))
+    _allocate(nodes, index, running)
+    head = heapq.nsmallest(
+        queue_limit, pending, key=lambda jp: (-jp[1].priority, jp[1].timestamps.arrival_s)
+    )
     latency = _latency(doc)
     pools = {pool.id: i for i, pool in enumerate(doc.nodepools)}
     gpus = nodes.gpu_used.astype(np.int64)
@@ -172,10 +181,7 @@ def frame(doc: TwinDocument, queue_limit: int = QUEUE_LIMIT) -> dict[str, Any]:
         "pods": sum(phases.values()),
         "queue": {
             "total": len(pending),
-            "pods": [
-                _queued(nodes, latency, pools, job, pod, doc.timestamp)
-                for job, pod in pending[:queue_limit]
-            ],
+            "pods": [_queued(nodes, latency, pools, job, pod, doc.timestamp) for job, pod in head],
         },
     }
 

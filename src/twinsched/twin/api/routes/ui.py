@@ -45,6 +45,7 @@ class DashboardFeed:
         self._decisions = DecisionLog()
         self._version = -1
         self._frame: dict[str, Any] = {}
+        self._health: tuple[float, dict[str, Any]] = (-HEARTBEAT_S, {})
 
     def current(self, service: TwinService) -> dict[str, Any]:
         """The frame of the service's current version (computed when it changed)."""
@@ -53,7 +54,11 @@ class DashboardFeed:
                 version = service.version
                 self._frame = service.read(self._compute)
                 self._version = version
-            return {**self._frame, "version": self._version, "health": _health(service)}
+            checked, health = self._health
+            if time.monotonic() - checked >= HEARTBEAT_S / 2:  # one database ping for all viewers
+                health = _health(service)
+                self._health = (time.monotonic(), health)
+            return {**self._frame, "version": self._version, "health": health}
 
     def _compute(self, doc: TwinDocument) -> dict[str, Any]:
         picture = frame(doc)

@@ -5,14 +5,12 @@ FastAPI and uvicorn are imported inside the command (start-up stays light).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import DbOpt, ModelsDirOpt, int_opt
-from twinsched.cli.sweep import SpecsOpt
 from twinsched.errors import TwinschedError
 
 
@@ -21,7 +19,6 @@ def ui_command(
     port: Annotated[int, int_opt("Port to bind.", 1, 65535)] = 8383,
     db: DbOpt = None,
     models_dir: ModelsDirOpt = None,
-    specs: SpecsOpt = Path("sweeps"),
 ) -> None:
     """Browse, filter and compare the stored runs, open sweep reports and the registered
     models' cards, in a web page (read-only)."""
@@ -32,7 +29,7 @@ def ui_command(
         from twinsched.store import list_runs
 
         list_runs(db, limit=1)  # the store answers (and is migrated) before serving
-        application = create_app(db, models_dir, specs)
+        application = create_app(db, models_dir)
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
     typer.echo(f"run explorer at http://{host}:{port}/", err=True)

@@ -2,7 +2,7 @@
 
 ``GET /api/runs`` lists the stored runs (latest first) with filters, ``GET /api/runs/{id}``
 shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates,
-``GET /api/models`` the registered models' cards, ``GET /api/sweeps`` the sweep specs and
+``GET /api/models`` the registered models' cards, ``GET /api/sweeps`` the stored sweeps and
 ``GET /api/sweeps/{name}`` one sweep's report.
 Unknown ids are 404 naming the id, bad filters 422, an unreachable store 503.
 """
@@ -19,20 +19,17 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import SQLAlchemyError
 
-from twinsched.experiments.sweep import SweepSpecError
 from twinsched.explorer.sweeps import sweep_list, sweep_report
 from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, model_cards, run_row
-from twinsched.store import StoreError, get_run, list_runs
+from twinsched.store import StoreError, SweepNotFoundError, get_run, list_runs
 from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
 
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-def create_app(
-    db: str | None = None, models: Path | None = None, sweeps: Path = Path("sweeps")
-) -> FastAPI:
-    """The explorer over the store at ``db``, the model registry at ``models`` (None: their
-    defaults) and the sweep specs in ``sweeps``."""
+def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
+    """The explorer over the store at ``db`` (its runs and sweeps) and the model registry at
+    ``models`` (None: their defaults)."""
     app = offline_app(
         title="twinsched run explorer",
         version="1",
@@ -86,17 +83,17 @@ def create_app(
         cannot be read, named with the reason."""
         return await run_in_threadpool(model_cards, models)
 
-    @app.get("/api/sweeps", summary="Sweep specs and how many of their cells are stored")
+    @app.get("/api/sweeps", summary="Stored sweeps and how many of their cells are stored")
     async def get_sweeps() -> list[dict[str, Any]]:
-        """Every spec of the sweeps folder (a spec that cannot be read: with its error)."""
-        return await run_in_threadpool(sweep_list, sweeps, db)
+        """Every sweep stored with its runs (``twinsched sweep run`` registers them)."""
+        return await run_in_threadpool(sweep_list, db)
 
     @app.get("/api/sweeps/{name}", summary="A sweep's report, from its stored cells")
     async def get_sweep(name: Annotated[str, PathParam(max_length=128)]) -> dict[str, Any]:
         """Summary rows per trace and scheduler (against published means), mean curves."""
         try:
-            return await run_in_threadpool(sweep_report, sweeps, name, db)
-        except SweepSpecError as exc:
+            return await run_in_threadpool(sweep_report, name, db)
+        except SweepNotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
 
     return app

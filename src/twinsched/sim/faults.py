@@ -119,7 +119,7 @@ class Disruptions:
                 self.gang_restarts += 1
             state.apply(Unbind(i))
             self.count += 1
-            self.lost_pod_s += now - float(start_t[i])
+            self.lost_pod_s += max(0.0, now - float(start_t[i]))  # waking node: not started
             self._evicted_at[i] = now
             if np.isfinite(state.pods.duration_s[i]):
                 self._stale[i] += 1

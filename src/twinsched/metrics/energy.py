@@ -66,14 +66,19 @@ def cpu_used(state: ClusterState) -> F64:
     return out
 
 
-def node_power_w(model: PowerModel, state: ClusterState, off: BoolA) -> F64:
-    """Every node's watts now; ``off``: nodes powered off."""
-    host = model.host_idle_w + model.host_span_w * np.interp(cpu_used(state), *model.cpu_curve)
-    used = 1.0 - state.gpu_left / MILLI_PER_GPU
-    gpu_frac = np.where(model.gpu_exists, np.interp(used, *model.gpu_curve), 0.0).sum(axis=1)
-    gpus = model.gpu_idle_w * model.gpu_exists.sum(axis=1) + model.gpu_span_w * gpu_frac
-    watts: F64 = np.where(off, model.off_w, host + gpus)
-    return np.where(state.up, watts, 0.0)
+def node_power_w(
+    model: PowerModel, state: ClusterState, off: BoolA, rows: np.ndarray | None = None
+) -> F64:
+    """Every node's watts now (or those of the nodes ``rows``); ``off``: nodes powered off."""
+    at = slice(None) if rows is None else rows
+    cpu = 1.0 - state.cpu_free[at] / np.maximum(state.nodes.cpu_milli[at], 1)
+    host = model.host_idle_w[at] + model.host_span_w[at] * np.interp(cpu, *model.cpu_curve)
+    exists = model.gpu_exists[at]
+    used = 1.0 - state.gpu_left[at] / MILLI_PER_GPU
+    gpu_frac = np.where(exists, np.interp(used, *model.gpu_curve), 0.0).sum(axis=1)
+    gpus = model.gpu_idle_w[at] * exists.sum(axis=1) + model.gpu_span_w[at] * gpu_frac
+    watts: F64 = np.where(off[at], model.off_w, host + gpus)
+    return np.where(state.up[at], watts, 0.0)
 
 
 def added_power_w(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Unpack
 import numpy as np
 
 from twinsched.metrics import cluster as cm
+from twinsched.metrics import exposition as ex
 from twinsched.model.cluster import F64, Scenario
 from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Reject, Release
 from twinsched.model.run import RunResult
@@ -175,9 +176,8 @@ def run_replay(
         elif kind is Kind.SAMPLE:
             samples.append(_sample(state, now, len(queue), meter))
             if sampled:
-                observers.sample(
-                    state, now, cm.node_metrics(state, None if meter is None else meter.watts)
-                )
+                watts = cm.node_power_linear_w(state) if meter is None else meter.watts
+                observers.sample(state, now, ex.twin_metrics(state, watts))
             return
         cycle(now)
         if kind is Kind.NODE:

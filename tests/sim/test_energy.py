@@ -68,6 +68,8 @@ def test_low_priority_jobs_wait_for_the_greenest_window_and_others_do_not() -> N
     # waiting: idle 130 W for 2 h at 500 g/kWh, then busy for 1 h at 100 g/kWh
     assert s["carbon_g"] == pytest.approx(0.130 * 2 * 500 + BUSY_W / 1000 * 100, abs=0.1)
     assert now["carbon_g"] == pytest.approx(BUSY_W / 1000 * 500, abs=0.1)
+    # its deadline is 0 + 2 x 1 h: deferred by 2 h, it ends at 3 h and misses it
+    assert (s["missed_deadlines"], now["missed_deadlines"]) == (1, 0)
     urgent = one_node([0.0], [HOUR], priority=1)
     u = run_replay(urgent, "fgd", 0, energy=spec, carbon=dirty_clean_dirty).summary
     assert u["deferred_jobs"] == 0 and u["completion_mean_s"] == HOUR

@@ -14,6 +14,7 @@ from tests.strategies import scenarios
 from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import Links, Scenario, nodes_from_columns, pods_from_columns
 from twinsched.model.cluster import single_pool_links as links
+from twinsched.model.energy import EnergySpec
 from twinsched.model.events import Phase
 from twinsched.model.faults import FaultSpec, NodeFault, PoolFaults, PoolOutage
 from twinsched.model.run import RunSpec
@@ -25,7 +26,16 @@ from twinsched.sim import run_replay
 from twinsched.sim.faults import fault_schedule
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SCHEDULERS = st.sampled_from(["fgd", "bestfit", "leastallocated", "random", "firstfit"])
+SCHEDULERS = st.sampled_from(
+    ["fgd", "bestfit", "leastallocated", "random", "firstfit", "fgd+carbon"]
+)
+#: energy accounting (docs/energy.md) or none: power-off, wake-up and deferral move pods in time
+ENERGY = st.none() | st.builds(
+    EnergySpec,
+    power_off_after_s=st.none() | st.floats(1, 200),
+    wake_s=st.floats(0, 100),
+    defer_max_s=st.floats(0, 500),
+)
 
 
 @st.composite
@@ -58,11 +68,14 @@ class Final(BaseObserver):
         self.state = state
 
 
-def _replay(sc: Scenario, name: str, seed: int, faults: FaultSpec) -> tuple[dict, ClusterState]:
+def _replay(
+    sc: Scenario, name: str, seed: int, faults: FaultSpec, energy: EnergySpec | None = None
+) -> tuple[dict, ClusterState]:
     final = Final()
     result = run_replay(
-        sc, name, seed, sample_every_s=50.0, validate=True, faults=faults, observers=[final]
-    )
+        sc, name, seed, sample_every_s=50.0, validate=True, faults=faults, observers=[final],
+        energy=energy,
+    )  # fmt: skip
     assert final.state is not None
     return result.summary, final.state
 
@@ -76,7 +89,8 @@ def test_every_pod_ends_accounted_for_and_nothing_is_overcommitted(data, sc, nam
         names = tuple(f"j{j}" for j in range(5))
         pods = dataclasses.replace(sc.pods, job=np.array(jobs, np.int64), job_names=names)
         sc = dataclasses.replace(sc, pods=pods)
-    summary, state = _replay(sc, name, seed, faults)  # validate: invariants after every event
+    energy = data.draw(ENERGY)
+    summary, state = _replay(sc, name, seed, faults, energy)  # invariants after every event
     phases = set(state.phase.tolist())
     assert phases <= {Phase.SUCCEEDED, Phase.RUNNING, Phase.UNSCHEDULABLE}
     failed = np.flatnonzero(state.phase == Phase.UNSCHEDULABLE).tolist()
@@ -89,6 +103,11 @@ def test_every_pod_ends_accounted_for_and_nothing_is_overcommitted(data, sc, nam
         assert summary["pending_at_end"] == 0
         assert summary["rescheduled"] <= summary["disruptions"]
         assert summary["lost_work_pod_s"] >= 0
+    if energy is not None:  # energy and carbon add up per nodepool
+        assert sum(summary["energy_kwh_by_pool"].values()) == pytest.approx(
+            summary["energy_kwh"], abs=1e-3 * len(sc.nodes.pool_names)
+        )
+        assert summary["carbon_g"] >= 0 and summary["wake_ups"] <= summary["power_offs"]
 
 
 @FAST

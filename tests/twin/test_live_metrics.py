@@ -26,7 +26,9 @@ from twinsched.twin.replica import TwinScheduler
 TOKEN = "live-metrics-token-0123456789abcdef"
 EVERY = 900.0
 DOWN = {"edge-000": (1000.0, 4000.0), "hpc-015": (5000.0, 6500.0)}  # node: (down, up) s
-METRICS = ("cpu_util", "gpu_util", "power_w", "up")
+METRICS = (
+    "cpu_util", "memory_util", "gpu_util", "gpu_allocated", "pods_running", "up", "power_w"
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +96,11 @@ def test_a_replay_with_faults_fills_the_twins_history_and_node_conditions(
     # the history: every node, every metric, at every sample time, the same values as the run
     times = [s["time_s"] for s in local.samples]
     assert len(times) == 12 and remote_sched.publisher.samples == len(times)
+    nodes = scenario.nodes
+    gpu_nodes = [n for n, c in zip(nodes.names, nodes.gpu_count.tolist(), strict=True) if c]
     for metric, series in history.items():
-        assert sorted(s["node"] for s in series) == sorted(scenario.nodes.names), metric
+        want = gpu_nodes if metric == "gpu_util" else nodes.names  # GPU-less nodes: none
+        assert sorted(s["node"] for s in series) == sorted(want), metric
         for s in series:
             assert s["times"] == times, (metric, s["node"])
     up = {s["node"]: s["values"] for s in history["up"]}

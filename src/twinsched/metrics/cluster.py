@@ -53,22 +53,12 @@ def power_w(state: ClusterState) -> float:
     return float(per_node[state.up].sum())
 
 
-def node_metrics(state: ClusterState, watts: F64 | None = None) -> dict[str, F64]:
-    """Per node: CPU and GPU allocated shares, watts (``watts``, else the linear formula of
-    :func:`power_w`) and 1.0 when up, 0.0 when down (what a live twin is sent per sample)."""
+def node_power_linear_w(state: ClusterState) -> F64:
+    """Per node, the watts of :func:`power_w`'s linear formula (0 for nodes that are down)."""
     nd = state.nodes
-    if watts is None:
-        linear = nd.power_idle_w + (nd.power_peak_w - nd.power_idle_w) * node_utilisation(state)
-        watts = np.where(state.up, linear, 0.0)
-    gpu_cap = nd.gpu_count * MILLI_PER_GPU
-    return {
-        "cpu_util": 1.0 - state.cpu_free / np.maximum(nd.cpu_milli, 1),
-        "gpu_util": np.where(
-            gpu_cap > 0, 1.0 - state.gpu_left.sum(axis=1) / np.maximum(gpu_cap, 1), 0.0
-        ),
-        "power_w": watts,
-        "up": state.up.astype(np.float64),
-    }
+    per_node = nd.power_idle_w + (nd.power_peak_w - nd.power_idle_w) * node_utilisation(state)
+    out: F64 = np.where(state.up, per_node, 0.0)
+    return out
 
 
 def missed_deadlines(pods: Pods, end_s: F64, slack: float) -> dict[str, int]:

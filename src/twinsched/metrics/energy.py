@@ -66,14 +66,19 @@ def cpu_used(state: ClusterState) -> F64:
     return out
 
 
-def node_power_w(model: PowerModel, state: ClusterState, off: BoolA) -> F64:
-    """Every node's watts now; ``off``: nodes powered off."""
-    host = model.host_idle_w + model.host_span_w * np.interp(cpu_used(state), *model.cpu_curve)
-    used = 1.0 - state.gpu_left / MILLI_PER_GPU
-    gpu_frac = np.where(model.gpu_exists, np.interp(used, *model.gpu_curve), 0.0).sum(axis=1)
-    gpus = model.gpu_idle_w * model.gpu_exists.sum(axis=1) + model.gpu_span_w * gpu_frac
-    watts: F64 = np.where(off, model.off_w, host + gpus)
-    return np.where(state.up, watts, 0.0)
+def node_power_w(
+    model: PowerModel, state: ClusterState, off: BoolA, rows: np.ndarray | None = None
+) -> F64:
+    """Every node's watts now (or those of the nodes ``rows``); ``off``: nodes powered off."""
+    at = slice(None) if rows is None else rows
+    cpu = 1.0 - state.cpu_free[at] / np.maximum(state.nodes.cpu_milli[at], 1)
+    host = model.host_idle_w[at] + model.host_span_w[at] * np.interp(cpu, *model.cpu_curve)
+    exists = model.gpu_exists[at]
+    used = 1.0 - state.gpu_left[at] / MILLI_PER_GPU
+    gpu_frac = np.where(exists, np.interp(used, *model.gpu_curve), 0.0).sum(axis=1)
+    gpus = model.gpu_idle_w[at] * exists.sum(axis=1) + model.gpu_span_w[at] * gpu_frac
+    watts: F64 = np.where(off[at], model.off_w, host + gpus)
+    return np.where(state.up[at], watts, 0.0)
 
 
 def added_power_w(
@@ -88,21 +93,22 @@ def added_power_w(
     watts of a node it would wake."""
     cpu_milli, gpu_count, gpu_milli = request
     cap = np.maximum(state.nodes.cpu_milli[nodes], 1)
-    u = cpu_used(state)[nodes]
+    u = 1.0 - state.cpu_free[nodes] / cap
     host = model.host_span_w[nodes] * (
         np.interp(np.minimum(u + cpu_milli / cap, 1.0), *model.cpu_curve)
         - np.interp(u, *model.cpu_curve)
     )
-    count = np.maximum(model.gpu_exists[nodes].sum(axis=1), 1)
-    g = 1.0 - state.gpu_left[nodes].sum(axis=1) / (count * MILLI_PER_GPU)
-    add = gpu_count * gpu_milli / (count * MILLI_PER_GPU)
-    gpus = (
-        model.gpu_span_w[nodes]
-        * count
-        * (np.interp(np.minimum(g + add, 1.0), *model.gpu_curve) - np.interp(g, *model.gpu_curve))
-    )
-    wake = np.where(off[nodes], model.idle_w[nodes] - model.off_w, 0.0)
-    out: F64 = host + gpus + wake
+    out: F64 = host
+    if gpu_count:  # a pod without GPUs adds no GPU power
+        count = np.maximum(state.nodes.gpu_count[nodes], 1) * MILLI_PER_GPU
+        g = 1.0 - state.gpu_idle[nodes] / count
+        g_after = np.minimum(g + gpu_count * gpu_milli / count, 1.0)
+        curve = model.gpu_curve
+        out = out + model.gpu_span_w[nodes] * count / MILLI_PER_GPU * (
+            np.interp(g_after, *curve) - np.interp(g, *curve)
+        )
+    if off[nodes].any():
+        out = out + np.where(off[nodes], model.idle_w[nodes] - model.off_w, 0.0)
     return out
 
 

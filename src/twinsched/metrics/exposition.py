@@ -87,6 +87,29 @@ def node_values(state: ClusterState) -> dict[str, F64]:
     }
 
 
+def _ratio(used: F64, capacity: F64) -> F64:
+    out = np.full(len(capacity), np.nan)
+    np.divide(used, capacity, out=out, where=capacity > 0)
+    return out
+
+
+def twin_metrics(state: ClusterState, power_w: F64) -> dict[str, F64]:
+    """Per node, the metrics a twin keeps, with the names and definitions of the Prometheus
+    collector's default queries: ``cpu_util``, ``memory_util``, ``gpu_util`` (allocated
+    shares in [0, 1]; NaN for a node without that resource: no sample), ``gpu_allocated``,
+    ``pods_running``, ``up``; and ``power_w``, the node's watts."""
+    v = node_values(state)
+    return {
+        "cpu_util": _ratio(v[CPU_ALLOCATED], v[CPU_CAPACITY]),
+        "memory_util": _ratio(v[MEMORY_ALLOCATED], v[MEMORY_CAPACITY]),
+        "gpu_util": _ratio(v[GPU_MILLI_ALLOCATED] / MILLI_PER_GPU, v[GPU_CAPACITY]),
+        "gpu_allocated": v[GPU_ALLOCATED],
+        "pods_running": v[PODS_RUNNING],
+        "up": v[NODE_UP],
+        "power_w": power_w,
+    }
+
+
 NODE_HELP: dict[str, str] = {
     CPU_CAPACITY: "CPU capacity of the node, in cores.",
     CPU_ALLOCATED: "CPU requested by the pods running on the node, in cores.",

@@ -48,6 +48,9 @@ class EnergyMeter:
         self.now = self._last_t = 0.0
         self.watts = node_power_w(self.power, state, self.off)
         self.power_offs = self.wake_ups = self._pending_offs = 0
+        self._seen = len(state.changes)  # how far into the state's change log
+        self._step = -1  # the intensity step of ``_g_node``
+        self._g_node: F64 = np.zeros(n)
 
     # The grid signal read by carbon-aware scores.
     def intensity_now(self) -> F64:
@@ -62,8 +65,10 @@ class EnergyMeter:
         if dt > 0:
             joules = self.watts * dt
             self._pending_j += joules
-            g = self.carbon.at(self._last_t)[self.state.nodes.pool]
-            self._pending_g += joules / J_PER_KWH * g
+            step = self.carbon.index(self._last_t)
+            if step != self._step:  # each node's g/kWh, kept for the step
+                self._step, self._g_node = step, self.carbon.g_per_kwh[self.state.nodes.pool, step]
+            self._pending_g += joules * (self._g_node / J_PER_KWH)
         self._last_t = self.now = now
         if workload:
             self.energy_j += self._pending_j
@@ -73,21 +78,26 @@ class EnergyMeter:
             self.power_offs, self._pending_offs = self.power_offs + self._pending_offs, 0
 
     def refresh(self, now: float) -> list[int]:
-        """Re-read the watts after the state changed; the nodes that became empty now (each
-        needs a power-off timer when power-off is on)."""
+        """Re-read the watts of the nodes changed since the last call (the state's change
+        log); the nodes that became empty now, in index order (each needs a power-off timer
+        when power-off is on)."""
         st, nd = self.state, self.state.nodes
+        rows = st.changed_since(self._seen)
+        self._seen = len(st.changes)
+        if rows.size == 0:
+            return []
         empty = (
-            (st.cpu_free == nd.cpu_milli)
-            & (st.mem_free == nd.memory_mib)
-            & (st.gpu_left.sum(axis=1) == nd.gpu_count * MILLI_PER_GPU)
-            & st.up
+            (st.cpu_free[rows] == nd.cpu_milli[rows])
+            & (st.mem_free[rows] == nd.memory_mib[rows])
+            & (st.gpu_left[rows].sum(axis=1) == nd.gpu_count[rows] * MILLI_PER_GPU)
+            & st.up[rows]
         )
-        became = empty & np.isnan(self.empty_since)
-        self.empty_since[~empty] = np.nan
-        self.empty_since[became] = now
-        self.off &= st.up  # a node that fails is off the grid, and comes back powered on
-        self.watts = node_power_w(self.power, st, self.off)
-        return np.flatnonzero(became).tolist() if self.spec.power_off_after_s else []
+        since = self.empty_since[rows]
+        became = empty & np.isnan(since)
+        self.empty_since[rows] = np.where(empty, np.where(became, now, since), np.nan)
+        self.off[rows] &= st.up[rows]  # a node that fails is off the grid, back powered on
+        self.watts[rows] = node_power_w(self.power, st, self.off, rows)
+        return sorted(rows[became].tolist()) if self.spec.power_off_after_s else []
 
     def timer(self, node: int, now: float) -> None:
         """The power-off deadline of ``node``: off if it stayed empty and up since."""
@@ -98,7 +108,7 @@ class EnergyMeter:
         if now - since >= after - 1e-9:
             self.off[node] = True
             self._pending_offs += 1
-            self.watts = node_power_w(self.power, self.state, self.off)
+            self.watts[node] = self.power.off_w
 
     def start_on(self, node: int, now: float) -> float:
         """A pod was bound to ``node`` now: when it starts running (a powered-off node

@@ -128,7 +128,8 @@ class Disruptions:
                 self.gang_restarts += 1
             state.apply(Unbind(i))
             self.count += 1
-            self.lost_pod_s += max(0.0, now - float(start_t[i]))  # < 0: a migration's pause
+            # < 0: a migration's pause, or a node waking up (not started yet)
+            self.lost_pod_s += max(0.0, now - float(start_t[i]))
             self._evicted_at[i] = now
             if np.isfinite(state.pods.duration_s[i]):
                 self._stale[i] += 1

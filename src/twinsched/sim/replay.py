@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Unpack
 import numpy as np
 
 from twinsched.metrics import cluster as cm
+from twinsched.metrics import exposition as ex
 from twinsched.model.cluster import F64, Scenario
 from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Reject, Release
 from twinsched.model.run import RunResult
@@ -187,9 +188,8 @@ def run_replay(
         elif kind is Kind.SAMPLE:
             samples.append(_sample(state, now, len(queue), meter))
             if sampled:
-                observers.sample(
-                    state, now, cm.node_metrics(state, None if meter is None else meter.watts)
-                )
+                watts = cm.node_power_linear_w(state) if meter is None else meter.watts
+                observers.sample(state, now, ex.twin_metrics(state, watts))
             return
         cycle(now)
         if kind is Kind.NODE:
@@ -237,14 +237,11 @@ def run_replay(
         wall_seconds=round(time.perf_counter() - started, 4),
         curve=[],
         summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j)
-        | (
-            _faults_summary(disrupt, state, start_t, pending_at_end, faults.deadline_slack)
-            if disrupt is not None and faults is not None
-            else {}
-        )
+        | (disrupt.summary(pending_at_end) if disrupt is not None else {})
         | (links.summary() if links is not None else {})
         | (mover.summary() if mover is not None else {})
-        | (meter.summary() | deferral if meter is not None else {}),
+        | (meter.summary() | deferral if meter is not None else {})
+        | (_deadlines(state, start_t, faults) if disrupt is not None or meter is not None else {}),
         samples=samples,
         rewards=rewards(control),
     )
@@ -274,13 +271,16 @@ def _summary(
     return out | scheduler_report(control)
 
 
-def _faults_summary(
-    disrupt: Disruptions, state: ClusterState, start_t: F64, pending: int, slack: float
-) -> dict[str, object]:
-    """The disruptions, and the jobs that missed their deadline (``docs/faults.md``)."""
+def _deadlines(state: ClusterState, start_t: F64, faults: FaultSpec | None) -> dict[str, int]:
+    """The jobs that missed their deadline (``docs/faults.md``), in runs with faults or
+    energy accounting (where deferral may make them late); the slack is the faults' or the
+    default one."""
+    from twinsched.model.faults import DEFAULT_DEADLINE_SLACK
+
+    slack = faults.deadline_slack if faults is not None else DEFAULT_DEADLINE_SLACK
     done = state.phase == Phase.SUCCEEDED
     end_s = np.where(done, start_t + state.pods.duration_s, np.nan)
-    return disrupt.summary(pending) | cm.missed_deadlines(state.pods, end_s, slack)
+    return cm.missed_deadlines(state.pods, end_s, slack)
 
 
 def _sample(

@@ -4,8 +4,9 @@ At the run's start it PUTs the cluster (nodes, links, every pod with its phase);
 decision (the controller feeds it the events applied since the last one) it PATCHes what
 changed: arrivals, bindings, rejections, completions, node up/down. A pod that changed and
 changed back between two decisions sends nothing, as with a full comparison of states.
-At each sample of a replay it PATCHes every node's metrics (``cpu_util``, ``gpu_util``,
-``power_w``, ``up``), so the twin's history is full without Prometheus. Batches carry the
+At each sample of a replay it PATCHes every node's metrics (``metrics/exposition.py``,
+``twin_metrics``: utilisations, GPUs allocated, pods running, up, watts), so the twin's
+history is full without Prometheus. Batches carry the
 run's time when it has one (replay), else a counter.
 """
 
@@ -83,7 +84,11 @@ class TwinPublisher:
         names = state.nodes.names
         columns = {k: np.round(v, 6).tolist() for k, v in metrics.items()}
         deltas = [
-            {"op": "metrics", "node": name, "values": {k: col[n] for k, col in columns.items()}}
+            {
+                "op": "metrics",
+                "node": name,
+                "values": {k: col[n] for k, col in columns.items() if col[n] == col[n]},
+            }  # NaN (a node without that resource): no sample
             for n, name in enumerate(names)
         ]
         self.client.patch(self._next_time(now), deltas)

@@ -162,7 +162,7 @@ def run_replay(
             samples.append(_sample(state, now, len(queue)))
             return
         cycle(now)
-        if mover is not None and mover.step(now, len(queue)):
+        if mover is not None and mover.step(now, queue.pending):
             queue.freed()  # the moves freed room where the pods left
             cycle(now)
         last_power = cm.power_w(state)

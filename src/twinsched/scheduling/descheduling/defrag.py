@@ -1,12 +1,13 @@
 """``defrag``: move single-GPU pods to where they leave the least GPU fragmentation.
 
 Fragmentation is the FGD study's (``metrics/fragmentation.py``): the free GPU milli the
-workload's typical GPU pods cannot use. The descheduler acts when pods wait and the fragmented
-share of the idle GPUs of the nodes that are up passes ``threshold`` (%). Each move is the
-best one found: for the running single-GPU pods on the most fragmented nodes, every eligible
-target reachable over the links (vectorised over the targets) is scored by how much the
-move lowers the fragmentation of source plus target; the best move must lower it by more
-than one milli-GPU, so the moves of one step never go round in circles.
+workload's typical GPU pods cannot use. The descheduler acts when GPU pods wait and the
+fragmented share of the idle GPUs of the nodes that are up passes ``threshold`` (%), and
+stops as soon as a waiting GPU pod fits somewhere. Each move is the best one found: for the
+running single-GPU pods on the most fragmented nodes, every eligible target reachable over
+the links (vectorised over the targets) is scored by how much the move lowers the
+fragmentation of source plus target; the best move must lower it by more than one
+milli-GPU, so the moves of one step never go round in circles.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.descheduling import Move, Trigger, limits_of
-from twinsched.scheduling.framework import RunContext
+from twinsched.scheduling.framework import PodView, RunContext
 
 CANDIDATES = 32  # pods weighed per move (those on the most fragmented nodes)
+WATCHED_CLASSES = 8  # waiting GPU pod classes checked after each move: room made, stop
 MIN_GAIN = 1.0  # milli-GPU: a move must lower the fragmentation by more than this
 _NO_FIT = np.iinfo(np.int64).max
 
@@ -50,14 +52,24 @@ class Defrag:
         return pct(float(frag[state.up].sum()), float(idle[state.up].sum()))
 
     def wants(self, state: ClusterState, trigger: Trigger) -> bool:
-        if self._typical is None or trigger.pending == 0:
+        gpu_pods = state.pods.gpu_count[list(trigger.waiting)]
+        if self._typical is None or not gpu_pods.any():
             return False
         return self.fragmented_pct(state) >= self.threshold_pct
 
     def moves(
         self, state: ClusterState, control: SchedulerController, movable: BoolA, trigger: Trigger
     ) -> Iterator[Move]:
-        while (move := self.best_move(state, control, movable)) is not None:
+        """Best moves first, until a waiting GPU pod (of the first few classes) fits."""
+        classes: dict[int, PodView] = {}
+        for i in trigger.waiting:
+            view = control.views[i]
+            if view.gpu_count and len(classes) < WATCHED_CLASSES:
+                classes.setdefault(view.cls, view)
+        while (
+            not any(control.eligible(v).any() for v in classes.values())
+            and (move := self.best_move(state, control, movable)) is not None
+        ):
             yield move
 
     def _fragmentation(self, state: ClusterState) -> np.ndarray:

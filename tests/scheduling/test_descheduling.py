@@ -61,12 +61,14 @@ def test_the_best_move_lowers_fragmentation() -> None:
     d = Defrag("defrag", {})
     d.reset(state, control.ctx)
     before = d.fragmented_pct(state)
-    move = d.best_move(state, control, np.array([True, True, False]))
+    both = np.array([True, True, False])
+    move = d.best_move(state, control.views, control.eligible, both)
     assert move is not None and move.gpus == (0,)
-    assert d.best_move(state, control, np.zeros(3, dtype=bool)) is None  # nothing movable
+    nothing = np.zeros(3, dtype=bool)
+    assert d.best_move(state, control.views, control.eligible, nothing) is None
     from twinsched.model.events import Unbind
 
     state.apply(Unbind(move.pod))
     state.apply(Bind(move.pod, move.node, move.gpus))
     assert d.fragmented_pct(state) < before and int(state.gpu_whole_free.sum()) == 1
-    assert d.best_move(state, control, np.array([True, True, False])) is None  # no gain left
+    assert d.best_move(state, control.views, control.eligible, both) is None  # no gain left

@@ -23,7 +23,7 @@ from twinsched.sim.migration import MBIT_PER_MIB
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DESCHEDULERS = st.sampled_from(
-    ["defrag/every=0/threshold=0/restart=5", "rebalance-after-recovery/every=0", "defrag"]
+    ["defrag/every=0/threshold=0/restart=5/moves=8", "rebalance-after-recovery/every=0/restart=1"]
 )
 TWO_POOLS = Links(
     latency_ms=np.array([[1.0, 20.0], [20.0, 1.0]]),

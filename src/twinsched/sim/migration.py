@@ -14,6 +14,8 @@ is its current end (:meth:`Migrations.stale`).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from twinsched.errors import TwinschedError
@@ -59,11 +61,11 @@ class Migrations:
             return True
         return bool(now != self.start_t[pod] + float(state.pods.duration_s[pod]))
 
-    def step(self, now: float, pending: int) -> bool:
+    def step(self, now: float, waiting: Collection[int]) -> bool:
         """Ask the descheduler for moves and apply them; did any pod move?"""
-        trigger = Trigger(now, pending, self._recovered)
         if now - self._last_step < self.limits.every_s:
             return False  # a recovery waits for the next step
+        trigger = Trigger(now, tuple(sorted(waiting)), self._recovered)
         self._recovered = -1
         state = self.control.state
         if not self.descheduler.wants(state, trigger):

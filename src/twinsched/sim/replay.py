@@ -194,7 +194,7 @@ def run_replay(
         cycle(now)
         if kind is Kind.NODE:
             observers.feed(state)  # a node's change reaches the observers at its own time
-        if mover is not None and mover.step(now, len(queue)):
+        if mover is not None and mover.step(now, queue.pending):
             queue.freed()  # the moves freed room where the pods left
             cycle(now)
         last_power = cm.power_w(state)

@@ -37,10 +37,11 @@ class Move:
 
 @dataclass(frozen=True)
 class Trigger:
-    """Why the descheduler is asked: the time, how many pods wait, a node back up (or -1)."""
+    """Why the descheduler is asked: the time, the pods that wait (in index order), a node
+    back up (or -1)."""
 
     now: float
-    pending: int
+    waiting: tuple[int, ...] = ()
     recovered: int = -1
 
 

@@ -42,7 +42,7 @@ def test_matrices_become_dataset_rows_on_the_harmonisation_grid() -> None:
     with pytest.raises(PrometheusError, match="prom: range query for 'x' failed: bad_data: oops"):
         parse_matrix({"status": "error", "errorType": "bad_data", "error": "oops"}, "x", "prom")
     vector = {"status": "success", "data": {"resultType": "vector", "result": []}}
-    with pytest.raises(PrometheusError, match="gave vector, not a matrix"):
+    with pytest.raises(PrometheusError, match="gave vector, expected a matrix"):
         parse_matrix(vector, "x", "prom")
 
 

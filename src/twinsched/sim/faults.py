@@ -36,15 +36,26 @@ def _drawn(spec: FaultSpec, nodes: Nodes, horizon_s: float, seed: int) -> list[l
         if rates.rate_per_day <= 0:
             continue
         rng = np.random.default_rng([seed, FAULT_STREAM, n])
-        t = 0.0
-        while True:
-            t += float(rng.exponential(DAY_S / rates.rate_per_day))
-            if t > horizon_s:
-                break
-            repair = float(rng.exponential(rates.mttr_s))
-            out.append([t, t + repair, float(n)])
-            t += repair
+        for down, up in outages(rng, rates.rate_per_day, rates.mttr_s, horizon_s):
+            out.append([down, up, float(n)])
     return out
+
+
+def outages(
+    rng: np.random.Generator, rate_per_day: float, mean_repair_s: float, horizon_s: float
+) -> list[tuple[float, float]]:
+    """``(down, up)`` times of an alternating renewal process: exponential times between
+    failures (mean ``DAY_S / rate_per_day``) and repairs (mean ``mean_repair_s``), the
+    failures before ``horizon_s``; draws from ``rng`` in that order."""
+    out: list[tuple[float, float]] = []
+    t = 0.0
+    while True:
+        t += float(rng.exponential(DAY_S / rate_per_day))
+        if t > horizon_s:
+            return out
+        repair = float(rng.exponential(mean_repair_s))
+        out.append((t, t + repair))
+        t += repair
 
 
 def _some(names: list[str], most: int = 8) -> list[str]:

@@ -21,7 +21,7 @@ import numpy as np
 from twinsched.model.cluster import F64, Nodes
 from twinsched.model.events import LinkChange, Phase
 from twinsched.model.state import ClusterState
-from twinsched.sim.faults import DAY_S, Disruptions
+from twinsched.sim.faults import Disruptions, outages
 
 if TYPE_CHECKING:  # pydantic is imported only by runs that have faults
     from twinsched.model.faults import FaultSpec
@@ -52,14 +52,8 @@ def link_spans(spec: FaultSpec, nodes: Nodes, horizon_s: float, seed: int) -> li
         for a in range(pools):
             for b in range(a + 1, pools):
                 rng = np.random.default_rng([seed, LINK_STREAM, a, b])
-                t = 0.0
-                while True:
-                    t += float(rng.exponential(DAY_S / spec.link_rate_per_day))
-                    if t > horizon_s:
-                        break
-                    length = float(rng.exponential(spec.link_mttr_s))
-                    out.append(LinkSpan(a, b, t, t + length, partition=True))
-                    t += length
+                for down, up in outages(rng, spec.link_rate_per_day, spec.link_mttr_s, horizon_s):
+                    out.append(LinkSpan(a, b, down, up, partition=True))
     index = {name: i for i, name in enumerate(nodes.pool_names)}
     for f in spec.links:
         a, b = sorted(index[p] for p in f.pools)

@@ -66,6 +66,22 @@ class Sample:
 
 
 # -- pure core --------------------------------------------------------------------------------
+def query_result(answer: Mapping[str, Any], metric: str, source: str, expected: str) -> list[Any]:
+    """The ``result`` list of a Prometheus query answer whose ``resultType`` is ``expected``
+    (``vector`` for an instant query, ``matrix`` for a range query); a failed query or
+    another type is a :class:`PrometheusError` naming ``source`` and ``metric``."""
+    what = "query" if expected == "vector" else "range query"
+    if answer.get("status") != "success":
+        kind, why = answer.get("errorType", "error"), answer.get("error", "no message")
+        raise PrometheusError(f"{source}: {what} for '{metric}' failed: {kind}: {why}")
+    data = answer.get("data")
+    if not isinstance(data, Mapping) or data.get("resultType") != expected:
+        got = data.get("resultType") if isinstance(data, Mapping) else type(data).__name__
+        raise PrometheusError(f"{source}: {what} for '{metric}' gave {got}, expected a {expected}")
+    result = data.get("result", [])
+    return list(result) if isinstance(result, list) else []
+
+
 def parse_vector(
     answer: Mapping[str, Any], metric: str, source: str = "Prometheus"
 ) -> list[Sample]:
@@ -74,15 +90,8 @@ def parse_vector(
     Series without a ``node`` label and values that are not finite (``NaN``, ``+Inf``) are
     left out; a failed query or a result that is not an instant vector is an error.
     """
-    if answer.get("status") != "success":
-        kind, why = answer.get("errorType", "error"), answer.get("error", "no message")
-        raise PrometheusError(f"{source}: query for '{metric}' failed: {kind}: {why}")
-    data = answer.get("data")
-    if not isinstance(data, Mapping) or data.get("resultType") != "vector":
-        got = data.get("resultType") if isinstance(data, Mapping) else type(data).__name__
-        raise PrometheusError(f"{source}: query for '{metric}' gave {got}, expected a vector")
     out = []
-    for series in data.get("result", []):
+    for series in query_result(answer, metric, source, "vector"):
         node = series.get("metric", {}).get(NODE_LABEL)
         stamp, raw = series.get("value", (None, None))
         try:

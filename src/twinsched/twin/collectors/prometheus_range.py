@@ -20,7 +20,7 @@ import pandas as pd
 from twinsched.extras import needs
 from twinsched.traces.twin_dataset import COLUMNS
 from twinsched.twin import WHY
-from twinsched.twin.collectors.prometheus import NODE_LABEL, PrometheusError
+from twinsched.twin.collectors.prometheus import NODE_LABEL, PrometheusError, query_result
 
 if TYPE_CHECKING:
     import httpx
@@ -36,15 +36,8 @@ def aligned(start: float, end: float, step: float) -> tuple[float, float]:
 def parse_matrix(answer: Mapping[str, Any], metric: str, source: str) -> list[dict[str, Any]]:
     """The rows of a range-query answer: one per point of each series with a ``node``
     label; points that are not finite numbers (NaN, Inf) are left out."""
-    if answer.get("status") != "success":
-        kind, why = answer.get("errorType", "error"), answer.get("error", "no message")
-        raise PrometheusError(f"{source}: range query for '{metric}' failed: {kind}: {why}")
-    data = answer.get("data")
-    if not isinstance(data, Mapping) or data.get("resultType") != "matrix":
-        got = data.get("resultType") if isinstance(data, Mapping) else type(data).__name__
-        raise PrometheusError(f"{source}: range query for '{metric}' gave {got}, not a matrix")
     rows = []
-    for series in data.get("result", []):
+    for series in query_result(answer, metric, source, "matrix"):
         node = series.get("metric", {}).get(NODE_LABEL)
         if not node:
             continue

@@ -72,6 +72,33 @@ def test_decisions_are_new_bindings_and_a_replace_starts_again() -> None:
     doc.jobs[0].pods[1] = doc.jobs[0].pods[1].model_copy(update={"phase": "Running",
                                                                  "node": "n2"})  # fmt: skip
     doc.timestamp = 3.0
-    assert log.update(doc) == [{"time": 3.0, "pod": "p2", "node": "n2", "gpus": []}]
+    assert log.update(doc) == [{"time": 3.0, "pod": "p2", "node": "n2", "gpus": [],
+                                "scheduler": None, "fallback": False}]  # fmt: skip
     assert len(log.update(doc)) == 1  # nothing new: the same list
     assert log.update(doc.model_copy(deep=True)) == []  # a PUT: a new timeline
+
+
+def test_decisions_name_the_scheduler_and_the_fallback() -> None:
+    log = DecisionLog()
+    doc = tiny_document()
+    log.update(doc)
+    for i, (node, fallback) in enumerate([("n1", False), ("n2", True)]):
+        change = {"phase": "Running", "node": node, "scheduler": "fgd", "fallback": fallback}
+        doc.jobs[0].pods[i] = doc.jobs[0].pods[i].model_copy(update=change)
+    shown = {d["pod"]: (d["scheduler"], d["fallback"]) for d in log.update(doc)}
+    assert shown == {"p1": ("fgd", False), "p2": ("fgd", True)}
+
+
+def test_cordoned_nodes_take_no_new_pods_and_are_not_down() -> None:
+    data = tiny_document().model_dump()
+    for node in data["nodepools"][0]["nodes"]:
+        node["unschedulable"] = True
+    data["jobs"][0]["pods"][0].update(phase="Running", node="n1")  # keeps running there
+    picture = frame(parse_document(data))
+    assert picture["nodes"]["cordoned"] == [1, 1, 0] and picture["nodes"]["up"] == [1, 1, 1]
+    assert picture["nodes"]["cpu"][0] > 0
+    queue = {p["id"]: p for p in picture["queue"]["pods"]}
+    assert queue["p2"]["reason"] == SCHEDULABLE  # g1 is neither down nor cordoned
+    data["nodepools"][1]["nodes"][0]["unschedulable"] = True
+    picture = frame(parse_document(data))
+    assert picture["queue"]["pods"][0]["reason"] == "NodeDown"

@@ -57,7 +57,8 @@ def test_patch_applies_every_kind_of_delta(client: SyncASGI) -> None:
     assert state["jobs"][1]["pods"][0] | {"requests": None} == {
         **new_pod, "requests": None, "phase": "Running", "node": "g1", "gpus": [1],
         "policies": {"required": [], "rejected": [], "preferred": [], "retracted": []},
-        "priority": 0, "data_pool": None, "max_latency_ms": None,
+        "priority": 0, "data_pool": None, "max_latency_ms": None, "scheduler": None,
+        "fallback": False,
         "timestamps": {"arrival_s": 3.0, "start_s": None, "duration_s": None},
     }  # fmt: skip
 

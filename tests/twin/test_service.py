@@ -76,3 +76,30 @@ def test_state_json_is_cached_per_version() -> None:
     twin.apply(_patch(1.0, {"op": "node", "node": "n1", "status": "NotReady"}))
     assert twin.cached_state_json() is None
     assert twin.state_json() != first
+
+
+def test_pod_deltas_carry_who_bound_the_pod() -> None:
+    twin = TwinService(tiny_document())
+    bound = {"op": "pod", "pod": "p1", "phase": "Running", "node": "n1"}
+    twin.apply(_patch(1.0, {**bound, "scheduler": "fgd", "fallback": True}, {**bound, "pod": "p2"}))
+    p1, p2 = twin.document().jobs[0].pods
+    assert (p1.scheduler, p1.fallback, p2.scheduler, p2.fallback) == ("fgd", True, None, False)
+    twin.apply(_patch(2.0, {**bound, "phase": "Succeeded"}))  # no scheduler given: kept
+    assert twin.document().jobs[0].pods[0].scheduler == "fgd"
+    twin.apply(_patch(3.0, {"op": "pod", "pod": "p1", "phase": "Pending"}))  # unbound: cleared
+    p1 = twin.document().jobs[0].pods[0]
+    assert (p1.scheduler, p1.fallback) == (None, False)
+    with pytest.raises(DeltaError, match=r"deltas\[0\]\.fallback: needs the scheduler"):
+        twin.apply(_patch(4.0, {**bound, "pod": "p1", "fallback": True}))
+
+
+def test_node_deltas_cordon_without_touching_the_status() -> None:
+    twin = TwinService(tiny_document())
+    twin.apply(_patch(1.0, {"op": "node", "node": "n1", "unschedulable": True}))
+    n1 = twin.document().nodepools[0].nodes[0]
+    assert (n1.status, n1.unschedulable) == ("Ready", True)
+    twin.apply(_patch(2.0, {"op": "node", "node": "n1", "status": "NotReady"}))  # an old client
+    n1 = twin.document().nodepools[0].nodes[0]
+    assert (n1.status, n1.unschedulable) == ("NotReady", True)
+    twin.apply(_patch(3.0, {"op": "node", "node": "n1", "unschedulable": False}))
+    assert not twin.document().nodepools[0].nodes[0].unschedulable

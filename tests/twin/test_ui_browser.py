@@ -96,14 +96,37 @@ def test_fed_by_a_run_counts_and_live_binding(twin: Twin, page: Page) -> None:
         page.wait_for_selector(row, timeout=2000)  # a pod bound by the run: within 2 s
         assert time.monotonic() - started < 2.0
         running = sum(1 for p in client.pods() if p["phase"] == "Running")
+        names = scenario.nodes.names
+        client.patch(1e6, [{"op": "node", "node": names[0], "unschedulable": True},
+                           {"op": "node", "node": names[1], "status": "NotReady"}])  # fmt: skip
     page.wait_for_function(
         f"document.getElementById('phase-Running').textContent == '{running}'", timeout=2000
     )
+    page.wait_for_function("document.getElementById('cordoned-count').textContent == '1'")
+    assert page.inner_text("#down-count") == "1"
+    assert page.locator("#decisions tbody tr td:nth-child(5)").first.inner_text() == "fgd"
+    assert page.get_attribute("#continuum", "aria-label").endswith("1 down, 1 cordoned")
+    cordoned, down = (cell_colour(page, n) for n in (0, 1))
+    assert cordoned == [255, 140, 0], cordoned  # the dashed orange frame, not the down cross
+    assert down == [255, 77, 77], down  # the red cross of a down node
     shot(page, "twin-live")
     methods = {method for method, _ in seen}
     assert methods == {"GET"}, f"the dashboard must only read, made {methods}"
     foreign = [url for _, url in seen if not url.startswith(twin.url)]
     assert foreign == [], f"the dashboard loaded from elsewhere: {foreign}"
+
+
+def cell_colour(page: Page, node: int) -> list[int]:
+    """The RGB of the canvas pixel just inside the top-left corner of ``node``'s cell."""
+    return page.evaluate(  # type: ignore[no-any-return]
+        """(node) => {
+          const p = window.twinUi.cellAt(node), dpr = window.devicePixelRatio || 1;
+          const ctx = document.getElementById('continuum').getContext('2d');
+          return Array.from(ctx.getImageData((p.x + 1) * dpr, (p.y + 1) * dpr, 1, 1).data)
+            .slice(0, 3);
+        }""",
+        node,
+    )
 
 
 def test_keyboard_and_accessibility(twin: Twin, page: Page) -> None:

@@ -133,6 +133,9 @@ class Node(_Model):
     )
     hardware: Hardware = Field(description="Capacity, GPUs and power.")
     status: Literal["Ready", "NotReady"] = Field("Ready", description="Whether pods can run.")
+    unschedulable: bool = Field(
+        False, description="Cordoned: its pods keep running, no new pod is placed on it."
+    )
 
 
 class NodePool(_Model):
@@ -228,6 +231,10 @@ class Pod(_Model):
     gpus: list[Annotated[int, Field(ge=0)]] = Field(
         default_factory=list, description="Indices of the node's GPUs it is bound to."
     )
+    scheduler: Id | None = Field(
+        None, description="Scheduler that made its binding (the fallback's name when it fell back)."
+    )
+    fallback: bool = Field(False, description="Its binding came from the fallback heuristic.")
     timestamps: Timestamps = Field(description="Arrival, start and duration.")
     data_pool: str | None = Field(None, description="Nodepool where its data or users are.")
     max_latency_ms: float | None = Field(
@@ -247,6 +254,8 @@ class Pod(_Model):
                 raise FieldProblem("gpus", problem + str(self.requests.gpu_count))
         elif self.phase in UNBOUND_PHASES and (self.node is not None or self.gpus):
             raise FieldProblem("node", f"must be null when phase is {self.phase}")
+        if self.fallback and self.scheduler is None:
+            raise FieldProblem("fallback", "needs the scheduler that made the binding")
         if len(set(self.gpus)) != len(self.gpus):
             raise FieldProblem("gpus", "has repeated GPU indices")
         start = self.timestamps.start_s

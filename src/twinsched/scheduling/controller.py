@@ -37,7 +37,8 @@ QueueSort = Callable[[ClusterState, I64], I64]
 
 
 class Binding(NamedTuple):
-    """Pod ``pod`` was bound to ``node`` and its GPUs ``gpus`` (the Bind step's record).
+    """Pod ``pod`` was bound to ``node`` and its GPUs ``gpus`` (the Bind step's record), by
+    the scheduler named ``scheduler``; ``fallback`` when that is the injected heuristic.
 
     A named tuple: made once per decision, and cheaper to make than a frozen dataclass.
     """
@@ -45,6 +46,8 @@ class Binding(NamedTuple):
     pod: int
     node: int
     gpus: tuple[int, ...]
+    scheduler: str = ""
+    fallback: bool = False
 
 
 Outcome = tuple[int, Binding | Unschedulable]  # (pod index, what the cycle did with it)
@@ -120,6 +123,7 @@ class SchedulerController:
         self.fallbacks: Counter[str] = Counter()
         self.fallback = fallback
         self._fallback_ready = False
+        self._fell_back: set[int] = set()  # pods whose standing decision is the fallback's
         # A runtime protocol check costs microseconds: once per run, not once per step.
         self._batch = scheduler if isinstance(scheduler, BatchScheduler) else None
         self.views = pod_views(state.pods)
@@ -200,7 +204,13 @@ class SchedulerController:
         if not gpus:
             gpus = default_gpus(self.state, self.views[index], node)
         self.state.apply(Bind(index, node, gpus))
-        return Binding(index, node, gpus)
+        fallback = index in self._fell_back
+        if fallback:
+            self._fell_back.discard(index)
+        by = self.fallback if fallback and self.fallback is not None else self.scheduler
+        if self._watched:
+            self.observers.decided(index, by.name, fallback)
+        return Binding(index, node, gpus, by.name, fallback)
 
     def explain(self, pod: PodView) -> Unschedulable:
         """Why no node can take the pod now (kept per pod class, refreshed where nodes changed)."""
@@ -208,6 +218,7 @@ class SchedulerController:
 
     def _settle(self, pod: PodView, mask: BoolA, decision: Decision, explain: bool) -> Decision:
         """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
+        self._fell_back.discard(pod.index)
         why = needs_fallback(self.state, pod, mask, decision)
         if why is not None:
             return self._fall_back(pod, mask, why, explain)
@@ -233,4 +244,5 @@ class SchedulerController:
             return Unschedulable(
                 Reason.INVALID_PLACEMENT, f"fallback {self.fallback.name} failed too"
             )
+        self._fell_back.add(pod.index)
         return decision

@@ -43,6 +43,14 @@ class SampleObserver(Protocol):
         """The run took its sample at time ``now``; the events before it were handed over."""
 
 
+@runtime_checkable
+class DecisionObserver(Protocol):
+    """An observer that also wants who made each binding (the twin's decision stream)."""
+
+    def on_decision(self, pod: int, scheduler: str, fallback: bool) -> None:
+        """Pod ``pod`` was just bound by ``scheduler`` (``fallback``: the injected heuristic)."""
+
+
 class BaseObserver:
     """Hooks that do nothing: subclass and override the ones you need."""
 
@@ -65,6 +73,7 @@ class Observers:
     def __init__(self, observers: Sequence[RunObserver] = ()) -> None:
         self.observers = tuple(observers)
         self._seen = 0
+        self._deciders = tuple(o for o in self.observers if isinstance(o, DecisionObserver))
 
     def __bool__(self) -> bool:
         return bool(self.observers)
@@ -84,6 +93,11 @@ class Observers:
         self._seen = len(log)
         for o in self.observers:
             o.on_events(state, events)
+
+    def decided(self, pod: int, scheduler: str, fallback: bool) -> None:
+        """Tell the observers that want it who bound ``pod`` (right after the Bind step)."""
+        for o in self._deciders:
+            o.on_decision(pod, scheduler, fallback)
 
     @property
     def sampled(self) -> bool:

@@ -7,7 +7,9 @@ changed back between two decisions sends nothing, as with a full comparison of s
 At each sample of a replay it PATCHes every node's metrics (``metrics/exposition.py``,
 ``twin_metrics``: utilisations, GPUs allocated, pods running, up, watts), so the twin's
 history is full without Prometheus. Batches carry the
-run's time when it has one (replay), else a counter.
+run's time when it has one (replay), else a counter. A binding's delta names the scheduler
+that made it and whether it was the fallback (the controller tells its observers right after
+each Bind step, :meth:`TwinPublisher.on_decision`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class TwinPublisher:
         self._time = 0.0
         self._ctx: RunContext | None = None
         self.samples = 0
+        self._decided: dict[int, tuple[str, bool]] = {}  # pod -> who bound it, not yet pushed
 
     def on_start(self, state: ClusterState, ctx: RunContext) -> None:
         self.state, self._ctx = state, ctx
@@ -58,6 +61,9 @@ class TwinPublisher:
         self.client.put_state(scenario_to_document(scenario, state))
         self._phase, self._node = state.phase.copy(), state.pod_node.copy()
         self._gpus, self._up = state.pod_gpus.copy(), state.up.copy()
+
+    def on_decision(self, pod: int, scheduler: str, fallback: bool) -> None:
+        self._decided[pod] = (scheduler, fallback)
 
     def on_events(self, state: ClusterState, events: Sequence[Event]) -> None:
         pods: set[int] = set()
@@ -113,10 +119,14 @@ class TwinPublisher:
         self._phase[i], self._node[i], self._gpus[i] = phase_code, node, mask
         phase = PHASE_NAMES[Phase(phase_code)]
         bound = node >= 0 and phase in ("Running", "Succeeded")
-        return {
+        delta: dict[str, Any] = {
             "op": "pod",
             "pod": self.names[i],
             "phase": phase,
             "node": state.nodes.names[node] if bound else None,
             "gpus": gpu_indices(mask) if bound else [],
         }
+        decided = self._decided.pop(i, None)
+        if decided is not None and bound:
+            delta["scheduler"], delta["fallback"] = decided
+        return delta

@@ -8,11 +8,14 @@ Node columns are parallel lists, so a frame for 1,000 nodes stays a few tens of 
 
 The reason of a pending pod is the filter that rejects the most nodes, in the scheduling
 framework's codes (:class:`~twinsched.scheduling.framework.Reason`), checked on the twin's
-view: node down, GPU model, required and rejected labels, latency to the pod's data, CPU,
-memory, GPUs. A pod that some node could take now is ``Schedulable`` (waiting for a cycle).
+view: node down or cordoned (``spec.unschedulable``: not ``up`` in the cluster model, as
+``serve/convert.py`` reads a Kubernetes node), GPU model, required and rejected labels,
+latency to the pod's data, CPU, memory, GPUs. A pod that some node could take now is
+``Schedulable`` (waiting for a cycle).
 
 :class:`DecisionLog` keeps the recent decisions: pods that became bound to a node between
-two frames.
+two frames, with the scheduler that bound each (null when the feed did not say) and
+whether that was the fallback heuristic.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class _Nodes:
     ids: list[str]
     pool: NDArray[np.int64]
     up: NDArray[np.bool_]
+    cordoned: NDArray[np.bool_]
     cpu: F64  # capacities
     mem: F64
     gpu_count: NDArray[np.int64]
@@ -64,6 +68,7 @@ def _nodes(doc: TwinDocument) -> tuple[_Nodes, dict[str, int]]:
         ids=[node.id for _, node in rows],
         pool=np.array([p for p, _ in rows], dtype=np.int64),
         up=np.array([node.status == "Ready" for _, node in rows], dtype=bool),
+        cordoned=np.array([node.unschedulable for _, node in rows], dtype=bool),
         cpu=np.array([h.cpu_milli for h in hw], dtype=np.float64),
         mem=np.array([h.memory_mib for h in hw], dtype=np.float64),
         gpu_count=np.array([h.gpu_count for h in hw], dtype=np.int64),
@@ -118,7 +123,7 @@ def pod_reason(nodes: _Nodes, latency: F64, pools: dict[str, int], pod: Pod) -> 
             counts[reason.value] = int(rejected.sum())
             left[rejected] = False
 
-    rule(Reason.NODE_DOWN, nodes.up)
+    rule(Reason.NODE_DOWN, nodes.up & ~nodes.cordoned)  # as the cluster model: no new pods
     if req.gpu_count and req.gpu_models:
         rule(Reason.GPU_MODEL_MISMATCH, np.array([m in req.gpu_models for m in nodes.gpu_model]))
     if pod.policies.required:
@@ -172,6 +177,7 @@ def frame(doc: TwinDocument, queue_limit: int = QUEUE_LIMIT) -> dict[str, Any]:
             "id": nodes.ids,
             "pool": nodes.pool.tolist(),
             "up": nodes.up.astype(int).tolist(),
+            "cordoned": nodes.cordoned.astype(int).tolist(),
             "cpu": _share(nodes.cpu_used, nodes.cpu),
             "mem": _share(nodes.mem_used, nodes.mem),
             "gpu": _share(nodes.gpu_used.sum(axis=1), (nodes.gpu_count * MILLI).astype(np.float64)),
@@ -203,10 +209,13 @@ def _queued(
     }
 
 
-def bindings(doc: TwinDocument) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Running pods: id -> (node, GPU indices)."""
+Bound = tuple[str, tuple[int, ...], str | None, bool]  # node, GPUs, scheduler, fallback
+
+
+def bindings(doc: TwinDocument) -> dict[str, Bound]:
+    """Running pods: id -> (node, GPU indices, scheduler that bound it, by the fallback)."""
     return {
-        pod.id: (pod.node, tuple(pod.gpus))
+        pod.id: (pod.node, tuple(pod.gpus), pod.scheduler, pod.fallback)
         for job in doc.jobs
         for pod in job.pods
         if pod.phase == "Running" and pod.node is not None
@@ -218,7 +227,7 @@ class DecisionLog:
 
     def __init__(self, size: int = 50) -> None:
         self.recent: deque[dict[str, Any]] = deque(maxlen=size)
-        self._bound: dict[str, tuple[str, tuple[int, ...]]] = {}
+        self._bound: dict[str, Bound] = {}
         self._doc: TwinDocument | None = None  # PATCHes change it in place; a PUT replaces it
 
     def update(self, doc: TwinDocument) -> list[dict[str, Any]]:
@@ -229,10 +238,12 @@ class DecisionLog:
         if doc is not self._doc:
             self.recent.clear()
         else:
-            for pod, (node, gpus) in now.items():
-                if self._bound.get(pod) != (node, gpus):
-                    self.recent.appendleft(
-                        {"time": doc.timestamp, "pod": pod, "node": node, "gpus": list(gpus)}
-                    )
+            for pod, bound in now.items():
+                old = self._bound.get(pod)
+                if old is None or old[:2] != bound[:2]:
+                    node, gpus, scheduler, fallback = bound
+                    decision = {"time": doc.timestamp, "pod": pod, "node": node}
+                    decision.update(gpus=list(gpus), scheduler=scheduler, fallback=fallback)
+                    self.recent.appendleft(decision)
         self._bound, self._doc = now, doc
         return list(self.recent)

@@ -52,6 +52,14 @@ class PodDelta(_Delta):
         default_factory=list, description="GPU indices on that node."
     )
     start_s: float | None = Field(None, ge=0, description="Start time, when it starts running.")
+    scheduler: Id | None = Field(
+        None,
+        description="Scheduler that made this binding; null keeps the pod's (cleared when it "
+        "becomes unbound).",
+    )
+    fallback: bool | None = Field(
+        None, description="The binding came from the fallback heuristic; null keeps the pod's."
+    )
 
 
 class PodAddDelta(_Delta):
@@ -63,11 +71,14 @@ class PodAddDelta(_Delta):
 
 
 class NodeDelta(_Delta):
-    """A node going up or down."""
+    """A node going up or down, or cordoned and uncordoned."""
 
     op: Literal["node"]
     node: Id = Field(description="Node id.")
-    status: NodeStatus = Field(description="New status.")
+    status: NodeStatus | None = Field(None, description="New status; null keeps it.")
+    unschedulable: bool | None = Field(
+        None, description="Cordoned (true) or not (false); null keeps it."
+    )
 
 
 Delta = Annotated[MetricsDelta | PodDelta | PodAddDelta | NodeDelta, Field(discriminator="op")]

@@ -18,12 +18,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from twinsched.errors import TwinschedError
-from twinsched.model.document import Job, Node, Pod, TwinDocument
+from twinsched.model.document import UNBOUND_PHASES, Job, Node, Pod, TwinDocument
 from twinsched.store.history.store import HistoryStore, MessageId, SampleBatch
 from twinsched.twin.core.deltas import (
     MetricsDelta,
     NodeDelta,
-    NodeStatus,
     PatchResult,
     PodAddDelta,
     PodDelta,
@@ -252,7 +251,7 @@ class TwinService:
                 batch.add(patch.time if delta.time is None else delta.time, node.id, delta.values)
                 changes.append(_set_metrics(node, delta.values))
             elif isinstance(delta, NodeDelta):
-                changes.append(_set_status(staged.node(where, delta.node), delta.status))
+                changes.append(_set_node(staged.node(where, delta.node), delta))
             elif isinstance(delta, PodDelta):
                 changes.append(staged.pod_change(where, delta))
             else:
@@ -264,9 +263,12 @@ def _set_metrics(node: Node, values: dict[str, float]) -> Change:
     return lambda: node.metrics.update(values)
 
 
-def _set_status(node: Node, status: NodeStatus) -> Change:
+def _set_node(node: Node, delta: NodeDelta) -> Change:
     def change() -> None:
-        node.status = status
+        if delta.status is not None:
+            node.status = delta.status
+        if delta.unschedulable is not None:
+            node.unschedulable = delta.unschedulable
 
     return change
 
@@ -308,6 +310,12 @@ class _Staging:
         old = self._current(where, delta.pod)
         data = old.model_dump()
         data.update(phase=delta.phase, node=delta.node, gpus=delta.gpus)
+        if delta.phase in UNBOUND_PHASES:
+            data.update(scheduler=None, fallback=False)
+        if delta.scheduler is not None:
+            data["scheduler"] = delta.scheduler
+        if delta.fallback is not None:
+            data["fallback"] = delta.fallback
         if delta.start_s is not None:
             data["timestamps"]["start_s"] = delta.start_s
         new = _validated_pod(where, data, {"timestamps.start_s": "start_s"})

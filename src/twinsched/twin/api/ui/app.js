@@ -6,11 +6,13 @@
   const API = "/api/v1";
   const GUTTER = 200, BAND_HEAD = 22, GAP = 2, PAD = 8;
   const STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  const CORDON = "#ff8c00";
   const $ = (id) => document.getElementById(id);
   const state = { frame: null, selected: -1, layout: null, lastFrameAt: 0, chartTimer: 0 };
   // Read by the browser tests: frames received and when the first one was drawn.
   const ui = (window.twinUi = { frames: 0, firstRenderMs: null, lastRenderMs: 0 });
   window.twinUiState = () => state;
+  ui.cellAt = (node) => state.layout && cellAt(state.layout, node);  // CSS pixels of a node's cell
 
   function colour(v) {
     const x = Math.max(0, Math.min(1, v)) * (STOPS.length - 1);
@@ -77,6 +79,10 @@
       ctx.fillStyle = colour(nd.mem[i]); ctx.fillRect(p.x + s, p.y, s, c - GAP);
       ctx.fillStyle = nd.gpus[i].length ? colour(nd.gpu[i]) : "#c8ccd2";
       ctx.fillRect(p.x + 2 * s, p.y, s, c - GAP);
+      if (nd.cordoned[i]) {  // cordoned: still running its pods, so its colours stay; framed
+        ctx.strokeStyle = CORDON; ctx.lineWidth = 2; ctx.setLineDash([3, 2]);
+        ctx.strokeRect(p.x + 1, p.y + 1, c - GAP - 2, c - GAP - 2); ctx.setLineDash([]);
+      }
     }
     if (state.selected >= 0 && state.selected < nd.id.length) {
       const p = cellAt(lay, state.selected);
@@ -91,8 +97,10 @@
       centre[band.id] = band.y + band.h / 2;
       ctx.fillStyle = "#e3e7ec"; ctx.fillRect(GUTTER - 4, band.y, lay.width - GUTTER, band.h);
       ctx.fillStyle = "#1b1b1b";
-      const down = countDown(frame, band.first, band.count);
-      ctx.fillText(`${band.id}: ${band.count} nodes` + (down ? `, ${down} down` : ""), GUTTER, band.y + BAND_HEAD / 2);
+      const down = countOf(frame.nodes.up, band.first, band.count, 0);
+      const cordoned = countOf(frame.nodes.cordoned, band.first, band.count, 1);
+      ctx.fillText(`${band.id}: ${band.count} nodes` + (down ? `, ${down} down` : "") +
+        (cordoned ? `, ${cordoned} cordoned` : ""), GUTTER, band.y + BAND_HEAD / 2);
       ctx.fillStyle = "#0b5394"; ctx.fillRect(130, centre[band.id] - 10, 64, 20);
       ctx.fillStyle = "#ffffff"; ctx.fillText(band.id.slice(0, 8), 134, centre[band.id]);
     }
@@ -112,17 +120,19 @@
       ctx.fillStyle = "#1b1b1b"; ctx.fillText(label, x - w / 2 + 2, ym);
     });
   }
-  function countDown(frame, first, count) {
-    let down = 0;
-    for (let i = first; i < first + count; i++) down += frame.nodes.up[i] ? 0 : 1;
-    return down;
+  function countOf(column, first, count, value) {
+    let n = 0;
+    for (let i = first; i < first + count; i++) n += column[i] === value ? 1 : 0;
+    return n;
   }
 
   // -- the rest of the page ------------------------------------------------------------------
   function render(frame) {
     const nd = frame.nodes, down = nd.up.length - nd.up.reduce((a, b) => a + b, 0);
+    const cordoned = countOf(nd.cordoned, 0, nd.id.length, 1);
     $("node-count").textContent = nd.id.length;
     $("down-count").textContent = down;
+    $("cordoned-count").textContent = cordoned;
     $("pod-count").textContent = frame.pods;
     for (const [phase, count] of Object.entries(frame.phases)) {
       const el = $("phase-" + phase);
@@ -135,7 +145,7 @@
     pill.textContent = frame.health.ready ? "ready" : "not ready: " + frame.health.problem;
     pill.className = "pill " + (frame.health.ready ? "ready" : "down");
     $("continuum").setAttribute("aria-label",
-      `Continuum map: ${nd.id.length} nodes in ${frame.pools.length} nodepools, ${down} down`);
+      `Continuum map: ${nd.id.length} nodes in ${frame.pools.length} nodepools, ${down} down, ${cordoned} cordoned`);
     renderQueue(frame.queue);
     renderDecisions(frame.decisions);
     if (state.nodeIds !== nd.id.length) {
@@ -155,7 +165,8 @@
   function renderDecisions(decisions) {
     $("decisions").tBodies[0].innerHTML = decisions.map((d) =>
       `<tr data-pod="${esc(d.pod)}"><td>${(+d.time).toFixed(1)}</td><td>${esc(d.pod)}</td>` +
-      `<td>${esc(d.node)}</td><td>${d.gpus.join(", ")}</td></tr>`).join("");
+      `<td>${esc(d.node)}</td><td>${d.gpus.join(", ")}</td><td>${d.scheduler == null ? "-" : esc(d.scheduler)}</td>` +
+      `<td${d.fallback ? ' class="fallback"' : ""}>${d.fallback ? "yes" : "no"}</td></tr>`).join("");
   }
 
   // -- one node: details, GPU bars, history ---------------------------------------------------
@@ -172,7 +183,7 @@
     $("node-empty").hidden = true;
     $("node-details").hidden = false;
     const pct = (v) => Math.round(v * 100) + "%";
-    $("node-summary").textContent = `${nd.id[i]} in ${pool}: ${nd.up[i] ? "Ready" : "NotReady (down)"}; ` +
+    $("node-summary").textContent = `${nd.id[i]} in ${pool}: ${nd.up[i] ? "Ready" : "NotReady (down)"}${nd.cordoned[i] ? ", cordoned" : ""}; ` +
       `CPU ${pct(nd.cpu[i])}, memory ${pct(nd.mem[i])}` + (nd.gpus[i].length ? `, GPU ${pct(nd.gpu[i])}` : ", no GPU");
     $("gpu-bars").innerHTML = nd.gpus[i].map((m, g) =>
       `<div class="gpu" role="meter" aria-valuemin="0" aria-valuemax="1000" aria-valuenow="${m}" ` +

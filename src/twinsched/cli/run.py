@@ -204,6 +204,10 @@ def _compare(
             check_store(db, required=False)  # reachable before the runs
         trace, variant, data_dir = scenario_source(trace, variant, data, scenario, db)
         chosen = load_source(trace, variant, data_dir)  # a missing trace or scenario fails here
+        if mode == "replay":  # the scenario's own sections, unless the options gave them
+            from twinsched.experiments.runner import scenario_dynamics
+
+            fault_spec, energy_spec = scenario_dynamics(fault_spec, energy_spec, chosen)
         if fault_spec is not None:
             from twinsched.sim.faults import check_names
 

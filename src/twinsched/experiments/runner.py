@@ -51,7 +51,7 @@ def _run(
         from twinsched.traces.carbon_csv import read_carbon_csv
 
         carbon = read_carbon_csv(Path(spec.carbon), scenario.nodes.pool_names)
-    faults, energy = scenario_dynamics(spec, scenario)
+    faults, energy = scenario_dynamics(spec.faults, spec.energy, scenario)
     return run_replay(
         scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
         validate=spec.validate, progress=progress, observers=observers, faults=faults,
@@ -61,11 +61,11 @@ def _run(
 
 
 def scenario_dynamics(
-    spec: RunSpec, scenario: Scenario
+    faults: FaultSpec | None, energy: EnergySpec | None, scenario: Scenario
 ) -> tuple[FaultSpec | None, EnergySpec | None]:
-    """The faults and energy accounting of a replay: the spec's (the run options), else
-    the scenario's own ``faults`` and ``energy`` sections (``meta``, from its document)."""
-    faults, energy = spec.faults, spec.energy
+    """The faults and energy accounting of a replay: those given (the spec's, from the run
+    options), else the scenario's own ``faults`` and ``energy`` sections (``meta``, from its
+    document)."""
     if faults is None and "faults" in scenario.meta:
         from twinsched.model.faults import FaultSpec
 

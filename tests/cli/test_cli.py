@@ -56,7 +56,17 @@ def test_demo_runs_on_the_embedded_scenario(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "results.json").read_text())
     assert {r["trace"] for r in doc["runs"]} == {"synthetic/continuum"}
-    assert (tmp_path / "report.html").exists()
+    html = (tmp_path / "report.html").read_text()
+    for figure in ("tiers", "energy", "disruptions"):  # per-tier time lines, embedded
+        assert (tmp_path / f"{figure}.png").stat().st_size > 10_000
+    assert html.count("data:image/png;base64,") == 4  # replay.png and the three above
+    for run in doc["runs"]:  # failures, an edge outage, energy and carbon in every run
+        summary = run["summary"]
+        assert summary["node_failures"] >= 24 and summary["disruptions"] > 0
+        assert summary["energy_kwh"] > 0 and summary["carbon_g"] > 0
+        assert set(summary["carbon_g_by_pool"]) == {"edge", "cloud", "hpc"}
+        edge_down = [p["nodes_down.edge"] for p in run["samples"] if p["time_s"] == 11 * 3600]
+        assert edge_down == [24]  # the whole edge tier is out from 10:00 to 12:00
 
 
 def test_listings() -> None:

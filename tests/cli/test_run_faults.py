@@ -87,3 +87,32 @@ def test_a_bad_descheduler_is_one_clear_line(args: list[str], words: list[str]) 
     assert result.exit_code == 2 and "Traceback" not in result.output
     for word in words:
         assert word in result.output, result.output
+
+
+def _stored_with_faults(tmp_path: Path, faults: dict[str, object]) -> str:
+    """A sqlite store with scenario ``withfaults``: a small continuum in the twin format
+    with a ``faults`` section, imported as a file."""
+    from twinsched.model.convert import scenario_to_document
+    from twinsched.store import import_scenario
+    from twinsched.traces.synthetic import continuum
+
+    doc = scenario_to_document(continuum(0, pods=200, hours=2)).model_dump(mode="json")
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(doc | {"faults": faults}), encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    import_scenario("twin-json", path, "withfaults", db=db)
+    return db
+
+
+def test_a_scenario_faults_section_replays_unless_an_option_replaces_it(tmp_path: Path) -> None:
+    outage = {"pool": "cloud", "down_s": 1800, "for_s": 1800}
+    db = _stored_with_faults(tmp_path, {"outages": [outage]})
+    base = ["run", "--scenario", "withfaults", "--db", db, *BASE[1:]]
+    cloud_nodes = 48  # the continuum's default
+    for extra, failures in (([], cloud_nodes), (["--fault-rate", "0.000001"], 0)):
+        out = tmp_path / f"out{len(extra)}"
+        result = runner.invoke(app, [*base, *extra, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        summary = json.loads((out / "results.json").read_text())["runs"][0]["summary"]
+        assert summary["node_failures"] == failures  # the outage, or the option's rate only
+        assert summary["completed"] == summary["pods"]

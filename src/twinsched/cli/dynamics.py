@@ -157,3 +157,21 @@ def energy_spec_of(
     changes = {"defer_max_s": defer_s, "power_off_after_s": power_off_s}
     spec: EnergySpec = base.model_copy(update={k: v for k, v in changes.items() if v is not None})
     return spec
+
+
+DEMO_FAULT_RATE = 0.5  # node failures per node per day
+DEMO_MTTR_S = 1800.0
+DEMO_OUTAGE = ("edge", 10 * 3600.0, 2 * 3600.0)  # nodepool, from (s), for (s)
+
+
+def demo_dynamics() -> tuple[FaultSpec, EnergySpec]:
+    """The demo's dynamics: each node fails about every other day and is repaired in half
+    an hour on average, the edge nodepool is out from 10:00 to 12:00 of the trace, and
+    energy is metered with the default power curves and the seed's synthetic carbon profile."""
+    from twinsched.model.energy import EnergySpec
+    from twinsched.model.faults import FaultSpec, PoolOutage
+
+    pool, down_s, for_s = DEMO_OUTAGE
+    outage = PoolOutage(pool=pool, down_s=down_s, for_s=for_s)
+    faults = FaultSpec(rate_per_day=DEMO_FAULT_RATE, mttr_s=DEMO_MTTR_S, outages=(outage,))
+    return faults, EnergySpec()

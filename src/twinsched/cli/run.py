@@ -49,6 +49,8 @@ from twinsched.cli.options import (
 from twinsched.errors import MissingExtraError, TwinschedError
 
 if TYPE_CHECKING:
+    from twinsched.model.energy import EnergySpec
+    from twinsched.model.faults import FaultSpec
     from twinsched.model.run import Mode, RunResult, RunSpec
 
 app = typer.Typer(pretty_exceptions_enable=False)
@@ -173,6 +175,20 @@ def run(
         raise typer.BadParameter("--energy, --carbon, --defer, --power-off need --mode replay")
     if descheduler is not None and mode != "replay":
         raise typer.BadParameter("--descheduler needs --mode replay")
+    _compare(
+        trace, variant, mode, schedulers, seeds, out, data, target, jobs, validate, aggregate,
+        weights, scenario, db, record, twin, fault_spec, broker, energy_spec, carbon, descheduler,
+    )  # fmt: skip
+
+
+def _compare(
+    trace: str, variant: str, mode: str, schedulers: str, seeds: str, out: Path | None,
+    data: Path | None, target: float, jobs: int, validate: bool, aggregate: bool,
+    weights: str | None, scenario: str | None, db: str | None, record: bool, twin: str | None,
+    fault_spec: FaultSpec | None, broker: str | None, energy_spec: EnergySpec | None,
+    carbon: Path | None, descheduler: str | None,
+) -> None:  # fmt: skip
+    """The runs of ``twinsched run`` (and of the demo) once the options are parsed."""
     from twinsched.model.run import RunSpec
     from twinsched.scheduling import registry
 
@@ -188,6 +204,10 @@ def run(
             check_store(db, required=False)  # reachable before the runs
         trace, variant, data_dir = scenario_source(trace, variant, data, scenario, db)
         chosen = load_source(trace, variant, data_dir)  # a missing trace or scenario fails here
+        if mode == "replay":  # the scenario's own sections, unless the options gave them
+            from twinsched.experiments.runner import scenario_dynamics
+
+            fault_spec, energy_spec = scenario_dynamics(fault_spec, energy_spec, chosen)
         if fault_spec is not None:
             from twinsched.sim.faults import check_names
 
@@ -293,11 +313,14 @@ def demo(
     out: Annotated[Path, out_dir_opt("output folder")] = Path("out/demo"),
     seeds: Annotated[str, seeds_opt("seeds")] = "0,1",
 ) -> None:
-    """Replay the embedded synthetic edge/cloud/HPC scenario with several schedulers."""
-    run(
-        trace="synthetic-continuum", variant="", mode="replay", schedulers=DEMO_SCHEDULERS,
-        seeds=seeds, out=out, data=None, target=130.0, jobs=1, validate=False, aggregate=False,
-        weights=None, scenario=None, db=None, record=True,
+    """Replay the embedded synthetic edge/cloud/HPC scenario with several schedulers, node
+    failures, an edge outage and the synthetic carbon profile (docs/faults.md, docs/energy.md)."""
+    from twinsched.cli.dynamics import demo_dynamics
+
+    faults, energy = demo_dynamics()
+    _compare(
+        "synthetic-continuum", "", "replay", DEMO_SCHEDULERS, seeds, out, None, 130.0, 1, False,
+        False, None, None, None, True, None, faults, None, energy, None, None,
     )  # fmt: skip
 
 

@@ -16,6 +16,8 @@ from twinsched.sim.runs import SchedulerArg
 from twinsched.sim.scenarios import cached_scenario
 
 if TYPE_CHECKING:
+    from twinsched.model.energy import EnergySpec
+    from twinsched.model.faults import FaultSpec
     from twinsched.twin.replica import TwinScheduler
 
 BROKER_ENV = "TWINSCHED_TWIN_BROKER"  # runs through a twin send their deltas via this broker
@@ -49,12 +51,30 @@ def _run(
         from twinsched.traces.carbon_csv import read_carbon_csv
 
         carbon = read_carbon_csv(Path(spec.carbon), scenario.nodes.pool_names)
+    faults, energy = scenario_dynamics(spec.faults, spec.energy, scenario)
     return run_replay(
         scenario, scheduler, spec.seed, sample_every_s=spec.sample_every_s,
-        validate=spec.validate, progress=progress, observers=observers, faults=spec.faults,
-        energy=spec.energy, carbon=carbon,
+        validate=spec.validate, progress=progress, observers=observers, faults=faults,
+        energy=energy, carbon=carbon,
         descheduler=spec.descheduler,
     )  # fmt: skip
+
+
+def scenario_dynamics(
+    faults: FaultSpec | None, energy: EnergySpec | None, scenario: Scenario
+) -> tuple[FaultSpec | None, EnergySpec | None]:
+    """The faults and energy accounting of a replay: those given (the spec's, from the run
+    options), else the scenario's own ``faults`` and ``energy`` sections (``meta``, from its
+    document)."""
+    if faults is None and "faults" in scenario.meta:
+        from twinsched.model.faults import FaultSpec
+
+        faults = FaultSpec.model_validate(scenario.meta["faults"])
+    if energy is None and "energy" in scenario.meta:
+        from twinsched.model.energy import EnergySpec
+
+        energy = EnergySpec.model_validate(scenario.meta["energy"])
+    return faults, energy
 
 
 @contextmanager

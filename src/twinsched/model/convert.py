@@ -43,6 +43,7 @@ PHASE_NAMES = {
 }
 INTRA_POOL_DEFAULT = (0.0, 10_000.0)  # latency ms, bandwidth Mbit/s
 UNREACHABLE = (np.inf, 0.0)
+DYNAMICS = ("faults", "energy")  # the sections of a scenario's meta that a replay reads
 
 
 # -- scenario -> document -----------------------------------------------------------------------
@@ -52,7 +53,8 @@ def scenario_to_document(
     """The scenario in the twin format; with ``state``, also phases, bindings and free GPUs.
 
     Without a state every pod is ``NotArrived`` and every GPU free. Job profiles are read
-    from ``scenario.meta["job_profiles"]`` (job name -> profile dict) when present.
+    from ``scenario.meta["job_profiles"]`` (job name -> profile dict) when present, the
+    ``faults`` and ``energy`` sections from ``meta["faults"]`` and ``meta["energy"]``.
     """
     data = {
         "timestamp": timestamp,
@@ -60,6 +62,9 @@ def scenario_to_document(
         "networks": _networks(scenario),
         "jobs": _jobs(scenario, state),
     }
+    for section in DYNAMICS:  # a scenario's faults and energy sections travel with it
+        if section in scenario.meta:
+            data[section] = scenario.meta[section]
     return parse_document(data)
 
 
@@ -208,7 +213,8 @@ def document_to_scenario(doc: TwinDocument, name: str) -> Scenario:
     """The nodes, links and workload of a document as arrays (phases and bindings are ignored).
 
     Node labels are the nodepool's labels updated with the node's own. Job profiles go to
-    ``meta["job_profiles"]``. Raises :class:`DocumentError` for a pod asking for a GPU model
+    ``meta["job_profiles"]``, the ``faults`` and ``energy`` sections to ``meta["faults"]``
+    and ``meta["energy"]`` (as JSON). Raises :class:`DocumentError` for a pod asking for a GPU model
     that no node has (a bitset over the nodes' models cannot say it).
     """
     vocab = LabelVocabulary(sorted(_all_labels(doc)))
@@ -222,6 +228,10 @@ def document_to_scenario(doc: TwinDocument, name: str) -> Scenario:
     }
     if profiles:
         meta["job_profiles"] = profiles
+    if doc.faults is not None:
+        meta["faults"] = doc.faults.to_dict()
+    if doc.energy is not None:
+        meta["energy"] = doc.energy.to_dict()
     return Scenario(name=name, nodes=nodes, pods=pods, links=_links(doc), labels=vocab, meta=meta)
 
 

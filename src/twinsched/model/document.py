@@ -19,11 +19,14 @@ from pydantic import (
     Field,
     StringConstraints,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
+from twinsched.model.energy import EnergySpec
+from twinsched.model.faults import FaultSpec
 from twinsched.model.ranges import (
     MAX_BANDWIDTH_MBPS,
     MAX_CPU_MILLI,
@@ -284,6 +287,22 @@ class TwinDocument(_Model):
     nodepools: list[NodePool] = Field(default_factory=list, description="Nodepools and nodes.")
     networks: list[Link] = Field(default_factory=list, description="Links between nodepools.")
     jobs: list[Job] = Field(default_factory=list, description="Jobs and their pods.")
+    faults: FaultSpec | None = Field(
+        None,
+        description="What fails in a replay of this scenario (docs/faults.md); the run "
+        "options --faults, --fault-rate and --mttr replace it.",
+    )
+    energy: EnergySpec | None = Field(
+        None,
+        description="Energy accounting of a replay (docs/energy.md) with the seed's synthetic "
+        "carbon profile; the run options --energy, --carbon, --defer, --power-off replace it.",
+    )
+
+    @field_validator("faults", "energy", mode="before")
+    @classmethod
+    def _json_tuples(cls, value: object) -> object:
+        """JSON arrays as tuples: the strict check takes them for the sections' tuples."""
+        return _tuples(value)
 
     @model_validator(mode="after")
     def _references(self) -> Self:
@@ -291,6 +310,14 @@ class TwinDocument(_Model):
         if problem is not None:
             raise problem
         return self
+
+
+def _tuples(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
 
 
 def _duplicates(items: Iterable[tuple[str, str]], what: str) -> Iterator[FieldProblem]:
@@ -329,6 +356,8 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
         ((f"networks[{k}]", f"{s.source} -> {s.target}") for k, s in enumerate(doc.networks)),
         "link",
     )
+    if doc.faults is not None:
+        yield from _fault_names(doc.faults, pool_ids, {n.id for n in nodes.values()})
     gpus_of = {n.id: n.hardware.gpu_count for n in nodes.values()}
     for path, pod in pods.items():
         if pod.data_pool is not None and pod.data_pool not in pool_ids:
@@ -340,3 +369,20 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
         elif any(g >= gpus_of[pod.node] for g in pod.gpus):
             problem = f"GPU index out of range for node '{pod.node}' with {gpus_of[pod.node]} GPUs"
             yield FieldProblem(f"{path}.gpus", problem)
+
+
+def _fault_names(spec: FaultSpec, pools: set[str], nodes: set[str]) -> Iterator[FieldProblem]:
+    """The nodepools and nodes a faults section names are the document's."""
+    for pool in spec.pools:
+        if pool not in pools:
+            yield FieldProblem(f"faults.pools.{pool}", f"unknown nodepool '{pool}'")
+    for k, fault in enumerate(spec.faults):
+        if fault.node not in nodes:
+            yield FieldProblem(f"faults.faults[{k}].node", f"unknown node '{fault.node}'")
+    for k, outage in enumerate(spec.outages):
+        if outage.pool not in pools:
+            yield FieldProblem(f"faults.outages[{k}].pool", f"unknown nodepool '{outage.pool}'")
+    for k, link in enumerate(spec.links):
+        for end, pool in enumerate(link.pools):
+            if pool not in pools:
+                yield FieldProblem(f"faults.links[{k}].pools[{end}]", f"unknown nodepool '{pool}'")

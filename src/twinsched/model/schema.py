@@ -36,12 +36,16 @@ def twin_json_schema() -> dict[str, Any]:
 
 
 def _to_draft07(node: Any) -> Any:
-    """Rename ``$defs`` refs; wrap a ``$ref`` that has siblings (draft-07 ignores them)."""
+    """Rename ``$defs`` refs; wrap a ``$ref`` that has siblings (draft-07 ignores them);
+    tuples' ``prefixItems`` become draft-07's ``items`` array."""
     if isinstance(node, list):
         return [_to_draft07(item) for item in node]
     if not isinstance(node, dict):
         return node
     out = {key: _to_draft07(value) for key, value in node.items()}
+    if "prefixItems" in out:  # a tuple: draft-07 writes its items as an array
+        out["items"] = out.pop("prefixItems")
+        out["additionalItems"] = False
     ref = out.get("$ref")
     if isinstance(ref, str):
         out["$ref"] = ref.replace("#/$defs/", "#/definitions/")

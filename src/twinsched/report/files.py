@@ -7,6 +7,8 @@ Layout of ``out_dir``::
     curves/<scheduler>_seed<seed>.csv fill-up curve points, or replay samples
     fillup.png, fragmentation.png     fill-up runs
     replay.png                        replay runs with samples
+    tiers.png, energy.png,            replay runs with faults or energy: per-tier time lines
+    disruptions.png                   (energy.png with energy accounting only)
     report.html                       self-contained report embedding the PNGs
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 from twinsched.model.run import RunResult
 from twinsched.report.aggregate import comparison_rows, run_mode
+from twinsched.report.dynamics_plots import has_tiers, plot_disruptions, plot_energy, plot_tiers
 from twinsched.report.html import write_html
 from twinsched.report.plots import FRAG_AMOUNT, plot_fillup, plot_fragmentation, plot_replay
 from twinsched.report.records import results_json
@@ -38,7 +41,8 @@ def write_outputs(
     """Write results, CSVs, plots and the HTML report; return the paths written.
 
     Keys: ``results``, ``markdown``, ``html``, ``fillup_png``, ``fragmentation_png`` or
-    ``replay_png`` (the plots that apply to the mode), and ``curves/<file>.csv`` per run.
+    ``replay_png`` (with ``tiers_png``, ``energy_png``, ``disruptions_png`` for runs with faults
+    or energy; the plots that apply to the mode), and ``curves/<file>.csv`` per run.
     Raises ValueError for no runs or runs of mixed modes.
     """
     if not runs:
@@ -77,9 +81,15 @@ def safe_name(name: str) -> str:
 
 def _write_plots(runs: list[RunResult], mode: str, out: Path) -> dict[str, Path]:
     if mode == "replay":
-        if any(run.samples for run in runs):
-            return {"replay_png": plot_replay(runs, out / "replay.png")}
-        return {}
+        if not any(run.samples for run in runs):
+            return {}
+        images = {"replay_png": plot_replay(runs, out / "replay.png")}
+        if has_tiers(runs):  # runs with faults or energy: per-tier time lines
+            images["tiers_png"] = plot_tiers(runs, out / "tiers.png")
+            if any("energy_kwh" in p for run in runs for p in run.samples[:1]):
+                images["energy_png"] = plot_energy(runs, out / "energy.png")
+            images["disruptions_png"] = plot_disruptions(runs, out / "disruptions.png")
+        return images
     if not any(run.curve for run in runs):
         return {}
     images = {"fillup_png": plot_fillup(runs, out / "fillup.png")}

@@ -37,7 +37,7 @@ def plot_fillup(runs: list[RunResult], path: str | Path) -> Path:
     ax.set_ylim(0.0, 101.0)
     ax.set_xlabel(ARRIVED_LABEL)
     ax.set_ylabel("GPU allocation ratio (%)")
-    ax.set_title(f"GPU allocation vs arrived workload{_about(runs)}, band min-max")
+    ax.set_title(f"GPU allocation vs arrived workload{about(runs)}, band min-max")
     ax.legend(loc="upper left", fontsize="small")
     # Schedulers differ only once the cluster is nearly full: magnify that corner.
     zoom = ax.inset_axes((0.52, 0.08, 0.45, 0.45))
@@ -48,7 +48,7 @@ def plot_fillup(runs: list[RunResult], path: str | Path) -> Path:
     zoom.grid(True, alpha=0.3)
     zoom.tick_params(labelsize="x-small")
     ax.indicate_inset_zoom(zoom, edgecolor="0.4")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def plot_fragmentation(runs: list[RunResult], path: str | Path) -> Path:
@@ -59,9 +59,9 @@ def plot_fragmentation(runs: list[RunResult], path: str | Path) -> Path:
     ax.set_ylim(bottom=0.0)
     ax.set_xlabel(ARRIVED_LABEL)
     ax.set_ylabel("GPU fragmentation amount (% of cluster GPUs)")
-    ax.set_title(f"GPU fragmentation vs arrived workload{_about(runs)}, band min-max")
+    ax.set_title(f"GPU fragmentation vs arrived workload{about(runs)}, band min-max")
     ax.legend(loc="upper left", fontsize="small")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def plot_sweep_fillup(groups: dict[str, list[RunResult]], path: str | Path) -> Path:
@@ -96,7 +96,7 @@ def plot_sweep_fillup(groups: dict[str, list[RunResult]], path: str | Path) -> P
     fig.legend(handles, labels, loc="outside upper center", ncols=min(7, len(labels)))
     fig.supxlabel(ARRIVED_LABEL)
     fig.supylabel("GPU allocation ratio (%)")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _has_curves(runs: list[RunResult]) -> bool:
@@ -120,21 +120,21 @@ def plot_replay(runs: list[RunResult], path: str | Path) -> Path:
     alloc_ax, queue_ax = fig.subplots(2, 1, sharex=True)
     for i, (name, points) in enumerate(means.items()):
         hours = [p[TIME] / 3600.0 for p in points]
-        style = _style(i)
+        line = style(i)
         if all(ALLOC in p for p in points):
-            alloc_ax.plot(hours, [p[ALLOC] for p in points], label=name, **style)
+            alloc_ax.plot(hours, [p[ALLOC] for p in points], label=name, **line)
         if all("pending" in p for p in points):
-            queue_ax.plot(hours, [p["pending"] for p in points], label=name, **style)
+            queue_ax.plot(hours, [p["pending"] for p in points], label=name, **line)
     alloc_ax.set_ylabel("GPU allocation ratio (%)")
     alloc_ax.set_ylim(0.0, 101.0)
-    alloc_ax.set_title(f"Replay: GPU allocation and pending pods over time{_about(runs)}")
+    alloc_ax.set_title(f"Replay: GPU allocation and pending pods over time{about(runs)}")
     alloc_ax.legend(loc="upper left", fontsize="small")
     queue_ax.set_ylabel("Pending pods (count)")
     queue_ax.set_ylim(bottom=0.0)
     queue_ax.set_xlabel("Trace time (h)")
     for ax in (alloc_ax, queue_ax):
         ax.grid(True, alpha=0.3)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _new_figure() -> tuple[Figure, Axes]:
@@ -154,13 +154,13 @@ def _draw_bands(ax: Axes, runs: list[RunResult], column: str) -> None:
         raise ValueError(f"no fill-up curves with column {column!r} to plot")
     for i, (name, points) in enumerate(stats.items()):
         x = [p["arrived_gpu_pct"] for p in points]
-        style = _style(i)
-        ax.plot(x, [p["mean"] for p in points], label=name, **style)
+        line = style(i)
+        ax.plot(x, [p["mean"] for p in points], label=name, **line)
         low, high = [p["min"] for p in points], [p["max"] for p in points]
-        ax.fill_between(x, low, high, color=style["color"], alpha=0.2, linewidth=0.0)
+        ax.fill_between(x, low, high, color=line["color"], alpha=0.2, linewidth=0.0)
 
 
-def _style(i: int) -> dict[str, Any]:
+def style(i: int) -> dict[str, Any]:
     """Colour by position; past ten schedulers the line style changes so lines stay distinct."""
     return {
         "color": f"C{i % 10}",
@@ -169,14 +169,14 @@ def _style(i: int) -> dict[str, Any]:
     }
 
 
-def _about(runs: list[RunResult]) -> str:
+def about(runs: list[RunResult]) -> str:
     traces = ", ".join(sorted({r.trace for r in runs}))
     counts = sorted({len({r.seed for r in group}) for group in by_scheduler(runs).values()})
     seeds = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     return f"\n{traces} · mean of {seeds} seed{'s' if seeds != '1' else ''}"
 
 
-def _save(fig: Figure, path: str | Path) -> Path:
+def save(fig: Figure, path: str | Path) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=DPI, format="png")

@@ -119,6 +119,11 @@ class EnergyMeter:
             self.wake_ups += 1
         return max(now, float(self.ready_at[node]))
 
+    def so_far(self) -> tuple[F64, F64]:
+        """Joules and grams of CO2 per node up to now, what accrued since the last workload
+        event included."""
+        return self.energy_j + self._pending_j, self.carbon_g + self._pending_g
+
     def summary(self) -> dict[str, object]:
         nd = self.state.nodes
         return {

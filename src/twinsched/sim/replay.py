@@ -30,6 +30,7 @@ from twinsched.sim.migration import DeschedulerArg, Migrations
 from twinsched.sim.runs import RunOptions, SchedulerArg, rewards, scheduler_report
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.runs import summary as run_summary
+from twinsched.sim.timeline import tier_sample
 
 if TYPE_CHECKING:  # pydantic is imported only by runs that have faults or energy
     from twinsched.model.carbon import CarbonIntensity
@@ -187,6 +188,8 @@ def run_replay(
             _node_event(i)
         elif kind is Kind.SAMPLE:
             samples.append(_sample(state, now, len(queue), meter))
+            if disrupt is not None or meter is not None:
+                samples[-1] |= tier_sample(state, meter, disrupt)
             if sampled:
                 watts = cm.node_power_linear_w(state) if meter is None else meter.watts
                 observers.sample(state, now, ex.twin_metrics(state, watts))

@@ -1,0 +1,65 @@
+"""Anomalies on node metrics: an Isolation Forest (scikit-learn) over two features per
+sample: the relative residual of the node's watts against its type's power model (spikes,
+slow or throttled nodes) and how many samples in a row its watts have not moved (stuck
+metrics). The forest is fitted, unsupervised, on the same history as the power models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from twinsched.extras import needs
+from twinsched.twin.predict.features import POWER, stuck_runs
+from twinsched.twin.predict.power import PowerModels, drawing, one_thread
+
+Kind = Literal["stuck", "spike", "slow"]
+MAX_RUN = 10.0  # a run of frozen samples counts at most this much
+
+
+def features(models: PowerModels, rows: pd.DataFrame) -> np.ndarray:
+    """``(relative residual, stuck run)`` per row (rows where the node draws power, sorted by
+    node and time; NaN residual where no model: scored as 0)."""
+    pred = models.predict(rows)
+    power = rows[POWER].to_numpy(dtype=np.float64)
+    resid = np.nan_to_num((power - pred) / np.maximum(pred, 1.0))
+    return np.column_stack([resid, np.minimum(stuck_runs(rows), MAX_RUN)])
+
+
+@dataclass
+class AnomalyModel:
+    """A fitted forest and the power models its residuals come from."""
+
+    power: PowerModels
+    forest: Any
+
+    def flag(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """The anomalous samples of ``rows``: node, time, score (higher = stranger) and the
+        likely kind (stuck watts, more watts than predicted: spike, fewer: slow)."""
+        rows = drawing(rows)
+        if rows.empty:
+            return pd.DataFrame(columns=["node", "time", "score", "kind"])
+        x = features(self.power, rows)
+        with one_thread():
+            hit = self.forest.predict(x) < 0
+            score = -self.forest.score_samples(x)
+        kind = np.where(x[:, 1] > 0, "stuck", np.where(x[:, 0] > 0, "spike", "slow"))
+        out = pd.DataFrame({"node": rows["node"].to_numpy(), "time": rows["time"].to_numpy(),
+                            "score": score, "kind": kind})  # fmt: skip
+        flagged: pd.DataFrame = out[hit].reset_index(drop=True)
+        return flagged
+
+
+def fit_anomalies(
+    power: PowerModels, rows: pd.DataFrame, contamination: float = 0.05, seed: int = 0
+) -> AnomalyModel:
+    """An Isolation Forest on ``rows``' features, expecting ``contamination`` of them odd."""
+    with needs("predict", "anomaly detection needs scikit-learn"):
+        from sklearn.ensemble import IsolationForest
+    forest = IsolationForest(n_estimators=100, contamination=contamination, random_state=seed)
+    with one_thread():
+        forest.fit(features(power, drawing(rows)))
+    return AnomalyModel(power, forest)

@@ -142,6 +142,11 @@ def test_routes_train_from_history_and_answer(twin: SyncASGI) -> None:
     forecast = twin.get("/api/v1/predict/utilisation",
                         params={"pool": "edge", "horizon": 5, "step": 600}).json()  # fmt: skip
     assert len(forecast["values"]) == 5 and all(0 <= v <= 1 for v in forecast["values"])
+    for forecaster in ("ets", "seasonal-naive"):  # a fitted learning-plane forecaster, or 4xx
+        for step in (60, 86_400):
+            params = {"pool": "cloud", "step": step, "forecaster": forecaster}
+            r = twin.get("/api/v1/predict/utilisation", params=params)
+            assert r.status_code in (200, 422), r.text
 
 
 @pytest.mark.parametrize(

@@ -20,12 +20,31 @@ Kind = Literal["stuck", "spike", "slow"]
 MAX_RUN = 10.0  # a run of frozen samples counts at most this much
 
 
-def features(models: PowerModels, rows: pd.DataFrame) -> np.ndarray:
-    """``(relative residual, stuck run)`` per row (rows where the node draws power, sorted by
-    node and time; NaN residual where no model: scored as 0)."""
-    pred = models.predict(rows)
+def residuals(models: PowerModels, rows: pd.DataFrame) -> np.ndarray:
+    """Relative residual of each row's watts against its type's model (0 where no model)."""
     power = rows[POWER].to_numpy(dtype=np.float64)
-    resid = np.nan_to_num((power - pred) / np.maximum(pred, 1.0))
+    pred = models.predict(rows)
+    out: np.ndarray = np.nan_to_num((power - pred) / np.maximum(pred, 1.0))
+    return out
+
+
+def residual_scales(models: PowerModels, rows: pd.DataFrame) -> dict[str, float]:
+    """Per node type, a robust spread of the relative residuals (1.4826 x median absolute
+    deviation: a few anomalies in the training data barely move it)."""
+    resid, kinds = residuals(models, rows), rows["node"].map(models.types).to_numpy()
+    out = {}
+    for kind in models.models:
+        r = resid[kinds == kind]
+        if len(r):
+            out[kind] = max(1.4826 * float(np.median(np.abs(r - np.median(r)))), 1e-3)
+    return out
+
+
+def features(models: PowerModels, scales: dict[str, float], rows: pd.DataFrame) -> np.ndarray:
+    """``(residual in units of its type's spread, stuck run)`` per row (rows where the node
+    draws power, sorted by node and time)."""
+    scale = rows["node"].map(models.types).map(scales).fillna(1.0).to_numpy(dtype=np.float64)
+    resid = residuals(models, rows) / scale
     return np.column_stack([resid, np.minimum(stuck_runs(rows), MAX_RUN)])
 
 
@@ -34,6 +53,7 @@ class AnomalyModel:
     """A fitted forest and the power models its residuals come from."""
 
     power: PowerModels
+    scales: dict[str, float]
     forest: Any
 
     def flag(self, rows: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +62,7 @@ class AnomalyModel:
         rows = drawing(rows)
         if rows.empty:
             return pd.DataFrame(columns=["node", "time", "score", "kind"])
-        x = features(self.power, rows)
+        x = features(self.power, self.scales, rows)
         with one_thread():
             hit = self.forest.predict(x) < 0
             score = -self.forest.score_samples(x)
@@ -60,6 +80,8 @@ def fit_anomalies(
     with needs("predict", "anomaly detection needs scikit-learn"):
         from sklearn.ensemble import IsolationForest
     forest = IsolationForest(n_estimators=100, contamination=contamination, random_state=seed)
+    rows = drawing(rows)
+    scales = residual_scales(power, rows)
     with one_thread():
-        forest.fit(features(power, drawing(rows)))
-    return AnomalyModel(power, forest)
+        forest.fit(features(power, scales, rows))
+    return AnomalyModel(power, scales, forest)

@@ -149,5 +149,5 @@ class Predictor:
             raise PredictError("pool", f"nodepool {pool!r} has {len(y)} samples, needs 2")
         try:
             return forecast(self.forecasters, name, y, step, horizon, self.seed)
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, ArithmeticError, np.linalg.LinAlgError) as exc:
             raise PredictError("forecaster", str(exc)) from None

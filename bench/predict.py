@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--noise", type=float, default=0.02)
     parser.add_argument("--rate", type=float, default=0.002)
-    parser.add_argument("--contamination", type=float, default=0.05)
+    parser.add_argument("--contamination", type=float, default=0.01)
     args = parser.parse_args()
     scenario = traces.load("synthetic-continuum", args.variant)
     recorder = Recorder()

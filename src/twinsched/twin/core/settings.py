@@ -53,7 +53,7 @@ class TwinSettings(BaseModel):
         86_400.0, gt=0, description="History (twin seconds) the predictive models learn from."
     )
     predict_contamination: float = Field(
-        0.05, gt=0, le=0.5, description="Share of samples the anomaly forest expects odd."
+        0.01, gt=0, le=0.5, description="Share of samples the anomaly forest expects odd."
     )
     snapshot_every: int = Field(
         20_000, gt=0, description="Write a full snapshot after this many deltas since the last."

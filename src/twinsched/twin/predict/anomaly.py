@@ -74,7 +74,7 @@ class AnomalyModel:
 
 
 def fit_anomalies(
-    power: PowerModels, rows: pd.DataFrame, contamination: float = 0.05, seed: int = 0
+    power: PowerModels, rows: pd.DataFrame, contamination: float = 0.01, seed: int = 0
 ) -> AnomalyModel:
     """An Isolation Forest on ``rows``' features, expecting ``contamination`` of them odd."""
     with needs("predict", "anomaly detection needs scikit-learn"):

@@ -56,7 +56,7 @@ class Predictor:
         self,
         service: TwinService,
         window_s: float = 86_400.0,
-        contamination: float = 0.05,
+        contamination: float = 0.01,
         forecasters: ForecasterFactory | None = None,
         seed: int = 0,
     ) -> None:

@@ -3,6 +3,7 @@ and the /predict and /anomalies routes on a real twin app trained from its own h
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -166,3 +167,22 @@ def test_bad_input_is_a_422_naming_the_field(
     assert twin.post("/api/v1/predict/retrain", headers=AUTH).status_code == 200
     r = twin.get(url, params=params)
     assert r.status_code == 422 and field in r.json()["detail"], r.text
+
+
+def test_the_server_retrains_on_its_period(tmp_path: Path) -> None:
+    client = _app(tmp_path)
+    try:
+        app = client.app
+        app.state.settings = TwinSettings(token=TOKEN, db=str(tmp_path / "h.db"),
+                                          predict_retrain_s=0.05)  # fmt: skip
+
+        async def serve_a_while() -> None:
+            async with app.router.lifespan_context(app):
+                await asyncio.sleep(1.0)
+
+        assert app.state.predictor.trained is None
+        asyncio.run(serve_a_while())
+        trained = app.state.predictor.trained
+        assert trained is not None and sum(trained.types.values()) == 360
+    finally:
+        client.close()

@@ -137,6 +137,7 @@ LONG: dict[str, str] = {
         "nats://127.0.0.1:4222 --sample-every 60"
     ): BROKER,
     "docs/telemetry.md: python bench/broker.py --batches 200 --kills 5": BENCH,
+    "docs/telemetry.md: python bench/predict.py": BENCH,
     (
         "docs/telemetry.md: twinsched forecast-backtest --dataset requests.parquet --metric "
         "requests --node web-1 --horizon 3h"

@@ -119,7 +119,9 @@ def serve(
 
         settings = TwinSettings.from_env(token=token, db=db, dev=dev or None)
         document = _preload(snapshot, trace, variant, data, scenario, db)  # before the lease
-        application = create_app(settings)
+        from twinsched.learning.forecasters import make_forecaster
+
+        application = create_app(settings, forecasters=make_forecaster)
         if document is not None:
             try:
                 version = application.state.service.replace(document)

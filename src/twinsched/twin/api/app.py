@@ -27,18 +27,25 @@ from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
-from twinsched.twin.api.routes import broker, history, ops, state, views
+from twinsched.twin.api.routes import broker, history, ops, predict, state, views
 from twinsched.twin.api.routes.ui import install_ui
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
+from twinsched.twin.predict.forecast import ForecasterFactory
+from twinsched.twin.predict.predictor import Predictor
 
 PREFIX = "/api/v1"
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: TwinSettings, service: TwinService | None = None) -> FastAPI:
-    """The twin service as an ASGI app."""
+def create_app(
+    settings: TwinSettings,
+    service: TwinService | None = None,
+    forecasters: ForecasterFactory | None = None,
+) -> FastAPI:
+    """The twin service as an ASGI app; ``forecasters`` (the learning plane's
+    ``make_forecaster``) serve ``/predict/utilisation``."""
     owned = service is None
     if service is None:
         store = HistoryStore(settings.database_url())
@@ -57,10 +64,13 @@ def create_app(settings: TwinSettings, service: TwinService | None = None) -> Fa
     )
     app.state.settings, app.state.service, app.state.owns_history = settings, service, owned
     app.state.registry, http_metrics = registry_for(service)
+    app.state.predictor = Predictor(service, settings.predict_window_s,
+                                    settings.predict_contamination, forecasters)  # fmt: skip
     install(app)
     app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(LeaseLostError, _database_error)
-    for router in (state.router, views.router, history.router, broker.router, ops.router):
+    for router in (state.router, views.router, history.router, broker.router, predict.router,
+                   ops.router):  # fmt: skip
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)
@@ -116,19 +126,23 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Run retention and downsampling every ``compact_interval_s`` when it is set."""
+    """Run retention and downsampling every ``compact_interval_s``, and retrain the
+    predictive models every ``predict_retrain_s``, when they are set."""
     settings: TwinSettings = app.state.settings
     service: TwinService = app.state.service
     task = None
     if settings.compact_interval_s is not None and service.history is not None:
         task = asyncio.create_task(_compact_forever(settings, service.history))
+    tasks = [task] if task is not None else []
+    if settings.predict_retrain_s is not None and service.history is not None:
+        tasks.append(asyncio.create_task(_retrain_forever(settings, app.state.predictor)))
     try:
         yield
     finally:
-        if task is not None:
-            task.cancel()
+        for running in tasks:
+            running.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await task
+                await running
         close_app(app)
 
 
@@ -147,3 +161,15 @@ async def _compact_forever(settings: TwinSettings, store: HistoryStore) -> None:
             log.info("twin: compacted history: %s", result)
         except SQLAlchemyError:
             log.exception("twin: compaction failed")
+
+
+async def _retrain_forever(settings: TwinSettings, predictor: Predictor) -> None:
+    """Retrain the predictive models every ``predict_retrain_s`` (a failure is logged)."""
+    assert settings.predict_retrain_s is not None
+    while True:
+        await asyncio.sleep(settings.predict_retrain_s)
+        try:
+            trained = await asyncio.to_thread(predictor.retrain)
+            log.info("twin: retrained on %d samples: %s", trained.rows, trained.types)
+        except Exception:
+            log.exception("twin: retraining failed")

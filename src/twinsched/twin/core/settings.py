@@ -46,6 +46,15 @@ class TwinSettings(BaseModel):
     compact_interval_s: float | None = Field(
         None, gt=0, description="Run retention and downsampling this often (wall seconds)."
     )
+    predict_retrain_s: float | None = Field(
+        None, gt=0, description="Retrain the predictive models this often (wall seconds)."
+    )
+    predict_window_s: float = Field(
+        86_400.0, gt=0, description="History (twin seconds) the predictive models learn from."
+    )
+    predict_contamination: float = Field(
+        0.01, gt=0, le=0.5, description="Share of samples the anomaly forest expects odd."
+    )
     snapshot_every: int = Field(
         20_000, gt=0, description="Write a full snapshot after this many deltas since the last."
     )

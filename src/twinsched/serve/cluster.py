@@ -65,7 +65,7 @@ class ServiceCluster:
         self.slot: dict[str, int] = {}
         self._memo: tuple[int, int, BoolA | None, Decision] | None = None
         self._within: tuple[list[str], BoolA | None] | None = None
-        self._cands: dict[tuple[str, ...], tuple[I64, list[str]]] = {}
+        self._cands: list[tuple[list[str], tuple[I64, list[str]]]] = []
         self.journal = None
         if journal is not None:
             self._replay(journal)
@@ -113,7 +113,7 @@ class ServiceCluster:
             fallback=self.fallback, queue_sort=arrival_order,
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
-        self._within, self._cands = None, {}
+        self._within, self._cands = None, []
         for n, node_row in enumerate(rows):
             if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
                 self.control.state.apply(NodeDown(n))
@@ -174,14 +174,15 @@ class ServiceCluster:
             ok = mask[known]
             names = self._need()[0].names
             verdict = Verdict(names[known[ok]].tolist(), dict.fromkeys(unknown, UNKNOWN_NODE))
-            self._keep(tuple(verdict.passing), (known[ok], []))  # the prioritize call's list
+            self._keep(verdict.passing, (known[ok], []))  # the prioritize call's list
             failed_idx = known[~ok]
             failed_names = names[failed_idx].tolist()
             if failed_names:
                 rules = applicable(view)
                 first = first_rejection(control.state, view, rules, failed_idx)
-                for name, r in zip(failed_names, first.tolist(), strict=True):
-                    verdict.failed[name] = str(rules[r][0]) if r < len(rules) else "NodeDown"
+                codes = [*(str(reason) for reason, _ in rules), "NodeDown"]
+                reasons = [codes[r] for r in first.tolist()]
+                verdict.failed.update(zip(failed_names, reasons, strict=True))
             return verdict
 
     def prioritize(self, row: PodRow, candidates: list[str]) -> str | None:
@@ -221,20 +222,21 @@ class ServiceCluster:
 
         Kept for the last few lists (least recently used goes first): a pod's prioritize
         call sends the nodes its filter call passed, and kube-scheduler sends the same full
-        list for pod after pod.
+        list for pod after pod. Lists are compared, not hashed: the names of a request are
+        new strings, and comparing 5,000 of them costs less than hashing them.
         """
-        key = tuple(candidates)
-        hit = self._cands.pop(key, None)
-        if hit is None:
-            index = self._need()[0].index
-            known = np.array([index[n] for n in candidates if n in index], dtype=np.int64)
-            hit = (known, [n for n in candidates if n not in index])
-        return self._keep(key, hit)
+        for k, (known_list, hit) in enumerate(self._cands):
+            if len(known_list) == len(candidates) and known_list == candidates:
+                self._cands.append(self._cands.pop(k))
+                return hit
+        index = self._need()[0].index
+        known = np.array([index[n] for n in candidates if n in index], dtype=np.int64)
+        return self._keep(candidates, (known, [n for n in candidates if n not in index]))
 
-    def _keep(self, key: tuple[str, ...], value: tuple[I64, list[str]]) -> tuple[I64, list[str]]:
+    def _keep(self, names: list[str], value: tuple[I64, list[str]]) -> tuple[I64, list[str]]:
         if len(self._cands) >= 8:
-            del self._cands[next(iter(self._cands))]
-        self._cands[key] = value
+            del self._cands[0]
+        self._cands.append((names, value))
         return value
 
     def _within_mask(self, candidates: list[str]) -> BoolA | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -34,6 +35,24 @@ from twinsched.serve.table import Table
 from twinsched.sim.runs import start
 
 UNKNOWN_NODE = "unknown to the scheduler service (not in its node table)"
+Running = dict[str, tuple[PodRow, str, tuple[int, ...]]]  # pod key -> (pod, node, GPUs)
+
+
+class StateSource(Protocol):
+    """Where the cluster's state lives when the service does not keep it (the twin:
+    :class:`~twinsched.serve.twin_source.TwinSource`)."""
+
+    def fetch(self, force: bool = False) -> tuple[list[NodeRow], Running] | None:
+        """Nodes and running pods if they may have changed since the last fetch, else None."""
+        ...
+
+    def bind(self, row: PodRow, node: str, gpus: tuple[int, ...]) -> str:
+        """Record the bind there first: "" or why it was refused."""
+        ...
+
+    def release(self, key: str) -> None:
+        """The pod ended."""
+        ...
 
 
 @dataclass
@@ -56,6 +75,7 @@ class ServiceCluster:
         capacity: int = 16384,
         fallback: str | None = DEFAULT_FALLBACK,
         journal: Journal | None = None,
+        source: StateSource | None = None,
     ) -> None:
         self.scheduler_name, self.seed, self.workload = scheduler, seed, workload
         self.fallback, self.capacity = fallback, capacity
@@ -70,6 +90,8 @@ class ServiceCluster:
         if journal is not None:
             self._replay(journal)
         self.journal = journal
+        self.source = source
+        self.refresh(force=True)
 
     # -- nodes ---------------------------------------------------------------------------------
     @property
@@ -163,9 +185,34 @@ class ServiceCluster:
             raise TwinschedError("no nodes known yet: start with --nodes FILE or POST /nodes")
         return self.table, self.control
 
+    # -- the state source ----------------------------------------------------------------------
+    def refresh(self, force: bool = False) -> bool:
+        """Catch up with the state source, if any (the twin); whether anything changed."""
+        if self.source is None:
+            return False
+        with self.lock:
+            got = self.source.fetch(force)
+            if got is None:
+                return False
+            rows, running = got
+            self.set_nodes(rows)
+            bound = self.bindings()
+            for key, (node, gpus) in bound.items():
+                if key not in running or running[key][1:] != (node, gpus):
+                    self._release(key)
+            for key, (row, node, gpus) in running.items():
+                if bound.get(key) == (node, gpus):
+                    continue
+                i, n = self.pod(row), self._need()[0].index.get(node)
+                if n is not None and self._need()[1].state.phase[i] == Phase.PENDING:
+                    # the twin's word, even on a node now down: the pod runs there
+                    self._bind(i, n, gpus, check=False)
+            return True
+
     # -- the extender verbs --------------------------------------------------------------------
     def filter(self, row: PodRow, candidates: list[str]) -> Verdict:
         with self.lock:
+            self.refresh()
             i = self.pod(row)
             control = self._need()[1]
             view = control.views[i]
@@ -271,16 +318,23 @@ class ServiceCluster:
                 decision = memo[3]
                 if isinstance(decision, Placement) and decision.node == n:
                     gpus = decision.gpus
-            return self._bind(i, n, gpus, check=True)
+            return self._bind(i, n, gpus, check=True, write=True)
 
-    def _bind(self, i: int, n: int, gpus: tuple[int, ...], check: bool) -> str:
+    def _bind(self, i: int, n: int, gpus: tuple[int, ...], check: bool, write: bool = False) -> str:
+        """Bind slot ``i`` to node ``n``; ``write``: a new bind, recorded by the state source
+        (if any) before it is applied here."""
         table, control = self._need()
         view, state = control.views[i], control.state
         if check:
             why = placement_error(state, view, control.eligible(view), Placement(n, gpus))
             if why:
                 return f"pod {table.rows_of_pods[i].key!r} cannot go there: {why}"
-        binding = control.bind(i, Placement(n, gpus or default_gpus(state, view, n)))
+        gpus = gpus or default_gpus(state, view, n)
+        if write and self.source is not None:
+            refused = self.source.bind(table.rows_of_pods[i], table.nodes.names[n], gpus)
+            if refused:
+                return refused
+        binding = control.bind(i, Placement(n, gpus))
         assert not isinstance(binding, Unschedulable)
         key = table.rows_of_pods[i].key
         self._record({"op": "bind", "key": key, "node": table.nodes.names[n],
@@ -288,15 +342,22 @@ class ServiceCluster:
         return ""
 
     def release(self, key: str) -> bool:
-        """The pod ended or was deleted: its resources are free again."""
+        """The pod ended or was deleted: its resources are free again (in the state source
+        too)."""
         with self.lock:
-            i = self.slot.get(key)
-            if i is None or self.control is None:
-                return False
-            if self.control.state.phase[i] == Phase.RUNNING:
-                self.control.state.apply(Release(i))
-                self._record({"op": "release", "key": key})
-            return True
+            known = self._release(key)
+            if known and self.source is not None:
+                self.source.release(key)
+            return known
+
+    def _release(self, key: str) -> bool:
+        i = self.slot.get(key)
+        if i is None or self.control is None:
+            return False
+        if self.control.state.phase[i] == Phase.RUNNING:
+            self.control.state.apply(Release(i))
+            self._record({"op": "release", "key": key})
+        return True
 
     def fallbacks(self) -> int:
         return sum(self.control.fallbacks.values()) if self.control is not None else 0

@@ -25,7 +25,7 @@ from twinsched.cli.options import (
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
-    from twinsched.serve.cluster import StateSource
+    from twinsched.serve.source import StateSource
 
 app = typer.Typer(
     help="The scheduler service (Kubernetes extender protocol) and a client that drives it.",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
@@ -31,28 +30,12 @@ from twinsched.scheduling.framework import (
 from twinsched.scheduling.gpus import default_gpus
 from twinsched.serve.convert import NodeRow, PodRow
 from twinsched.serve.journal import Journal, encode, node_from, pod_from
+from twinsched.serve.source import StateSource
 from twinsched.serve.table import Table
 from twinsched.sim.runs import start
 
 UNKNOWN_NODE = "unknown to the scheduler service (not in its node table)"
-Running = dict[str, tuple[PodRow, str, tuple[int, ...]]]  # pod key -> (pod, node, GPUs)
-
-
-class StateSource(Protocol):
-    """Where the cluster's state lives when the service does not keep it (the twin:
-    :class:`~twinsched.serve.twin_source.TwinSource`)."""
-
-    def fetch(self, force: bool = False) -> tuple[list[NodeRow], Running] | None:
-        """Nodes and running pods if they may have changed since the last fetch, else None."""
-        ...
-
-    def bind(self, row: PodRow, node: str, gpus: tuple[int, ...]) -> str:
-        """Record the bind there first: "" or why it was refused."""
-        ...
-
-    def release(self, key: str) -> None:
-        """The pod ended."""
-        ...
+_LIVE = (Phase.PENDING, Phase.RUNNING)
 
 
 @dataclass
@@ -86,9 +69,10 @@ class ServiceCluster:
         self._memo: tuple[int, int, BoolA | None, Decision] | None = None
         self._within: tuple[list[str], BoolA | None] | None = None
         self._cands: list[tuple[list[str], tuple[I64, list[str]]]] = []
-        self.journal = None
+        self.journal, self.source = None, None
         if journal is not None:
             self._replay(journal)
+            journal.rewrite(self.snapshot())  # compacted at every start
         self.journal = journal
         self.source = source
         self.refresh(force=True)
@@ -125,8 +109,9 @@ class ServiceCluster:
             return True
 
     def _rebuild(self, rows: list[NodeRow], capacity: int) -> None:
-        old, bound = self.table, self.bindings()
-        table = Table(rows, old.rows_of_pods if old else [], capacity)
+        bound = self.bindings()
+        pods_kept = self._live_rows()  # pods that ended are forgotten
+        table = Table(rows, pods_kept, capacity)
         pods = table.pods
         scenario = single_pool_scenario("scheduler-service", table.nodes, pods, {}, table.vocab)
         workload = self.workload if self.workload is not None else pods
@@ -136,14 +121,21 @@ class ServiceCluster:
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
         self._within, self._cands = None, []
-        for n, node_row in enumerate(rows):
-            if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
-                self.control.state.apply(NodeDown(n))
-        for row in old.rows_of_pods if old else []:
+        for row in pods_kept:
             self._add(row)
         for key, (node, gpus) in bound.items():
             if node in table.index:
                 self._bind(self.slot[key], table.index[node], gpus, check=True)
+        for n, node_row in enumerate(rows):  # after the binds: a pod stays on a node gone down
+            if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
+                self.control.state.apply(NodeDown(n))
+
+    def _live_rows(self) -> list[PodRow]:
+        """The pods pending or running, in the order they came."""
+        if self.table is None or self.control is None:
+            return []
+        phase, rows = self.control.state.phase, self.table.rows_of_pods
+        return [rows[i] for i in self.slot.values() if phase[i] in _LIVE]
 
     def bindings(self) -> dict[str, tuple[str, tuple[int, ...]]]:
         """Pod key -> (node name, GPUs) of every running pod."""
@@ -322,7 +314,7 @@ class ServiceCluster:
 
     def _bind(self, i: int, n: int, gpus: tuple[int, ...], check: bool, write: bool = False) -> str:
         """Bind slot ``i`` to node ``n``; ``write``: a new bind, recorded by the state source
-        (if any) before it is applied here."""
+        (if any) before it is applied here, and in the journal."""
         table, control = self._need()
         view, state = control.views[i], control.state
         if check:
@@ -336,9 +328,9 @@ class ServiceCluster:
                 return refused
         binding = control.bind(i, Placement(n, gpus))
         assert not isinstance(binding, Unschedulable)
-        key = table.rows_of_pods[i].key
-        self._record({"op": "bind", "key": key, "node": table.nodes.names[n],
-                      "gpus": list(binding.gpus)})  # fmt: skip
+        if write:  # (a rebuild binds again what the journal already holds)
+            self._record({"op": "bind", "key": table.rows_of_pods[i].key,
+                          "node": table.nodes.names[n], "gpus": list(binding.gpus)})  # fmt: skip
         return ""
 
     def release(self, key: str) -> bool:
@@ -366,6 +358,21 @@ class ServiceCluster:
     def _record(self, entry: dict[str, object]) -> None:
         if self.journal is not None:
             self.journal.append(entry)
+            if self.journal.due():
+                self.journal.rewrite(self.snapshot())
+
+    def snapshot(self) -> list[dict[str, object]]:
+        """Journal entries that rebuild the state: the nodes, the pods that have not ended
+        (in their order), the binds of the running ones."""
+        if self.table is None or self.control is None:
+            return []
+        out: list[dict[str, object]] = [
+            {"op": "nodes", "rows": [encode(r) for r in self.table.rows]}
+        ]
+        out += [{"op": "pod", "row": encode(row)} for row in self._live_rows()]
+        out += [{"op": "bind", "key": key, "node": node, "gpus": list(gpus)}
+                for key, (node, gpus) in self.bindings().items()]  # fmt: skip
+        return out
 
     def _replay(self, journal: Journal) -> None:
         for entry in journal.replay():
@@ -376,7 +383,11 @@ class ServiceCluster:
                 self.pod(pod_from(entry["row"]))
             elif op == "bind":
                 table, _ = self._need()
-                self._bind(self.slot[entry["key"]], table.index[entry["node"]],
-                           tuple(entry["gpus"]), check=True)  # fmt: skip
+                self._bind(
+                    self.slot[entry["key"]],
+                    table.index[entry["node"]],
+                    tuple(entry["gpus"]),
+                    check=False,
+                )  # made valid; maybe down now
             elif op == "release":
                 self.release(entry["key"])

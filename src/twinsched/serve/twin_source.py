@@ -20,10 +20,10 @@ from typing import Any
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.document import TwinDocument
 from twinsched.serve.convert import UNNAMED_MODEL, NodeRow, PodRow
+from twinsched.serve.source import Running
 from twinsched.twin.client import TwinClient, TwinClientError
 
 TWIN_JOB = "kube-scheduler"  # the twin job of pods bound through the service
-Running = dict[str, tuple[PodRow, str, tuple[int, ...]]]  # pod key -> (pod, node, GPUs)
 
 
 def node_rows(doc: TwinDocument) -> list[NodeRow]:

@@ -247,12 +247,9 @@ class ServiceCluster:
             return Unschedulable(Reason.NO_DECISION, f"the pod is {bound}, not pending")
         if control.state.nodes.n == 0:
             return Unschedulable(Reason.NO_ELIGIBLE_NODE, "the service knows no nodes")
-        # Over every eligible node first, as in process: a scheduler's per-class cache is
-        # then filled from the full mask. Only a choice outside the candidates (nodes that
-        # kube-scheduler's own filters removed) is decided again within them.
-        decision = control.decide(i, explain=False)
-        if within is not None and isinstance(decision, Placement) and not within[decision.node]:
-            decision = control.decide(i, explain=False, within=within)
+        # Over every eligible node first, as in process; only a choice outside the candidates
+        # (nodes kube-scheduler's own filters removed) is made again within them (decide).
+        decision = control.decide(i, explain=False, within=within)
         self._memo = (i, changes, within, decision)
         return decision
 

@@ -85,6 +85,10 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
         60,
     )
     assert missing.strip() == "None"
+    # the shipped models' folder is package data: in the wheel, read by the model catalog
+    shipped = "from twinsched.scheduling.ai.shipped import SHIPPED_ROOT as r; "
+    shipped += "print((r / 'README.md').is_file(), r.is_relative_to(r'" + str(env) + "'))"
+    assert run([str(python), "-c", shipped], tmp_path, 60).split() == ["True", "True"]
     port = free_port()
     log = tmp_path / "serve.log"
     command = [

@@ -112,6 +112,13 @@ TWO_NODES = (
     "this sweep on it"
 )
 REAL_CLUSTER = "needs a real Ray cluster (HEAD) and its database (DBHOST)"
+RECIPE = (  # the README's openb-gates command, also in docs/ai.md and docs/deploy.md
+    "twinsched train --train-variants default,cpu0,cpu050,cpu100,cpu200,cpu300,"
+    "gpushare20,gpushare40,gpushare80,gpushare100,multigpu20,multigpu30,multigpu50,gpuspec05,"
+    "gpuspec10,gpuspec33 --val-variants cpu250,gpuspec25 --val-seeds 100,101,102,103,104 "
+    "--prior fgd_score=100 --epochs 0 --gate-seeds 0-4 --es-val-on-train --out out/train-gates "
+    "--register openb-gates"
+)
 LONG: dict[str, str] = {
     "docs/telemetry.md: twinsched twin serve --port 8181 --broker nats://127.0.0.1:4222": BROKER,
     (
@@ -295,6 +302,11 @@ LONG: dict[str, str] = {
         "a look-ahead fill-up: minutes; tests/scheduling/test_lookahead.py runs it small"
     ),
     "docs/deploy.md: pip install 'twinsched[serve]'": "installs from the package index",
+    "docs/ai.md: " + RECIPE: TRAINING,
+    "docs/deploy.md: " + RECIPE: TRAINING,
+    "docs/deploy.md: twinsched twin serve --port 8181 --db sqlite:///twin.db &": TWIN_SERVER,
+    "docs/deploy.md: twinsched scheduler serve --scheduler fgd --port 8282 --twin "
+    "http://127.0.0.1:8181": "starts a server: covered by tests/serve/test_twin_source.py",
     "docs/deploy.md: twinsched scheduler serve --scheduler fgd --port 8282 --state "
     "scheduler.jsonl": "starts a server: covered by tests/serve/test_restart.py",
     "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --trace "

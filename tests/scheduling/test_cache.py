@@ -76,3 +76,30 @@ def test_a_narrower_mask_than_the_filters_is_honoured() -> None:
     second = scheduler.place(state, pod, np.array([True, False, True]))
     assert isinstance(first, Placement) and first.node == 1
     assert isinstance(second, Placement) and second.node in (0, 2)
+
+
+def test_a_decision_narrowed_by_within_leaves_the_class_cache_whole() -> None:
+    """``decide(within=...)`` (the scheduler service's candidates) for a class's first pod
+    must not fill the key cache from the narrow mask: the class's later pods, decided over
+    every eligible node, place as in a run that never narrowed."""
+    from twinsched.sim.fillup import FillupRun
+    from twinsched.traces import registry as traces
+
+    sc = traces.load("synthetic-continuum", "1")
+
+    def placements(narrow_first: bool) -> list[int | None]:
+        run = FillupRun(sc, "fgd", 0, track=False)
+        control, out = run.control, []
+        for k in range(60):
+            i = run.arrive()
+            if narrow_first and k == 0:
+                mask = control.eligible(control.views[i])
+                within = np.zeros_like(mask)
+                within[np.flatnonzero(mask)[:2]] = True  # two candidates only
+                control.decide(i, within=within)
+            binding = control.bind(i, control.decide(i))
+            run.settle(i, binding)
+            out.append(getattr(binding, "node", None))
+        return out
+
+    assert placements(True) == placements(False)

@@ -15,7 +15,7 @@ from twinsched.serve.app import create_app
 from twinsched.serve.cluster import ServiceCluster
 from twinsched.serve.convert import Names
 from twinsched.serve.driver import drive, fillup_objects, fillup_placements, placements_of
-from twinsched.serve.journal import Journal
+from twinsched.serve.journal import COMPACT_FACTOR, Journal
 
 
 def serve(scenario: Scenario, journal: Path) -> tuple[ServiceCluster, SyncASGI]:
@@ -56,3 +56,37 @@ def test_a_cut_last_line_is_ignored(openb_slice: Scenario, tmp_path: Path) -> No
     second, client = serve(openb_slice, journal)
     client.close()
     assert second.bindings() == first.bindings()
+
+
+def test_the_journal_is_compacted_and_still_replays(openb_slice: Scenario, tmp_path: Path) -> None:
+    """Rewritten while serving once it has grown (here from 50 entries) and at every start;
+    ended pods leave it, and a pod on a node gone down is still there after the restart."""
+    path = tmp_path / "scheduler.jsonl"
+    first = ServiceCluster("fgd", workload=openb_slice.pods, journal=Journal(path, 50))
+    client = SyncASGI(create_app(first, Names()))
+    nodes, pods = fillup_objects(openb_slice, 0, Names())
+    drive(client, nodes, pods[:60])
+    ended = sorted(first.bindings())[:20]
+    for key in ended:
+        assert client.request("DELETE", f"/pods/default/x?uid={key}").json()["released"]
+    node, _ = first.bindings()[sorted(first.bindings())[0]]
+    down = [
+        {**n, "status": {**n["status"], "conditions": [{"type": "Ready", "status": "False"}]}}
+        if n["metadata"]["name"] == node else n
+        for n in nodes
+    ]  # fmt: skip
+    assert client.post("/nodes", json={"items": down}).status_code == 200
+    client.close()
+    before = first.bindings()
+    assert first.journal is not None
+    appended, kept = first.journal.entries, first.journal.kept
+    first.journal.close()
+    assert kept > 0  # rewritten while serving (the start's snapshot was empty)
+    assert len(path.read_text().splitlines()) == appended < max(50, COMPACT_FACTOR * kept)
+    assert node in {n for n, _ in before.values()}
+
+    second = ServiceCluster("fgd", workload=openb_slice.pods, journal=Journal(path))
+    assert second.bindings() == before  # the pods on the node now down too
+    lines = path.read_text().splitlines()
+    assert len(lines) == 1 + len(before) * 2  # nodes, then each running pod and its bind
+    assert not any(key in line for key in ended for line in lines)

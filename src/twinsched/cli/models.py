@@ -17,10 +17,12 @@ from twinsched.cli.options import ModelsDirOpt
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
-    from twinsched.scheduling.ai.model_store import ModelCard, ModelError, ModelRegistry
+    from twinsched.scheduling.ai.model_store import ModelCard, ModelError
+    from twinsched.scheduling.ai.shipped import Catalog
 
 app = typer.Typer(
-    help="Registered models: list, show, delete, verify (files under --models-dir).",
+    help="Registered models: list, show, delete, verify (files under --models-dir, and the "
+    "models shipped with twinsched).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -33,19 +35,20 @@ def list_command(
     name: Annotated[str | None, typer.Argument(help="Only this model's versions.")] = None,
     models_dir: ModelsDirOpt = None,
 ) -> None:
-    """Every registered version: kind, creation time, metrics and checksums; a card that
-    cannot be read is a warning row naming its file and field (exit status 1)."""
+    """Every registered version, then the models shipped with twinsched: kind, creation time,
+    metrics, checksums and source; a card that cannot be read is a warning row naming its file
+    and field (exit status 1)."""
     from twinsched.scheduling.ai.model_store import format_metrics
 
     registry, cards, bad = _scan(models_dir, name, None)
-    table = Table("name", "version", "kind", "created", "metrics", "data", "artifact")
+    table = Table("name", "version", "kind", "created", "metrics", "data", "artifact", "source")
     for c in cards:
         table.add_row(
             c.name, str(c.version), c.kind, c.created, format_metrics(c.metrics) or "-",
-            c.data_checksum[:12], c.artifact_sha256[:12],
+            c.data_checksum[:12], c.artifact_sha256[:12], _source(registry, c),
         )  # fmt: skip
     for exc in bad:
-        table.add_row(*_where(exc), "[yellow]bad card", "", str(exc), "", "")
+        table.add_row(*_where(exc), "[yellow]bad card", "", str(exc), "", "", "")
     make_console().print(table if cards or bad else f"no models in {registry.root}")
     if bad:
         raise typer.Exit(1)
@@ -53,18 +56,24 @@ def list_command(
 
 def _scan(
     models_dir: Path | None, name: str | None, number: int | None
-) -> tuple[ModelRegistry, list[ModelCard], list[ModelError]]:
-    """The registry, the readable cards (of ``name``, of one version) and the bad ones."""
-    from twinsched.scheduling.ai.model_store import ModelRegistry
+) -> tuple[Catalog, list[ModelCard], list[ModelError]]:
+    """The catalog, the readable cards (of ``name``, of one version) and the bad ones."""
+    from twinsched.scheduling.ai.shipped import Catalog
 
-    registry = ModelRegistry(models_dir)
+    catalog = Catalog(models_dir)
     with expected_errors():
-        if name is not None:
-            registry.versions(name) or registry.get(name)  # unknown names list the known ones
         if number is not None:
-            return registry, [registry.get(name or "", number)], []
-        cards, bad = registry.scan(name)
-    return registry, cards, bad
+            return catalog, [catalog.get(name or "", number)], []
+        cards, bad = catalog.scan(name)  # unknown names list the known ones
+    return catalog, cards, bad
+
+
+def _source(catalog: Catalog, card: ModelCard) -> str:
+    from twinsched.scheduling.ai.shipped import is_shipped
+
+    if not is_shipped(card):
+        return "user"
+    return "shipped (hidden by yours)" if catalog.hidden(card) else "shipped"
 
 
 def _where(exc: ModelError) -> tuple[str, str]:
@@ -76,12 +85,15 @@ def _where(exc: ModelError) -> tuple[str, str]:
 @app.command("show")
 def show_command(ref: Ref, models_dir: ModelsDirOpt = None) -> None:
     """One version's card: provenance, training spec, metrics, files and framework versions."""
-    from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
+    from twinsched.scheduling.ai.model_store import parse_ref
+    from twinsched.scheduling.ai.shipped import Catalog
 
+    catalog = Catalog(models_dir)
     with expected_errors():
-        card = ModelRegistry(models_dir).get(*parse_ref(ref))
+        card = catalog.get(*parse_ref(ref))
     table = Table("field", "value", show_header=False)
-    for key, value in _card_rows(card) + _learned_rows(card, models_dir):
+    rows = [*_card_rows(card), ("source", _source(catalog, card))]
+    for key, value in rows + _learned_rows(card, models_dir):
         table.add_row(key, value)
     make_console().print(table)
 
@@ -108,12 +120,14 @@ def delete_command(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     models_dir: ModelsDirOpt = None,
 ) -> None:
-    """Remove one version (NAME@VERSION) or a model with all its versions (NAME)."""
-    from twinsched.scheduling.ai.model_store import ModelRegistry, parse_ref
+    """Remove one version (NAME@VERSION) or a model with all its versions (NAME); the models
+    shipped with twinsched cannot be removed."""
+    from twinsched.scheduling.ai.model_store import parse_ref
+    from twinsched.scheduling.ai.shipped import Catalog
 
-    registry = ModelRegistry(models_dir)
     with expected_errors():
         name, number = parse_ref(ref)
+        registry = Catalog(models_dir).writable(name)
         found = registry.resolve(name, number)  # unknown names and versions list the known ones
         what = f"{name}@{found}" if number is not None else f"all of {name}"
         count = 1 if number is not None else len(registry.versions(name))

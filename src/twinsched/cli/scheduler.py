@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,11 +17,15 @@ from twinsched.cli.options import (
     DataOpt,
     DbOpt,
     ScenarioOpt,
+    float_opt,
     int_opt,
     load_source,
     scenario_source,
 )
 from twinsched.errors import TwinschedError
+
+if TYPE_CHECKING:
+    from twinsched.serve.source import StateSource
 
 app = typer.Typer(
     help="The scheduler service (Kubernetes extender protocol) and a client that drives it.",
@@ -38,6 +42,7 @@ ShareResource = Annotated[
     str, typer.Option(help="Resource or pod annotation of a GPU share, in milli-GPU.")
 ]
 ModelLabel = Annotated[str, typer.Option(help="Node label holding the GPU model.")]
+TWIN_REFRESH = "Seconds between two checks of the twin's version (0: every filter call)."
 
 
 @app.command()
@@ -58,6 +63,15 @@ def serve(
     state: Annotated[
         Path | None, typer.Option(help="Journal of nodes, pods and binds: replayed at start.")
     ] = None,
+    twin: Annotated[
+        str | None,
+        typer.Option(
+            help="Read nodes and running pods from the twin service at this URL and write "
+            "binds to it (its write token comes from $TWINSCHED_TWIN_TOKEN); instead of "
+            "--nodes and --state."
+        ),
+    ] = None,
+    twin_refresh: Annotated[float, float_opt(TWIN_REFRESH, 0, 3600)] = 0.5,
     token: Token = None,
     gpu_resource: GpuResource = "nvidia.com/gpu",
     gpu_share_resource: ShareResource = "twinsched.io/gpu-milli",
@@ -83,10 +97,15 @@ def serve(
 
         names = Names(gpu_resource=gpu_resource, gpu_share_resource=gpu_share_resource,
                       gpu_model_label=gpu_model_label)  # fmt: skip
-        source = scenario_source(workload_trace, workload_variant, data, None, db)
-        workload = load_source(*source).pods
+        if twin is not None and (nodes is not None or state is not None):
+            raise TwinschedError("--twin is the state: give it without --nodes and --state")
+        workload = load_source(*scenario_source(workload_trace, workload_variant, data, None,
+                                                db)).pods  # fmt: skip
         journal = Journal(state) if state is not None else None
-        cluster = ServiceCluster(scheduler, seed=seed, workload=workload, journal=journal)
+        cluster = ServiceCluster(
+            scheduler, seed=seed, workload=workload, journal=journal,
+            source=_twin_source(twin, twin_refresh) if twin is not None else None,
+        )  # fmt: skip
         if nodes is not None:
             body = NodeList.model_validate_json(nodes.read_bytes())
             cluster.set_nodes([node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)])
@@ -99,6 +118,13 @@ def serve(
     if ssl_ca_certs is not None:
         tls |= {"ssl_ca_certs": str(ssl_ca_certs), "ssl_cert_reqs": ssl.CERT_REQUIRED}
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False, **tls)  # type: ignore[arg-type]
+
+
+def _twin_source(url: str, max_age: float) -> StateSource:
+    from twinsched.serve.twin_source import TwinSource
+    from twinsched.twin.client import TwinClient
+
+    return TwinSource(TwinClient(url, os.environ.get("TWINSCHED_TWIN_TOKEN")), max_age=max_age)
 
 
 @app.command()

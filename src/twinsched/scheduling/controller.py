@@ -181,15 +181,19 @@ class SchedulerController:
     def decide(self, index: int, *, explain: bool = True, within: BoolA | None = None) -> Decision:
         """A valid placement, or why the pod cannot be placed now (nothing is bound).
 
-        ``within`` narrows the choice to some nodes (the scheduler service's candidates).
+        ``within`` narrows the choice to some nodes (the scheduler service's candidates). The
+        scheduler is asked over every eligible node first, and again within them only when it
+        chose outside: its per-class caches are filled from the filters' mask alone (a cache
+        filled from a narrower mask would hide nodes from the class's later pods).
         """
         pod = self.views[index]
         mask = self.eligible(pod)
-        if within is not None:
-            mask = mask & within
         if self._watched:
             self.observers.feed(self.state)
         decision = self.scheduler.place(self.state, pod, mask)
+        if within is not None and not (isinstance(decision, Placement) and within[decision.node]):
+            mask = mask & within
+            decision = self.scheduler.place(self.state, pod, mask)
         return self._settle(pod, mask, decision, explain)
 
     def finish(self) -> None:

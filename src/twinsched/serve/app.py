@@ -50,6 +50,9 @@ BAD: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A field cannot be read (named in detail)."}
 }
 AUTH: dict[int | str, dict[str, Any]] = {**BAD, 401: {"description": "No or a wrong token."}}
+FROM_TWIN: dict[int | str, dict[str, Any]] = {
+    409: {"model": ErrorBody, "description": "The nodes come from the twin (serve --twin)."}
+}
 
 
 def create_app(cluster: ServiceCluster, names: Names | None = None, token: str = "") -> FastAPI:
@@ -101,7 +104,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         if args.nodes is None:
             return []
         rows = [reader.row(n, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
-        if rows:
+        if rows and cluster.source is None:  # (with a twin, the nodes are the twin's)
             cluster.set_nodes(rows, replace=False)
         return [r.name for r in rows]
 
@@ -165,12 +168,14 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
 
         return timed("bind", lambda: _or_error(run, ExtenderBindingResult))
 
-    @app.post("/nodes", responses=AUTH, dependencies=[Depends(authorized)])
-    def nodes(body: NodeList) -> dict[str, int]:
+    @app.post("/nodes", responses={**AUTH, **FROM_TWIN}, dependencies=[Depends(authorized)])
+    def nodes(body: NodeList) -> Response:
         """Set the nodes the service schedules on (what kube-scheduler names in its calls)."""
+        if cluster.source is not None:
+            return error_response(409, "the nodes come from the twin (serve --twin)")
         rows = [reader.read(n, f"items[{k}]") for k, n in enumerate(body.items)]
         cluster.set_nodes(rows)
-        return {"nodes": len(rows)}
+        return JSONResponse({"nodes": len(rows)})
 
     @app.post("/pods", responses=AUTH, dependencies=[Depends(authorized)])
     def pods(body: Pod) -> dict[str, str]:

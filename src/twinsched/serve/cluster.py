@@ -30,10 +30,12 @@ from twinsched.scheduling.framework import (
 from twinsched.scheduling.gpus import default_gpus
 from twinsched.serve.convert import NodeRow, PodRow
 from twinsched.serve.journal import Journal, encode, node_from, pod_from
+from twinsched.serve.source import StateSource
 from twinsched.serve.table import Table
 from twinsched.sim.runs import start
 
 UNKNOWN_NODE = "unknown to the scheduler service (not in its node table)"
+_LIVE = (Phase.PENDING, Phase.RUNNING)
 
 
 @dataclass
@@ -56,6 +58,7 @@ class ServiceCluster:
         capacity: int = 16384,
         fallback: str | None = DEFAULT_FALLBACK,
         journal: Journal | None = None,
+        source: StateSource | None = None,
     ) -> None:
         self.scheduler_name, self.seed, self.workload = scheduler, seed, workload
         self.fallback, self.capacity = fallback, capacity
@@ -65,11 +68,14 @@ class ServiceCluster:
         self.slot: dict[str, int] = {}
         self._memo: tuple[int, int, BoolA | None, Decision] | None = None
         self._within: tuple[list[str], BoolA | None] | None = None
-        self._cands: dict[tuple[str, ...], tuple[I64, list[str]]] = {}
-        self.journal = None
+        self._cands: list[tuple[list[str], tuple[I64, list[str]]]] = []
+        self.journal, self.source = None, None
         if journal is not None:
             self._replay(journal)
+            journal.rewrite(self.snapshot())  # compacted at every start
         self.journal = journal
+        self.source = source
+        self.refresh(force=True)
 
     # -- nodes ---------------------------------------------------------------------------------
     @property
@@ -103,8 +109,9 @@ class ServiceCluster:
             return True
 
     def _rebuild(self, rows: list[NodeRow], capacity: int) -> None:
-        old, bound = self.table, self.bindings()
-        table = Table(rows, old.rows_of_pods if old else [], capacity)
+        bound = self.bindings()
+        pods_kept = self._live_rows()  # pods that ended are forgotten
+        table = Table(rows, pods_kept, capacity)
         pods = table.pods
         scenario = single_pool_scenario("scheduler-service", table.nodes, pods, {}, table.vocab)
         workload = self.workload if self.workload is not None else pods
@@ -113,15 +120,22 @@ class ServiceCluster:
             fallback=self.fallback, queue_sort=arrival_order,
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
-        self._within, self._cands = None, {}
-        for n, node_row in enumerate(rows):
-            if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
-                self.control.state.apply(NodeDown(n))
-        for row in old.rows_of_pods if old else []:
+        self._within, self._cands = None, []
+        for row in pods_kept:
             self._add(row)
         for key, (node, gpus) in bound.items():
             if node in table.index:
                 self._bind(self.slot[key], table.index[node], gpus, check=True)
+        for n, node_row in enumerate(rows):  # after the binds: a pod stays on a node gone down
+            if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
+                self.control.state.apply(NodeDown(n))
+
+    def _live_rows(self) -> list[PodRow]:
+        """The pods pending or running, in the order they came."""
+        if self.table is None or self.control is None:
+            return []
+        phase, rows = self.control.state.phase, self.table.rows_of_pods
+        return [rows[i] for i in self.slot.values() if phase[i] in _LIVE]
 
     def bindings(self) -> dict[str, tuple[str, tuple[int, ...]]]:
         """Pod key -> (node name, GPUs) of every running pod."""
@@ -163,9 +177,34 @@ class ServiceCluster:
             raise TwinschedError("no nodes known yet: start with --nodes FILE or POST /nodes")
         return self.table, self.control
 
+    # -- the state source ----------------------------------------------------------------------
+    def refresh(self, force: bool = False) -> bool:
+        """Catch up with the state source, if any (the twin); whether anything changed."""
+        if self.source is None:
+            return False
+        with self.lock:
+            got = self.source.fetch(force)
+            if got is None:
+                return False
+            rows, running = got
+            self.set_nodes(rows)
+            bound = self.bindings()
+            for key, (node, gpus) in bound.items():
+                if key not in running or running[key][1:] != (node, gpus):
+                    self._release(key)
+            for key, (row, node, gpus) in running.items():
+                if bound.get(key) == (node, gpus):
+                    continue
+                i, n = self.pod(row), self._need()[0].index.get(node)
+                if n is not None and self._need()[1].state.phase[i] == Phase.PENDING:
+                    # the twin's word, even on a node now down: the pod runs there
+                    self._bind(i, n, gpus, check=False)
+            return True
+
     # -- the extender verbs --------------------------------------------------------------------
     def filter(self, row: PodRow, candidates: list[str]) -> Verdict:
         with self.lock:
+            self.refresh()
             i = self.pod(row)
             control = self._need()[1]
             view = control.views[i]
@@ -174,14 +213,15 @@ class ServiceCluster:
             ok = mask[known]
             names = self._need()[0].names
             verdict = Verdict(names[known[ok]].tolist(), dict.fromkeys(unknown, UNKNOWN_NODE))
-            self._keep(tuple(verdict.passing), (known[ok], []))  # the prioritize call's list
+            self._keep(verdict.passing, (known[ok], []))  # the prioritize call's list
             failed_idx = known[~ok]
             failed_names = names[failed_idx].tolist()
             if failed_names:
                 rules = applicable(view)
                 first = first_rejection(control.state, view, rules, failed_idx)
-                for name, r in zip(failed_names, first.tolist(), strict=True):
-                    verdict.failed[name] = str(rules[r][0]) if r < len(rules) else "NodeDown"
+                codes = [*(str(reason) for reason, _ in rules), "NodeDown"]
+                reasons = [codes[r] for r in first.tolist()]
+                verdict.failed.update(zip(failed_names, reasons, strict=True))
             return verdict
 
     def prioritize(self, row: PodRow, candidates: list[str]) -> str | None:
@@ -207,12 +247,9 @@ class ServiceCluster:
             return Unschedulable(Reason.NO_DECISION, f"the pod is {bound}, not pending")
         if control.state.nodes.n == 0:
             return Unschedulable(Reason.NO_ELIGIBLE_NODE, "the service knows no nodes")
-        # Over every eligible node first, as in process: a scheduler's per-class cache is
-        # then filled from the full mask. Only a choice outside the candidates (nodes that
-        # kube-scheduler's own filters removed) is decided again within them.
-        decision = control.decide(i, explain=False)
-        if within is not None and isinstance(decision, Placement) and not within[decision.node]:
-            decision = control.decide(i, explain=False, within=within)
+        # Over every eligible node first, as in process; only a choice outside the candidates
+        # (nodes kube-scheduler's own filters removed) is made again within them (decide).
+        decision = control.decide(i, explain=False, within=within)
         self._memo = (i, changes, within, decision)
         return decision
 
@@ -221,20 +258,21 @@ class ServiceCluster:
 
         Kept for the last few lists (least recently used goes first): a pod's prioritize
         call sends the nodes its filter call passed, and kube-scheduler sends the same full
-        list for pod after pod.
+        list for pod after pod. Lists are compared, not hashed: the names of a request are
+        new strings, and comparing 5,000 of them costs less than hashing them.
         """
-        key = tuple(candidates)
-        hit = self._cands.pop(key, None)
-        if hit is None:
-            index = self._need()[0].index
-            known = np.array([index[n] for n in candidates if n in index], dtype=np.int64)
-            hit = (known, [n for n in candidates if n not in index])
-        return self._keep(key, hit)
+        for k, (known_list, hit) in enumerate(self._cands):
+            if len(known_list) == len(candidates) and known_list == candidates:
+                self._cands.append(self._cands.pop(k))
+                return hit
+        index = self._need()[0].index
+        known = np.array([index[n] for n in candidates if n in index], dtype=np.int64)
+        return self._keep(candidates, (known, [n for n in candidates if n not in index]))
 
-    def _keep(self, key: tuple[str, ...], value: tuple[I64, list[str]]) -> tuple[I64, list[str]]:
+    def _keep(self, names: list[str], value: tuple[I64, list[str]]) -> tuple[I64, list[str]]:
         if len(self._cands) >= 8:
-            del self._cands[next(iter(self._cands))]
-        self._cands[key] = value
+            del self._cands[0]
+        self._cands.append((names, value))
         return value
 
     def _within_mask(self, candidates: list[str]) -> BoolA | None:
@@ -269,32 +307,46 @@ class ServiceCluster:
                 decision = memo[3]
                 if isinstance(decision, Placement) and decision.node == n:
                     gpus = decision.gpus
-            return self._bind(i, n, gpus, check=True)
+            return self._bind(i, n, gpus, check=True, write=True)
 
-    def _bind(self, i: int, n: int, gpus: tuple[int, ...], check: bool) -> str:
+    def _bind(self, i: int, n: int, gpus: tuple[int, ...], check: bool, write: bool = False) -> str:
+        """Bind slot ``i`` to node ``n``; ``write``: a new bind, recorded by the state source
+        (if any) before it is applied here, and in the journal."""
         table, control = self._need()
         view, state = control.views[i], control.state
         if check:
             why = placement_error(state, view, control.eligible(view), Placement(n, gpus))
             if why:
                 return f"pod {table.rows_of_pods[i].key!r} cannot go there: {why}"
-        binding = control.bind(i, Placement(n, gpus or default_gpus(state, view, n)))
+        gpus = gpus or default_gpus(state, view, n)
+        if write and self.source is not None:
+            refused = self.source.bind(table.rows_of_pods[i], table.nodes.names[n], gpus)
+            if refused:
+                return refused
+        binding = control.bind(i, Placement(n, gpus))
         assert not isinstance(binding, Unschedulable)
-        key = table.rows_of_pods[i].key
-        self._record({"op": "bind", "key": key, "node": table.nodes.names[n],
-                      "gpus": list(binding.gpus)})  # fmt: skip
+        if write:  # (a rebuild binds again what the journal already holds)
+            self._record({"op": "bind", "key": table.rows_of_pods[i].key,
+                          "node": table.nodes.names[n], "gpus": list(binding.gpus)})  # fmt: skip
         return ""
 
     def release(self, key: str) -> bool:
-        """The pod ended or was deleted: its resources are free again."""
+        """The pod ended or was deleted: its resources are free again (in the state source
+        too)."""
         with self.lock:
-            i = self.slot.get(key)
-            if i is None or self.control is None:
-                return False
-            if self.control.state.phase[i] == Phase.RUNNING:
-                self.control.state.apply(Release(i))
-                self._record({"op": "release", "key": key})
-            return True
+            known = self._release(key)
+            if known and self.source is not None:
+                self.source.release(key)
+            return known
+
+    def _release(self, key: str) -> bool:
+        i = self.slot.get(key)
+        if i is None or self.control is None:
+            return False
+        if self.control.state.phase[i] == Phase.RUNNING:
+            self.control.state.apply(Release(i))
+            self._record({"op": "release", "key": key})
+        return True
 
     def fallbacks(self) -> int:
         return sum(self.control.fallbacks.values()) if self.control is not None else 0
@@ -303,6 +355,21 @@ class ServiceCluster:
     def _record(self, entry: dict[str, object]) -> None:
         if self.journal is not None:
             self.journal.append(entry)
+            if self.journal.due():
+                self.journal.rewrite(self.snapshot())
+
+    def snapshot(self) -> list[dict[str, object]]:
+        """Journal entries that rebuild the state: the nodes, the pods that have not ended
+        (in their order), the binds of the running ones."""
+        if self.table is None or self.control is None:
+            return []
+        out: list[dict[str, object]] = [
+            {"op": "nodes", "rows": [encode(r) for r in self.table.rows]}
+        ]
+        out += [{"op": "pod", "row": encode(row)} for row in self._live_rows()]
+        out += [{"op": "bind", "key": key, "node": node, "gpus": list(gpus)}
+                for key, (node, gpus) in self.bindings().items()]  # fmt: skip
+        return out
 
     def _replay(self, journal: Journal) -> None:
         for entry in journal.replay():
@@ -313,7 +380,11 @@ class ServiceCluster:
                 self.pod(pod_from(entry["row"]))
             elif op == "bind":
                 table, _ = self._need()
-                self._bind(self.slot[entry["key"]], table.index[entry["node"]],
-                           tuple(entry["gpus"]), check=True)  # fmt: skip
+                self._bind(
+                    self.slot[entry["key"]],
+                    table.index[entry["node"]],
+                    tuple(entry["gpus"]),
+                    check=False,
+                )  # made valid; maybe down now
             elif op == "release":
                 self.release(entry["key"])

@@ -48,12 +48,14 @@ def drive(
     cache_capable: bool = True,
     weight: int = 1,
     token: str = "",
+    post_nodes: bool = True,
 ) -> DriveResult:
-    """Schedule ``pods`` in order through the service at ``client``; see the module doc."""
+    """Schedule ``pods`` in order through the service at ``client``; see the module doc.
+    ``post_nodes=False``: the service knows the nodes already (from a twin)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     names = [n["metadata"]["name"] for n in nodes]
     by_name = dict(zip(names, nodes, strict=True))
-    if cache_capable:
+    if cache_capable and post_nodes:
         _call(client, "nodes", {"items": nodes}, headers)
     out = DriveResult()
     for pod in pods:

@@ -80,6 +80,15 @@ class TwinClient:
         params = {"at": at} if at is not None else None
         return TwinDocument.model_validate_json(self._send("GET", "/state", params=params).content)
 
+    def get_state_if_changed(self, etag: str = "") -> tuple[str, TwinDocument] | None:
+        """The current document and its ``ETag``, or None while the state still has the
+        version ``etag`` names (the twin answers 304 without a body)."""
+        headers = {"If-None-Match": etag} if etag else None
+        response = self._send("GET", "/state", headers=headers)
+        if response.status_code == 304:
+            return None
+        return response.headers.get("ETag", ""), TwinDocument.model_validate_json(response.content)
+
     def get_state_json(self) -> bytes:
         """The current document as the service serialized it."""
         return self._send("GET", "/state").content

@@ -21,10 +21,10 @@ from twinsched.registry import Registry
 from twinsched.scheduling.ai.model_store import (
     ModelCard,
     ModelError,
-    ModelRegistry,
     format_metrics,
     parse_ref,
 )
+from twinsched.scheduling.ai.shipped import Catalog, is_shipped
 from twinsched.scheduling.framework import (
     NO_DECISION,
     Decision,
@@ -154,9 +154,10 @@ def _node_index(action: Any, n: int) -> int | None:
 
 
 def create_ai_scheduler(spec: str, root: str | Path | None = None) -> Scheduler:
-    """The scheduler ``ai:NAME[@VERSION]`` (latest without a version), checksums verified."""
+    """The scheduler ``ai:NAME[@VERSION]`` (latest without a version), checksums verified;
+    a name the user's registry (``root``) lacks is looked up among the shipped models."""
     name, number = parse_ref(spec.removeprefix("ai:"))
-    card = ModelRegistry(root).get(name, number, verify=True)
+    card = Catalog(root).get(name, number, verify=True)
     loader, observe = _loader(card.kind)
     model = loader(card, card.path)
     label = f"ai:{card.ref}"
@@ -172,15 +173,19 @@ def create_ai_scheduler(spec: str, root: str | Path | None = None) -> Scheduler:
 
 
 def list_models(root: str | Path | None = None) -> dict[str, str]:
-    """``ai:NAME`` -> one line about its latest version, for ``twinsched schedulers``."""
-    registry, out = ModelRegistry(root), {}
-    for name in registry.names():
+    """``ai:NAME`` -> one line about its latest version, for ``twinsched schedulers`` (the
+    user's models and the shipped ones)."""
+    catalog, out = Catalog(root), {}
+    for name in catalog.names():
         try:
-            card = registry.get(name)
+            card = catalog.get(name)
         except ModelError as exc:
             out[f"ai:{name}"] = f"unreadable: {exc}"
             continue
         metrics = format_metrics(card.metrics, limit=3)
-        count = len(registry.versions(name))
-        out[f"ai:{name}"] = f"{card.kind} v{card.version} of {count}; {metrics or 'no metrics'}"
+        count = len(catalog.owner(name).versions(name))
+        source = " (shipped)" if is_shipped(card) else ""
+        out[f"ai:{name}"] = (
+            f"{card.kind} v{card.version} of {count}{source}; {metrics or 'no metrics'}"
+        )
     return out

@@ -24,7 +24,7 @@ test-deps:
 	.ci/test-deps
 
 test: test-deps lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/fillup.py

@@ -4,6 +4,7 @@ and the /predict and /anomalies routes on a real twin app trained from its own h
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,5 +185,19 @@ def test_the_server_retrains_on_its_period(tmp_path: Path) -> None:
         asyncio.run(serve_a_while())
         trained = app.state.predictor.trained
         assert trained is not None and sum(trained.types.values()) == 360
+    finally:
+        client.close()
+
+
+def test_retrain_without_scikit_learn_is_503_naming_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = _app(tmp_path)
+    try:
+        for name in ("sklearn", "sklearn.ensemble", "threadpoolctl"):
+            monkeypatch.setitem(sys.modules, name, None)  # import fails as if not installed
+        answer = client.post("/api/v1/predict/retrain", headers=AUTH)
+        assert answer.status_code == 503, answer.text
+        assert "twinsched[predict]" in answer.json()["detail"]
     finally:
         client.close()

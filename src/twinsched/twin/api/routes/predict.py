@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
+from twinsched.errors import MissingExtraError
 from twinsched.model.document import ID_PATTERN, MAX_ID_LENGTH
 from twinsched.twin.api.deps import WriteAccess
 from twinsched.twin.api.problems import ERROR_RESPONSES, WRITE_RESPONSES
@@ -71,6 +72,8 @@ async def _call(fn: Any, *args: Any) -> Any:
         return await run_in_threadpool(fn, *args)
     except PredictError as exc:
         raise HTTPException(422, str(exc)) from None
+    except MissingExtraError as exc:  # the server lacks scikit-learn: not the request's fault
+        raise HTTPException(503, str(exc)) from None
 
 
 @router.get("/predict/power", response_model=PowerView, responses=ERROR_RESPONSES,

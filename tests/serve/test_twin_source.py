@@ -14,7 +14,7 @@ import pytest
 
 from tests.serve.conftest import slice_of_openb
 from tests.twin.conftest import SyncASGI
-from tests.twin.process import TwinProcess
+from tests.twin.process import TwinProcess, running_twin
 from twinsched.model.cluster import Scenario
 from twinsched.model.convert import scenario_to_document
 from twinsched.serve.app import create_app
@@ -29,13 +29,8 @@ TOKEN = "serve-twin-test-token-0123456789abcdef"
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinProcess]:
-    where = tmp_path_factory.mktemp("twin")
-    process = TwinProcess(f"sqlite:///{where / 'twin.db'}", TOKEN, where / "twin.log")
-    try:
-        process.wait_ready()
+    with running_twin(tmp_path_factory.mktemp("twin"), TOKEN) as process:
         yield process
-    finally:
-        process.stop()
 
 
 def nodes_only(scenario: Scenario) -> Scenario:

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tests.twin.process import TwinProcess
+from tests.twin.process import TwinProcess, running_twin
 from twinsched.model.events import Event, NodeDown, NodeUp
 from twinsched.model.faults import FaultSpec, NodeFault
 from twinsched.model.state import ClusterState
@@ -33,13 +33,8 @@ METRICS = (
 
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinProcess]:
-    where = tmp_path_factory.mktemp("twin")
-    process = TwinProcess(f"sqlite:///{where / 'twin.db'}", TOKEN, where / "twin.log")
-    try:
-        process.wait_ready()
+    with running_twin(tmp_path_factory.mktemp("twin"), TOKEN) as process:
         yield process
-    finally:
-        process.stop()
 
 
 class NodesWatch(BaseObserver):

@@ -14,6 +14,7 @@ import typer
 
 from twinsched.cli.console import error_exit, make_console
 from twinsched.cli.options import (
+    ModelsDirOpt,
     float_opt,
     in_dir_opt,
     int_opt,
@@ -78,8 +79,10 @@ def autoscale(
         "out/autoscale"
     ),
     data: DataRoot = None,
+    models_dir: ModelsDirOpt = None,
 ) -> None:
-    """Train on the first week(s), evaluate every policy on the rest; table and plots."""
+    """Train on the first week(s), evaluate every policy on the rest; table and plots.
+    ``predictive:stored:NAME[@VERSION]`` loads a forecaster stored by ``forecast-fit``."""
     from twinsched.learning import report
     from twinsched.learning.autoscale.experiment import AutoscaleSpec, parse_minutes, run_experiment
     from twinsched.learning.autoscale.experiment import sweep as run_sweep
@@ -98,6 +101,7 @@ def autoscale(
             train_weeks,
             service,
             eval_weeks,
+            models_dir,
         )
         runs = run_experiment(series, spec)
         rows = [run.row for run in runs]
@@ -175,6 +179,40 @@ def forecast_backtest(
         out.mkdir(parents=True, exist_ok=True)
         (out / "backtest.json").write_text(json.dumps(rows, indent=1))
         (out / "backtest.md").write_text(report.markdown_table(rows, report.BACKTEST_COLUMNS))
+
+
+@app.command("forecast-fit")
+def forecast_fit(
+    forecaster: Annotated[str, typer.Option(help="forecaster to fit (see twinsched forecasters)")],
+    register: Annotated[str, typer.Option(help="model name to store the fit under (new version)")],
+    trace: Annotated[str, typer.Option(help="nasa-http-1995 or bank-calls-2003")] = SERIES[0],
+    train_weeks: Annotated[int, int_opt("weeks of the trace to fit on", 1, 52)] = 1,
+    holdout_days: Annotated[
+        int, int_opt("also fit without the last N days (the autoscaler's margin) and score", 0, 6)
+    ] = 2,
+    window: Window = "3h",
+    seed: Seed = 0,
+    data: DataRoot = None,
+    models_dir: ModelsDirOpt = None,
+) -> None:
+    """Fit a forecaster as the autoscaler does and store it in the model registry; use it with
+    ``twinsched autoscale --policies predictive:stored:NAME[@VERSION]``."""
+    from twinsched.learning.autoscale.experiment import parse_minutes
+    from twinsched.learning.forecast_fit import FitSpec, fit_and_register
+    from twinsched.learning.series import load_series
+    from twinsched.scheduling.ai.model_store import check_name, format_metrics
+
+    try:
+        check_name(register)
+        spec = FitSpec(
+            forecaster, train_weeks, holdout_days, window_minutes=parse_minutes(window), seed=seed
+        )
+        card = fit_and_register(load_series(trace, data), spec, register, models_dir)
+    except (TwinschedError, ValueError) as exc:
+        raise error_exit(exc) from exc
+    console = make_console(width=_WIDTH)
+    console.print(f"registered {card.ref} ({card.kind}, {forecaster} on {trace}) in {card.path}")
+    console.print(format_metrics(card.metrics))
 
 
 def _backtest_series(

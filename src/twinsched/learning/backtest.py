@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from twinsched.learning.forecasters import make_forecaster
+from twinsched.learning.forecasters import Forecaster, make_forecaster
 from twinsched.learning.provisioning import ProvisioningScore, score_windows
 from twinsched.learning.series import FloatArray, LoadSeries, fill_gaps
 
@@ -57,24 +57,26 @@ def rolling_origin(name: str, series: LoadSeries, spec: BacktestSpec) -> Backtes
         actual = series.values[spec.train : stop]
         ok = np.isfinite(actual)
         extra["open_loop_mae"] = float(np.mean(np.abs(one_step[ok] - actual[ok])))
+    started = time.perf_counter()
+    score = roll(forecaster, series, filled, spec)
+    predict_seconds = time.perf_counter() - started
+    return BacktestResult(name, series.name, score, fit_seconds, predict_seconds, extra)
+
+
+def roll(
+    forecaster: Forecaster, series: LoadSeries, filled: FloatArray, spec: BacktestSpec
+) -> ProvisioningScore:
+    """Score a forecaster fitted on the first ``spec.train`` steps over the origins after them,
+    feeding it the (gap-filled) observations in between."""
     forecasts: list[FloatArray] = []
     actuals: list[FloatArray] = []
     seen = spec.train
-    started = time.perf_counter()
     for origin in origins(len(series), spec):
         forecaster.update(filled[seen:origin])
         seen = origin
         forecasts.append(forecaster.predict(spec.horizon))
         actuals.append(series.values[origin : origin + spec.horizon])
-    predict_seconds = time.perf_counter() - started
-    return BacktestResult(
-        name,
-        series.name,
-        score_windows(forecasts, actuals),
-        fit_seconds,
-        predict_seconds,
-        extra,
-    )
+    return score_windows(forecasts, actuals)
 
 
 def origins(length: int, spec: BacktestSpec) -> list[int]:

@@ -21,6 +21,7 @@ class ProvisioningScore:
 
     mae: float
     rmse: float
+    mape_pct: float  # over the steps with a positive actual (NaN when there is none)
     under_rate_pct: float
     under_mean_pct: float
     under_max_pct: float
@@ -36,6 +37,7 @@ def score_windows(forecasts: list[FloatArray], actuals: list[FloatArray]) -> Pro
     if len(forecasts) != len(actuals):
         raise ValueError("one actual window per forecast window")
     errors: list[FloatArray] = []
+    relative: list[FloatArray] = []
     shortfalls: list[float] = []
     counted = 0
     for forecast, actual in zip(forecasts, actuals, strict=True):
@@ -44,6 +46,8 @@ def score_windows(forecasts: list[FloatArray], actuals: list[FloatArray]) -> Pro
             continue
         counted += 1
         errors.append(forecast[ok] - actual[ok])
+        positive = ok & (actual > 0)
+        relative.append(np.abs(forecast[positive] - actual[positive]) / actual[positive])
         real_peak = float(actual[ok].max())
         fc_peak = float(forecast.max())
         if fc_peak < real_peak:
@@ -51,9 +55,11 @@ def score_windows(forecasts: list[FloatArray], actuals: list[FloatArray]) -> Pro
     if not counted:
         raise ValueError("no window has an observed value")
     err = np.concatenate(errors)
+    rel = np.concatenate(relative)
     return ProvisioningScore(
         mae=float(np.mean(np.abs(err))),
         rmse=float(np.sqrt(np.mean(err**2))),
+        mape_pct=100.0 * float(np.mean(rel)) if len(rel) else float("nan"),
         under_rate_pct=100.0 * len(shortfalls) / counted,
         under_mean_pct=100.0 * float(np.mean(shortfalls)) if shortfalls else 0.0,
         under_max_pct=100.0 * float(np.max(shortfalls)) if shortfalls else 0.0,

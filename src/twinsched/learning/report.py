@@ -37,6 +37,7 @@ BACKTEST_COLUMNS = (
     ("forecaster", "forecaster"),
     ("mae", "MAE"),
     ("rmse", "RMSE"),
+    ("mape_pct", "MAPE %"),
     ("under_rate_pct", "under-prov. %"),
     ("under_mean_pct", "shortfall mean %"),
     ("under_max_pct", "shortfall max %"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from twinsched.learning.autoscale.metrics import summarise
@@ -53,6 +54,7 @@ class AutoscaleSpec:
     train_weeks: int = 1
     service: ServiceConfig = field(default_factory=ServiceConfig)
     eval_weeks: float | None = None  # None: all of the rest
+    models_dir: Path | None = None  # where ``predictive:stored:NAME`` finds NAME
 
 
 @dataclass
@@ -76,6 +78,7 @@ def run_experiment(
         window_minutes=spec.window_minutes,
         seed=spec.seed,
         fitted=fitted if fitted is not None else {},
+        models_dir=spec.models_dir,
     )
     runs: list[PolicyRun] = []
     for name in spec.policies:

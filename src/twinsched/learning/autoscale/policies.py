@@ -7,6 +7,8 @@
 * ``predictive:FORECASTER``: every ``window`` minutes, instances for the peak of the
   forecast over the next window, raised by a margin tuned on the training week; it goes
   down only when the forecast of the next *two* windows allows it (no down-then-up).
+  ``predictive:stored:NAME[@VERSION]`` loads a forecaster from the model store
+  (``twinsched forecast-fit``) instead of fitting one.
 * ``oracle``: every ``window`` minutes, instances for the real peak of the next window.
 * ``oracle+lookahead``: the oracle with the same scale-down look-ahead as ``predictive``.
 * ``predictive+fallback:FORECASTER``: predictive, plus a reactive correction when a slot
@@ -21,12 +23,14 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from twinsched.learning.autoscale.service import ServiceConfig
 from twinsched.learning.autoscale.simulator import Observation, Policy
-from twinsched.learning.forecasters import Forecaster, make_forecaster
+from twinsched.learning.forecasters import Forecaster
+from twinsched.learning.forecasters.stored import fit_prefix, is_stored, load_fit
 from twinsched.learning.series import FloatArray, LoadSeries, fill_gaps, resample
 from twinsched.registry import Registry
 
@@ -45,6 +49,7 @@ class PolicyOptions:
     holdout_days: int = 2
     seed: int = 0
     fitted: dict[tuple[str, int, int], Forecaster] = field(default_factory=dict)
+    models_dir: Path | None = None  # the model store of ``stored:NAME`` forecasters
 
 
 class _Sized:
@@ -177,9 +182,12 @@ class Predictive(_Sized):
     def _fitted(self, binned: LoadSeries, steps: int) -> Forecaster:
         key = (self.forecaster_name, self.options.seed, steps)
         if key not in self.options.fitted:
-            model = make_forecaster(self.forecaster_name, self.options.seed)
-            model.fit(fill_gaps(binned.values[:steps], binned.day), binned.day, binned.week)
-            self.options.fitted[key] = model
+            name, opts = self.forecaster_name, self.options
+            self.options.fitted[key] = (
+                load_fit(name, binned, steps, opts.models_dir)
+                if is_stored(name)
+                else fit_prefix(name, opts.seed, binned, steps)
+            )
         return copy.deepcopy(self.options.fitted[key])
 
     def _tune_margin(self, train: LoadSeries, binned: LoadSeries, holdout: int) -> float:

@@ -1,4 +1,5 @@
-"""Forecasters by name: ``seasonal-naive``, ``seasonal-naive-weekly``, ``ets``, ``lstm``."""
+"""Forecasters by name: ``seasonal-naive``, ``seasonal-naive-weekly``, ``ets``, ``lstm``,
+``dlinear`` and ``patchtst``."""
 
 from twinsched.learning.forecasters.base import (
     Forecaster,

@@ -7,8 +7,10 @@ requests per minute per step; NaN gaps are filled by the caller (``series.fill_g
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,6 +34,62 @@ class Forecaster(Protocol):
         """The next ``horizon`` steps after the last observation."""
 
 
+@runtime_checkable
+class Storable(Protocol):
+    """A forecaster that writes its fitted state to a folder and reads it back: a loaded copy
+    predicts what the saved one would have, without fitting again."""
+
+    name: str
+
+    def save(self, folder: Path) -> None:
+        """Write the fitted state (and the observations seen) into ``folder``."""
+
+    def load(self, folder: Path) -> None:
+        """Take the state that :meth:`save` wrote in ``folder``."""
+
+
+STATE_FILE = "state.json"
+ARRAYS_FILE = "arrays.npz"
+
+
+class StateError(ValueError):
+    """A saved forecaster state cannot be used; the message names the file and field."""
+
+
+def write_state(folder: Path, name: str, meta: Mapping[str, Any], **arrays: Any) -> None:
+    """``state.json`` (``meta`` plus the forecaster's name) and ``arrays.npz`` in ``folder``."""
+    (folder / STATE_FILE).write_text(json.dumps({"forecaster": name, **meta}, sort_keys=True))
+    with (folder / ARRAYS_FILE).open("wb") as fh:
+        savez: Any = np.savez  # its stubs type every keyword as ``allow_pickle``
+        savez(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in arrays.items()})
+
+
+def read_state(
+    folder: Path, name: str, fields: Mapping[str, type], arrays: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[str, FloatArray]]:
+    """The meta and arrays that :func:`write_state` wrote for the forecaster ``name``; a missing
+    file, another forecaster's state or a field of the wrong type raises :class:`StateError`."""
+    path = folder / STATE_FILE
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        with np.load(folder / ARRAYS_FILE, allow_pickle=False) as npz:
+            found = {k: np.asarray(npz[k], dtype=np.float64) for k in npz.files}
+    except (OSError, ValueError) as exc:
+        raise StateError(f"{folder}: unreadable forecaster state: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("forecaster") != name:
+        got = meta.get("forecaster") if isinstance(meta, dict) else meta
+        raise StateError(f"{path}: field 'forecaster': {got!r} is not {name!r}")
+    for key, kind in fields.items():
+        value = meta.get(key)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            meta[key] = value = float(value)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            raise StateError(f"{path}: field {key!r}: {value!r:.40} is not a {kind.__name__}")
+    if missing := [k for k in arrays if k not in found]:
+        raise StateError(f"{folder / ARRAYS_FILE}: array(s) {missing} missing")
+    return meta, found
+
+
 Factory = Callable[[int], Forecaster]
 _F = "twinsched.learning.forecasters."
 BUILT_INS: dict[str, tuple[str | Factory, str]] = {
@@ -39,6 +97,8 @@ BUILT_INS: dict[str, tuple[str | Factory, str]] = {
     "seasonal-naive-weekly": (_F + "naive:seasonal_naive_weekly", "the same step one week earlier"),
     "ets": (_F + "ets:ets", "ETS(A,N,A): additive Holt-Winters on the daily season (statsmodels)"),
     "lstm": (_F + "lstm:lstm", "LSTM (PyTorch), one step ahead, closed-loop over the horizon"),
+    "dlinear": (_F + "deep:dlinear", "DLinear (neuralforecast; the deep extra), block by block"),
+    "patchtst": (_F + "deep:patchtst", "PatchTST (neuralforecast; the deep extra), block by block"),
 }
 FORECASTERS: Registry[Factory] = Registry("forecaster", BUILT_INS, "twinsched.forecasters")
 

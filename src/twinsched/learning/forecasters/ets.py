@@ -15,10 +15,14 @@ NASA outage).
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 
+from twinsched.learning.forecasters.base import StateError, read_state, write_state
 from twinsched.learning.series import FloatArray
+
+_STATE = {"alpha": float, "gamma": float, "level": float, "pos": int}
 
 
 class ETS:
@@ -71,6 +75,17 @@ class ETS:
         m = len(self._season)
         idx = (self._pos + np.arange(horizon)) % m
         return np.asarray(self._level + self._season[idx], dtype=np.float64)
+
+    def save(self, folder: Path) -> None:
+        meta = {"alpha": self.alpha, "gamma": self.gamma, "level": self._level, "pos": self._pos}
+        write_state(folder, self.name, meta, season=self._season)
+
+    def load(self, folder: Path) -> None:
+        meta, arrays = read_state(folder, self.name, _STATE, ("season",))
+        self.alpha, self.gamma, self._level = meta["alpha"], meta["gamma"], meta["level"]
+        if not 0 <= meta["pos"] < len(arrays["season"]):
+            raise StateError(f"{folder}: field 'pos': {meta['pos']} is outside the season")
+        self._season, self._pos = arrays["season"], meta["pos"]
 
 
 def ets(seed: int) -> ETS:

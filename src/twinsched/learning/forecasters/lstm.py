@@ -19,13 +19,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from twinsched.extras import install_hint, require
-from twinsched.learning.forecasters.base import History
+from twinsched.learning.forecasters.base import History, StateError, read_state, write_state
 from twinsched.learning.series import FloatArray
 
 if TYPE_CHECKING:
@@ -140,6 +141,34 @@ class LSTMForecaster:
         one_step = np.asarray(y_hat[0, :, 0].numpy(), dtype=np.float64)
         return np.maximum(one_step * self._scale, 0.0)
 
+    def save(self, folder: Path) -> None:
+        """``state.json`` (shape, scale, budget), ``arrays.npz`` (history) and the weights as
+        a torch ``state_dict`` in ``weights.pt``."""
+        self._require_fitted()
+        torch = import_torch()
+        meta: dict[str, Any] = {"day": self._day, "scale": self._scale, "seed": self.seed}
+        meta |= {"config": asdict(self.config), "train_seconds": self.train_seconds}
+        write_state(folder, self.name, meta, history=self._history.values)
+        lstm, head = self._net
+        torch.save({"lstm": lstm.state_dict(), "head": head.state_dict()}, folder / WEIGHTS)
+
+    def load(self, folder: Path) -> None:
+        torch = import_torch()
+        fields = {"day": int, "scale": float, "seed": int, "config": dict}
+        meta, arrays = read_state(folder, self.name, fields, ("history",))
+        try:
+            config = LSTMConfig(**meta["config"])
+            weights = torch.load(folder / WEIGHTS, weights_only=True)
+            net = _make_net(torch, config.hidden)
+            for part, key in zip(net, ("lstm", "head"), strict=True):
+                part.load_state_dict(weights[key])
+        except (OSError, TypeError, KeyError, RuntimeError) as exc:
+            raise StateError(f"{folder}: cannot load the LSTM weights: {exc}") from None
+        self.config, self.seed, self._net = config, meta["seed"], net
+        self._day, self._scale = meta["day"], meta["scale"]
+        self._history = History(arrays["history"])
+        self.train_seconds = float(meta.get("train_seconds", 0.0))
+
     # --- internals ------------------------------------------------------------------------
 
     def _features(self, x_raw: FloatArray, start: int) -> tuple[FloatArray, FloatArray]:
@@ -173,6 +202,7 @@ class LSTMForecaster:
 
 
 FEATURES = 5
+WEIGHTS = "weights.pt"
 
 
 def _rows(x: FloatArray, steps: Any, day: int) -> FloatArray:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from twinsched.learning.forecasters.base import History
+from twinsched.learning.forecasters.base import History, read_state, write_state
 from twinsched.learning.series import FloatArray
 
 
@@ -29,6 +31,13 @@ class SeasonalNaive:
     def predict(self, horizon: int) -> FloatArray:
         last = self._history.values[-self._period :]
         return np.resize(last, horizon).astype(np.float64)
+
+    def save(self, folder: Path) -> None:
+        write_state(folder, self.name, {"period": self._period}, history=self._history.values)
+
+    def load(self, folder: Path) -> None:
+        meta, arrays = read_state(folder, self.name, {"period": int}, ("history",))
+        self._period, self._history = meta["period"], History(arrays["history"])
 
 
 def seasonal_naive(seed: int) -> SeasonalNaive:

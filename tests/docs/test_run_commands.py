@@ -321,6 +321,11 @@ LONG: dict[str, str] = {
         "trains LSTM forecasters: 14 s here"
     ),
     "docs/learning.md: python bench/learning.py": BENCH,
+    "docs/learning.md: twinsched forecast-backtest --traces nasa-http-1995 --forecasters "
+    "seasonal-naive,seasonal-naive-weekly,ets,lstm,dlinear,patchtst --out out/learning/deep": (
+        "trains an LSTM, DLinear and PatchTST: about 3 minutes here; "
+        "tests/learning/test_deep_forecasters.py fits DLinear small"
+    ),
     "docs/scheduling.md: python bench/bandit.py --node-step 8 --pod-step 16 --seeds 20-22": BENCH,
     "docs/scheduling.md: python bench/bandit.py --seeds 0-2": BENCH,
     "docs/scheduling.md: twinsched run --mode replay --schedulers fgd,leastallocated,bestfit "

@@ -11,7 +11,17 @@ import pytest
 from typer.testing import CliRunner
 
 from twinsched.cli import app
+from twinsched.learning.agents import Agent, AgentRunner, IntervalTrigger
+from twinsched.learning.agents.simulated import (
+    PolicyRule,
+    ServiceSensor,
+    SimulatedService,
+    SimulatorActuator,
+)
+from twinsched.learning.autoscale import make_policy, simulate
 from twinsched.learning.autoscale.experiment import AutoscaleSpec, run_experiment
+from twinsched.learning.autoscale.policies import PolicyOptions
+from twinsched.learning.autoscale.service import ServiceConfig
 from twinsched.learning.forecast_fit import FitSpec, fit_and_register
 from twinsched.learning.forecasters import make_forecaster, register
 from twinsched.learning.forecasters.base import STATE_FILE, StateError, read_state
@@ -20,6 +30,7 @@ from twinsched.learning.forecasters.lstm import LSTMConfig, LSTMForecaster
 from twinsched.learning.forecasters.stored import stored_card
 from twinsched.learning.series import LoadSeries, load_series
 from twinsched.scheduling.ai.model_store import CARD, CardError, ModelError, ModelIntegrityError
+from twinsched.sim.clock import SimClock
 
 from .helpers import daily_wave
 
@@ -99,6 +110,25 @@ def test_autoscale_with_a_stored_forecaster_equals_a_fresh_fit_and_fits_nothing(
     assert stored.margin == fresh.margin
     same = {k: v for k, v in stored.row.items() if k not in ("policy", "seconds")}
     assert same == {k: v for k, v in fresh.row.items() if k not in ("policy", "seconds")}
+
+
+def test_an_agent_with_a_stored_forecaster_decides_as_a_fresh_fit(
+    nasa: LoadSeries, tmp_path: Path
+) -> None:
+    train, rest = nasa.split(nasa.week)
+    evaluation = rest.slice(0, 24 * 60)  # a day: the load rises and falls
+    service = ServiceConfig()
+    fresh = simulate(make_policy("predictive:ets"), train, evaluation, service, seed=2)
+    fit_and_register(nasa, FitSpec("ets"), "nasa-ets", tmp_path)
+    options = PolicyOptions(models_dir=tmp_path)
+    stored = make_policy("predictive:stored:nasa-ets", options)
+    rule = PolicyRule(stored, train, evaluation, service)
+    live = SimulatedService(evaluation.values, start=0.0, service=service, seed=2, instances=0)
+    agent = Agent("stored", IntervalTrigger(60.0, start=0.0), ServiceSensor(live), rule,
+                  SimulatorActuator(live))  # fmt: skip
+    AgentRunner([agent], SimClock(0.0)).run(until=len(evaluation) * 60.0)
+    assert [row[2] for row in live.history] == fresh.instances.tolist()
+    assert len(set(fresh.instances.tolist())) > 1  # it did scale
 
 
 def test_a_stored_forecaster_refuses_other_data_and_a_missing_fit(

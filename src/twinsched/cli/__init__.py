@@ -38,7 +38,7 @@ app.add_typer(learning.app)  # autoscale, forecast-backtest, forecasters, polici
 app.add_typer(workflows.app, name="workflow", help="Task DAGs across the continuum.")
 app.add_typer(store.app, name="scenarios", help="The scenario store.")
 app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results.")
-app.add_typer(models.app, name="models", help="Registered models: ai:NAME schedulers, stored forecasters.")
+app.add_typer(models.app, name="models", help="Models: ai:NAME schedulers, forecasters.")
 app.add_typer(twin.app, name="twin", help="The digital twin service.")
 app.add_typer(scheduler.app, name="scheduler", help="The scheduler service (extender).")
 app.add_typer(sim.app, name="vte", help="The VTE as a live system: metrics for Prometheus.")

@@ -13,8 +13,10 @@ and forecasters; ``learning`` sits above ``scheduling`` in the layers, so it may
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from twinsched.scheduling.ai.model_store import (
 
 KIND = "twinsched.forecaster"
 PREFIX = "stored:"
+LIBRARIES = ("statsmodels", "neuralforecast", "pytorch-lightning")  # beyond the store's own
 _SPEC = {"forecaster": str, "seed": int, "day": int, "week": int, "fit_steps": list}
 
 
@@ -83,7 +86,12 @@ def register_fits(
     full |= {"fit_steps": sorted(fits), "series": binned.name, "steps": len(binned)}
     full |= {"step_minutes": binned.step_minutes, **(spec or {})}
     checksum = training_checksum(binned)
-    return ModelRegistry(root).register(name, KIND, save, full, checksum, metrics)
+    found = {}
+    for package in LIBRARIES:
+        with contextlib.suppress(PackageNotFoundError):
+            found[package] = version(package)
+    registry = ModelRegistry(root)
+    return registry.register(name, KIND, save, full, checksum, metrics, frameworks=found)
 
 
 def stored_card(ref: str, root: str | Path | None = None) -> ModelCard:

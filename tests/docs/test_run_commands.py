@@ -126,6 +126,11 @@ RECIPE = (  # the README's openb-gates command, also in docs/ai.md and docs/depl
     "--register openb-gates"
 )
 LONG: dict[str, str] = {
+    (
+        "docs/telemetry.md: twinsched run --trace synthetic-continuum --mode replay --schedulers "
+        "fgd --seeds 0 --twin http://127.0.0.1:8181 --anomalies 0.002 --noise 0.02 "
+        "--anomaly-labels out/anomalies"
+    ): "needs a twin: covered by tests/twin/test_anomaly_injection.py (TwinProcess)",
     "docs/learning.md: twinsched agent run docs/agents/edge-autoscaler.toml --port 9465": (
         "needs a twin: covered by tests/learning/test_agent_service.py (TwinProcess)"
     ),

@@ -156,10 +156,11 @@ class AgentFile(_Section):
     def _names(self) -> AgentFile:
         names = [a.name for a in self.agents]
         twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ValueError(f"agent names must differ: {', '.join(twice)} twice")
+        problems = [f"agent names must differ: {', '.join(twice)} twice"] if twice else []
         if self.twin is None:  # every sensor reads the twin
-            raise ValueError("the agents read a twin: add a [twin] section with its url")
+            problems.append("the agents read a twin: add a [twin] section with its url")
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
 

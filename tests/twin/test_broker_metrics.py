@@ -53,6 +53,7 @@ def test_metrics_count_what_the_broker_consumer_received_applied_and_dropped(
     try:
         wait(lambda: consumer.stats.last.get("p/n1") == 4, 20, "the stream to be applied")
         seen = scrape(client)
+        client_status = client.get("/api/v1/broker").json()
     finally:
         consumer.stop()
         client.close()
@@ -70,3 +71,9 @@ def test_metrics_count_what_the_broker_consumer_received_applied_and_dropped(
               ("rejected", "write", "fetch")}  # fmt: skip
     assert errors == {"rejected": 1.0, "write": 0.0, "fetch": 0.0}
     assert seen[("twinsched_twin_broker_streams", ())] == 1.0
+    status = client_status  # GET /broker: the same counters
+    assert (status["received"], status["redelivered"], status["fetch_errors"]) == (
+        messages("received"),
+        messages("redelivered"),
+        0,
+    )

@@ -50,6 +50,12 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "README.md: twinsched run --scenario openb --schedulers fgd,bestfit --seeds 0-2": [
         ("--seeds 0-2", "--seeds 0")
     ],
+    "docs/learning.md: twinsched agent check docs/agents/edge-autoscaler.toml": [
+        (  # the file is the checkout's; check needs the token variable set
+            "twinsched agent check docs/",
+            f"TWINSCHED_TWIN_TOKEN=doc twinsched agent check {ROOT}/docs/",
+        )
+    ],
     "docs/models.md: twinsched models list [NAME]": [(" [NAME]", "")],
     "docs/models.md: twinsched models verify [NAME[@VERSION]]": [(" [NAME[@VERSION]]", "")],
     "docs/prometheus.md: cat > /tmp/prometheus.yml <<'EOF'": [
@@ -120,6 +126,14 @@ RECIPE = (  # the README's openb-gates command, also in docs/ai.md and docs/depl
     "--register openb-gates"
 )
 LONG: dict[str, str] = {
+    (
+        "docs/telemetry.md: twinsched run --trace synthetic-continuum --mode replay --schedulers "
+        "fgd --seeds 0 --twin http://127.0.0.1:8181 --anomalies 0.002 --noise 0.02 "
+        "--anomaly-labels out/anomalies"
+    ): "needs a twin: covered by tests/twin/test_anomaly_injection.py (TwinProcess)",
+    "docs/learning.md: twinsched agent run docs/agents/edge-autoscaler.toml --port 9465": (
+        "needs a twin: covered by tests/learning/test_agent_service.py (TwinProcess)"
+    ),
     "docs/telemetry.md: twinsched twin serve --port 8181 --broker nats://127.0.0.1:4222": BROKER,
     (
         "docs/telemetry.md: twinsched twin collect --prometheus http://127.0.0.1:9090 --broker "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import typer
 
 from twinsched.cli import (
+    agent,
     learning,
     models,
     run,
@@ -41,6 +42,7 @@ app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results
 app.add_typer(models.app, name="models", help="Models: ai:NAME schedulers, forecasters.")
 app.add_typer(twin.app, name="twin", help="The digital twin service.")
 app.add_typer(scheduler.app, name="scheduler", help="The scheduler service (extender).")
+app.add_typer(agent.app, name="agent", help="Agents from an agent file, as a service.")
 app.add_typer(sim.app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
 app.command("ui")(ui.ui_command)
 

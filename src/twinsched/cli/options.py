@@ -11,9 +11,11 @@ start-up, ``twinsched --help`` included.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -359,3 +361,21 @@ def check_store(db: str | None, required: bool = True) -> None:
             raise
         return
     engine_for(db)
+
+
+@contextmanager
+def scoped_env(name: str, value: str | None) -> Iterator[None]:
+    """``$name`` set to ``value`` inside the block (nothing when None), as before after it:
+    how options that are not part of a recorded run spec reach its worker processes."""
+    if value is None:
+        yield
+        return
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before

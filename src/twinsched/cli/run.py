@@ -5,13 +5,19 @@ Mounted at the top level of the main command (``app.add_typer(run.app)`` in ``tw
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from twinsched.cli.anomalies import (
+    AnomaliesOpt,
+    AnomalyLengthOpt,
+    LabelsOpt,
+    NoiseOpt,
+    injected_anomalies,
+)
 from twinsched.cli.console import error_exit, expected_errors, make_console
 from twinsched.cli.dynamics import (
     CarbonOpt,
@@ -42,6 +48,7 @@ from twinsched.cli.options import (
     parse_seeds,
     parse_weights,
     scenario_source,
+    scoped_env,
     seeds_opt,
     split_list,
     weights_opt,
@@ -160,6 +167,10 @@ def run(
     defer: DeferOpt = None,
     power_off: PowerOffOpt = None,
     descheduler: DeschedulerOpt = None,
+    anomalies: AnomaliesOpt = None,
+    noise: NoiseOpt = None,
+    anomaly_length: AnomalyLengthOpt = 6,
+    anomaly_labels: LabelsOpt = Path("out/anomalies"),
 ) -> None:
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if broker is not None and twin is None:
@@ -175,10 +186,12 @@ def run(
         raise typer.BadParameter("--energy, --carbon, --defer, --power-off need --mode replay")
     if descheduler is not None and mode != "replay":
         raise typer.BadParameter("--descheduler needs --mode replay")
-    _compare(
-        trace, variant, mode, schedulers, seeds, out, data, target, jobs, validate, aggregate,
-        weights, scenario, db, record, twin, fault_spec, broker, energy_spec, carbon, descheduler,
-    )  # fmt: skip
+    with injected_anomalies(anomalies, noise, anomaly_length, anomaly_labels, twin, mode):
+        _compare(
+            trace, variant, mode, schedulers, seeds, out, data, target, jobs, validate,
+            aggregate, weights, scenario, db, record, twin, fault_spec, broker, energy_spec,
+            carbon, descheduler,
+        )  # fmt: skip
 
 
 def _compare(
@@ -244,26 +257,12 @@ def _compare(
         _record(specs, runs, db)
 
 
-@contextmanager
-def _broker_env(broker: str | None) -> Iterator[None]:
+def _broker_env(broker: str | None) -> AbstractContextManager[None]:
     """``$TWINSCHED_TWIN_BROKER`` set to ``broker`` for the runs (worker processes inherit
     it): the transport, like the token, is not part of the recorded spec."""
-    if broker is None:
-        yield
-        return
-    import os
-
     from twinsched.experiments.runner import BROKER_ENV
 
-    before = os.environ.get(BROKER_ENV)
-    os.environ[BROKER_ENV] = broker
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(BROKER_ENV, None)
-        else:
-            os.environ[BROKER_ENV] = before
+    return scoped_env(BROKER_ENV, broker)
 
 
 def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from twinsched.experiments.executors import Executor, run_batch
 from twinsched.model.cluster import Scenario
 from twinsched.model.run import RunResult, RunSpec
 from twinsched.scheduling.observers import RunObserver
+from twinsched.sim.anomalies import ANOMALIES_ENV, AnomalyInjector, AnomalySpec, write_labels
 from twinsched.sim.runs import SchedulerArg
 from twinsched.sim.scenarios import cached_scenario
 
@@ -28,8 +30,22 @@ def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -
     scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
     if spec.twin:
         with _through_twin(spec.scheduler, spec.twin) as scheduler:
-            return _run(spec, scenario, scheduler, progress, [scheduler.publisher])
+            injected = os.environ.get(ANOMALIES_ENV)
+            if not injected:
+                return _run(spec, scenario, scheduler, progress, [scheduler.publisher])
+            anomalies, folder = AnomalySpec.from_json(injected)
+            injector = AnomalyInjector(scheduler.publisher, replace(anomalies, seed=spec.seed))
+            result = _run(spec, scenario, scheduler, progress, [injector])
+            write_labels(folder / label_file(spec), injector.labels)
+            return result
     return _run(spec, scenario, spec.scheduler, progress)
+
+
+def label_file(spec: RunSpec) -> str:
+    """The name of a run's anomaly labels: ``fgd_seed1.csv`` (as its curve file)."""
+    from twinsched.report.files import safe_name
+
+    return f"{safe_name(spec.scheduler)}_seed{spec.seed}.csv"
 
 
 def _run(

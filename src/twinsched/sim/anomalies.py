@@ -6,13 +6,19 @@ each node not already in an episode starts one with probability ``rate``, lastin
 ``length`` samples, of one kind: ``stuck`` (every metric frozen at its last values), ``spike``
 (watts x1.5-2.5) or ``slow`` (a throttled node: watts x0.5-0.7 at the same utilisation).
 :attr:`AnomalyInjector.labels` lists ``(time, node, kind)`` of every altered sample. The same
-seed gives the same noise, episodes and labels.
+seed gives the same noise, episodes and labels; :func:`write_labels` writes them as CSV
+(``time,node,kind``, one row per altered sample) to score the twin's ``/anomalies`` against.
+``twinsched run --twin URL --mode replay --anomalies RATE --noise STD`` injects them into
+what a run publishes to a twin (:data:`ANOMALIES_ENV`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import csv
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -23,6 +29,10 @@ from twinsched.scheduling.observers import NodeMetrics, SampleObserver
 
 KINDS = ("stuck", "spike", "slow")
 POWER = "power_w"
+# Runs through a twin inject into what they publish: JSON of AnomalySpec and "labels", the
+# folder of the label files (like the broker, not part of the recorded spec: the run's
+# results do not change, only what the twin sees).
+ANOMALIES_ENV = "TWINSCHED_TWIN_ANOMALIES"
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,30 @@ class AnomalySpec:
                 raise ValueError(f"anomalies.{name}: {value} is outside [{lo}, {hi}]")
         if self.length < 1:
             raise ValueError(f"anomalies.length: {self.length} must be >= 1")
+
+    def to_json(self, labels: Path) -> str:
+        """The spec and the labels folder, for :data:`ANOMALIES_ENV`."""
+        return json.dumps({**asdict(self), "labels": str(labels)})
+
+    @classmethod
+    def from_json(cls, text: str) -> tuple[AnomalySpec, Path]:
+        """What :meth:`to_json` wrote."""
+        data = json.loads(text)
+        labels = Path(data.pop("labels"))
+        return cls(**data), labels
+
+
+def write_labels(path: Path, labels: Iterable[tuple[float, str, str]]) -> int:
+    """``time,node,kind`` rows (a header first) in ``path``; how many."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = 0
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(("time", "node", "kind"))
+        for row in labels:
+            writer.writerow(row)
+            rows += 1
+    return rows
 
 
 @dataclass
@@ -66,6 +100,12 @@ class AnomalyInjector:
 
     def on_end(self, state: ClusterState) -> None:
         self.inner.on_end(state)  # type: ignore[attr-defined]
+
+    def on_decision(self, pod: int, scheduler: str, fallback: bool) -> None:
+        """Passed on to an inner decision observer (the twin publisher)."""
+        decided = getattr(self.inner, "on_decision", None)
+        if decided is not None:
+            decided(pod, scheduler, fallback)
 
     def on_sample(self, state: ClusterState, now: float, metrics: NodeMetrics) -> None:
         altered = self.alter(state.nodes.names, now, metrics)

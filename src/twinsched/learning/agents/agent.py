@@ -67,11 +67,14 @@ class Agent:
 
 @dataclass
 class AgentRunner:
-    """Runs agents on a clock until a time; returns (and keeps) the log of firings."""
+    """Runs agents on a clock until a time; returns (and keeps) the log of firings.
+
+    ``keep_log=False`` keeps none and returns none (a service that runs for months)."""
 
     agents: list[Agent]
     clock: Clock = field(default_factory=SimClock)
     log: list[Firing] = field(default_factory=list)
+    keep_log: bool = True
 
     def run(self, until: float) -> list[Firing]:
         engine = Engine(self.clock)
@@ -85,7 +88,9 @@ class AgentRunner:
         def handle(kind: Kind, index: int) -> None:
             agent = self.agents[index]
             now = self.clock.now()
-            fired.append(agent.fire(now))
+            firing = agent.fire(now)
+            if self.keep_log:
+                fired.append(firing)
             following = agent.trigger.next_after(now)
             if following is not None:
                 engine.at(following, Kind.SAMPLE, index)

@@ -29,6 +29,7 @@ from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
 from twinsched.twin.api.routes import broker, history, ops, predict, state, views
 from twinsched.twin.api.routes.ui import install_ui
+from twinsched.twin.broker.messages import ConsumerStats
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
@@ -63,7 +64,7 @@ def create_app(
         lifespan=_lifespan,
     )
     app.state.settings, app.state.service, app.state.owns_history = settings, service, owned
-    app.state.registry, http_metrics = registry_for(service)
+    app.state.registry, http_metrics = registry_for(service, lambda: _broker_stats(app))
     app.state.predictor = Predictor(service, settings.predict_window_s,
                                     settings.predict_contamination, forecasters)  # fmt: skip
     install(app)
@@ -90,6 +91,12 @@ def _harmonize_router() -> Any:
     except ImportError:
         return None
     return getattr(module, "router", None)
+
+
+def _broker_stats(app: FastAPI) -> ConsumerStats | None:
+    """The stats of the broker consumer ``twin serve --broker`` put on ``app.state``."""
+    stats = getattr(getattr(app.state, "broker", None), "stats", None)
+    return stats if isinstance(stats, ConsumerStats) else None
 
 
 def close_app(app: FastAPI) -> None:

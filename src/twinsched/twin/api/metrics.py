@@ -5,7 +5,7 @@ Each app has its own registry, so several apps can live in one process (tests).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -14,6 +14,7 @@ from prometheus_client.registry import Collector
 
 from twinsched.model.document import TwinDocument
 from twinsched.twin.api.deps import history_problem
+from twinsched.twin.broker.messages import ConsumerStats
 from twinsched.twin.core.service import TwinService
 
 PREFIX = "twinsched_twin"
@@ -39,6 +40,50 @@ class StateCollector(Collector):
         yield _counter("history_patches", "Patches committed to the history.", stats.patches)
         yield _counter("history_samples", "Samples committed to the history.", stats.samples)
         yield _counter("history_write_seconds", "Time spent writing history.", stats.seconds)
+
+
+BROKER_MESSAGES = {
+    "received": "fetched from the stream (each delivery)",
+    "redelivered": "deliveries after the first",
+    "applied": "ingested into the twin",
+    "duplicates": "dropped as already applied",
+    "redelivered_later": "sent back: an earlier one of their stream was missing",
+    "gaps": "applied after giving up on missing earlier ones",
+}
+BROKER_ERRORS = {"rejected": "rejected", "retried": "write", "fetch_errors": "fetch"}
+
+
+class BrokerCollector(Collector):
+    """The broker consumer's counters (``twin serve --broker``), read at scrape time from
+    ``stats()``; only ``broker_enabled 0`` without a consumer."""
+
+    def __init__(self, stats: Callable[[], ConsumerStats | None]) -> None:
+        self.stats = stats
+
+    def collect(self) -> Iterator[Any]:
+        """``broker_enabled``, ``broker_messages_total{event}``, ``broker_errors_total{kind}``
+        and ``broker_streams`` (publisher streams applied)."""
+        stats = self.stats()
+        yield _gauge("broker_enabled", "1 when the twin consumes a broker.", stats is not None)
+        if stats is None:
+            return
+        events = ", ".join(f"{k}: {v}" for k, v in BROKER_MESSAGES.items())
+        messages = CounterMetricFamily(f"{PREFIX}_broker_messages", f"Broker messages by event "
+                                       f"({events}).", labels=["event"])  # fmt: skip
+        for event in BROKER_MESSAGES:
+            messages.add_metric([event], getattr(stats, event))
+        errors = CounterMetricFamily(
+            f"{PREFIX}_broker_errors",
+            "Broker errors: rejected (a message that can never apply), write (history "
+            "write failed, left for redelivery), fetch (broker unreachable).",
+            labels=["kind"],
+        )
+        for field, kind in BROKER_ERRORS.items():
+            errors.add_metric([kind], getattr(stats, field))
+        yield messages
+        yield errors
+        yield _gauge("broker_streams", "Publisher streams with a message applied.",
+                     len(stats.last))  # fmt: skip
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -101,8 +146,12 @@ class HttpMetrics:
         self.latency.labels(method, route).observe(seconds)
 
 
-def registry_for(service: TwinService) -> tuple[CollectorRegistry, HttpMetrics]:
-    """A fresh registry with the state collector and the HTTP metrics."""
+def registry_for(
+    service: TwinService, broker: Callable[[], ConsumerStats | None] = lambda: None
+) -> tuple[CollectorRegistry, HttpMetrics]:
+    """A fresh registry with the state collector, the broker consumer's counters (``broker``
+    gives its stats, None without one) and the HTTP metrics."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(StateCollector(service))
+    registry.register(BrokerCollector(broker))
     return registry, HttpMetrics(registry)

@@ -101,6 +101,7 @@ class BrokerConsumer:
             except (TimeoutError, nats.errors.TimeoutError):
                 continue
             except Exception:  # disconnected: the client reconnects; try again
+                self.stats.fetch_errors += 1
                 log.exception("twin: broker fetch failed")
                 await asyncio.sleep(0.5)
                 continue
@@ -111,6 +112,8 @@ class BrokerConsumer:
         stream go in one transaction (one commit, then one ack each); the rest one by one."""
         group: list[tuple[Any, MessageId, StatePatch]] = []
         for msg in messages:
+            self.stats.received += 1
+            self.stats.redelivered += int(msg.metadata.num_delivered > 1)
             ready = self._next_samples(msg, group)
             if ready is None:
                 await self._apply_group(group)

@@ -106,10 +106,13 @@ def split_by_node(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 class ConsumerStats:
     """Counters of the consumer, and the highest number applied per stream."""
 
+    received: int = 0  # messages fetched, each delivery counted
+    redelivered: int = 0  # of those, deliveries after the first (crash, nak, ack timeout)
     applied: int = 0
     duplicates: int = 0
     rejected: int = 0
     redelivered_later: int = 0  # sent back: an earlier message of their stream was missing
     gaps: int = 0  # messages applied after giving up on missing earlier ones
     retried: int = 0  # writes that failed (database down) and were left for redelivery
+    fetch_errors: int = 0  # fetches that failed (broker unreachable); the consumer retries
     last: dict[str, int] = field(default_factory=dict)

@@ -25,12 +25,15 @@ class BrokerStatus(BaseModel):
 
     enabled: bool = Field(description="Whether this twin consumes a broker.")
     url: str | None = Field(None, description="The broker URL (without password).")
+    received: int = Field(0, description="Deliveries fetched from the stream.")
+    redelivered: int = Field(0, description="Of those, deliveries after the first.")
     applied: int = Field(0, description="Messages applied.")
     duplicates: int = Field(0, description="Messages dropped as already applied.")
     rejected: int = Field(0, description="Messages that could never apply (logged).")
     redelivered_later: int = Field(0, description="Sent back: an earlier one was missing.")
     gaps: int = Field(0, description="Applied after giving up on missing earlier ones.")
     retried: int = Field(0, description="Writes that failed and were left for redelivery.")
+    fetch_errors: int = Field(0, description="Fetches that failed (broker unreachable).")
     sources: dict[str, int] = Field(
         default_factory=dict,
         description=f"Last number applied per stream: the one asked for, else the first "
@@ -67,12 +70,15 @@ def get_broker(
     return BrokerStatus(
         enabled=True,
         url=str(getattr(consumer, "url", "")),
+        received=stats.received,
+        redelivered=stats.redelivered,
         applied=stats.applied,
         duplicates=stats.duplicates,
         rejected=stats.rejected,
         redelivered_later=stats.redelivered_later,
         gaps=stats.gaps,
         retried=stats.retried,
+        fetch_errors=stats.fetch_errors,
         sources=shown,
         **now,
     )

@@ -1,0 +1,189 @@
+"""Agents from an agent file: each section becomes its sensor, rule, actuator and trigger.
+
+:func:`build_agents` only builds (no request leaves), so ``twinsched agent check`` runs it to
+catch what the schema cannot see: an unknown forecaster name, a missing token. Every agent
+is a :class:`SupervisedAgent`: a firing that fails (twin down, forecaster error) is counted
+and logged, and the next firing runs as planned.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from twinsched.learning.agents.agent import Action, Actuator, Agent, Firing, Reading, Rule
+from twinsched.learning.agents.config import (
+    AgentConfigError,
+    AgentFile,
+    AgentSection,
+    ForecastRuleSection,
+    KubernetesActuatorSection,
+    TargetRuleSection,
+    TriggerSection,
+)
+from twinsched.learning.agents.forecasting import ForecastRule, TwinLoadSeries, replicas_for
+from twinsched.learning.agents.triggers import AnyOf, CronTrigger, IntervalTrigger, Trigger
+from twinsched.learning.agents.twin import (
+    DEFAULT_READS,
+    MetricRead,
+    TwinActuator,
+    TwinSensor,
+    TwinService,
+)
+from twinsched.learning.forecasters.base import Forecaster, make_forecaster
+
+if TYPE_CHECKING:
+    from twinsched.twin.client import TwinClient
+
+log = logging.getLogger(__name__)
+ForecasterLoader = Callable[[str, int], Forecaster]
+
+
+@dataclass
+class AgentStats:
+    """What an agent did since it started (the service's ``/metrics`` read it)."""
+
+    firings: int = 0
+    actions: int = 0
+    errors: int = 0
+    last_replicas: float = math.nan
+    last_firing: float = math.nan
+    last_error: str = ""
+
+
+@dataclass
+class SupervisedAgent(Agent):
+    """An agent whose failed firings are counted and logged instead of ending the run."""
+
+    stats: AgentStats = field(default_factory=AgentStats)
+
+    def fire(self, now: float) -> Firing:
+        self.stats.firings += 1
+        self.stats.last_firing = now
+        try:
+            firing = super().fire(now)
+        except Exception as exc:  # the twin down, a forecaster that cannot fit: try next time
+            self.stats.errors += 1
+            self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            log.exception("agent %s: firing at %.3f failed", self.name, now)
+            return Firing(self.name, now, {}, None)
+        if firing.action is not None:
+            self.stats.actions += 1
+            self.stats.last_replicas = float(firing.action.replicas)
+            log.info("agent %s: %d replicas (%s)", self.name, firing.action.replicas,
+                     firing.action.reason)  # fmt: skip
+        return firing
+
+
+@dataclass
+class TrackReading:
+    """Replicas so that each serves at most ``per_instance`` of the reading ``key``."""
+
+    key: str
+    per_instance: float
+    min_replicas: int
+    max_replicas: int
+
+    def decide(self, reading: Reading, now: float) -> Action | None:
+        load = reading.get(self.key, math.nan)
+        if not math.isfinite(load):
+            return None
+        wanted = replicas_for(load, self.per_instance, self.min_replicas, self.max_replicas)
+        if wanted == int(reading.get("instances", -1)):
+            return None
+        return Action(wanted, reason=f"{self.key} {load:g}")
+
+
+def twin_client(spec: AgentFile, environ: Mapping[str, str] | None = None) -> TwinClient:
+    """A client of the file's twin, its token read from ``token_env``."""
+    from twinsched.twin.client import TwinClient
+
+    assert spec.twin is not None  # the schema requires it
+    environ = os.environ if environ is None else environ
+    token = environ.get(spec.twin.token_env)
+    if not token:
+        raise AgentConfigError(f"twin.token_env: ${spec.twin.token_env} is not set")
+    return TwinClient(spec.twin.url, token, timeout=spec.twin.timeout_s)
+
+
+def build_agents(
+    spec: AgentFile,
+    client: TwinClient,
+    start: float | None = None,
+    forecasters: ForecasterLoader = make_forecaster,
+) -> list[SupervisedAgent]:
+    """The file's agents on ``client``; interval triggers start at ``start`` (default now).
+    ``forecasters(name, seed)`` gives a forecaster by the name in the file."""
+    start = time.time() if start is None else start
+    return [_agent(section, client, start, forecasters) for section in spec.agents]
+
+
+def _agent(
+    section: AgentSection, client: TwinClient, start: float, forecasters: ForecasterLoader
+) -> SupervisedAgent:
+    service = TwinService(section.service.nodepool, dict(section.service.selector))
+    reads: Mapping[str, MetricRead] = DEFAULT_READS
+    if section.sensor.reads is not None:
+        reads = {k: MetricRead(r.metric, r.combine) for k, r in section.sensor.reads.items()}
+    sensor = TwinSensor(client, service, dict(reads), section.sensor.window_s)
+    where = f"agents '{section.name}'"
+    return SupervisedAgent(
+        section.name,
+        trigger_of(section.trigger, start),
+        sensor,
+        _rule(section.rule, client, service, forecasters, where),
+        _actuator(section.actuator, client, service),
+    )
+
+
+def trigger_of(section: TriggerSection, start: float) -> Trigger:
+    """An interval trigger, a cron trigger, or either."""
+    parts: list[Trigger] = []
+    if section.every_s is not None:
+        first = section.start if section.start is not None else start
+        parts.append(IntervalTrigger(section.every_s, start=first))
+    if section.cron is not None:
+        parts.append(CronTrigger(section.cron))
+    return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
+
+
+def _rule(
+    section: TargetRuleSection | ForecastRuleSection,
+    client: TwinClient,
+    service: TwinService,
+    forecasters: ForecasterLoader,
+    where: str,
+) -> Rule:
+    if isinstance(section, TargetRuleSection):
+        return TrackReading(
+            section.key, section.per_instance, section.min_replicas, section.max_replicas
+        )
+    try:
+        forecasters(section.forecaster, section.seed)  # an unknown name fails here, listed
+    except (LookupError, ValueError, ImportError) as exc:
+        raise AgentConfigError(f"{where}: rule.forecaster: {exc}") from None
+    name, seed = section.forecaster, section.seed
+    series = TwinLoadSeries(client, service, section.metric, section.step_s, section.lookback_s)
+    return ForecastRule(
+        lambda: forecasters(name, seed),
+        series,
+        section.horizon_steps,
+        section.day_steps,
+        section.week_steps or 7 * section.day_steps,
+        section.per_instance,
+        section.min_replicas,
+        section.max_replicas,
+    )
+
+
+def _actuator(section: Any, client: TwinClient, service: TwinService) -> Actuator:
+    if isinstance(section, KubernetesActuatorSection):
+        from twinsched.learning.agents.kubernetes import KubernetesActuator
+
+        return KubernetesActuator(section.deployment, section.namespace)
+    return TwinActuator(client, service)

@@ -1,0 +1,160 @@
+"""Agents as a service: run them on the wall clock, answer ``/healthz`` and ``/metrics``.
+
+The HTTP side is the standard library's threading server (one small thread; nothing to
+install but ``prometheus-client``, which the twin extra brings). Metrics are computed from
+the agents' state when Prometheus scrapes (``twinsched_agent_*``, one ``agent`` label).
+``/healthz`` answers 200 with each agent's counters while the runner is alive, 503 once it
+has stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from twinsched.extras import require
+from twinsched.learning.agents.agent import AgentRunner
+from twinsched.learning.agents.forecasting import ForecastRule
+from twinsched.learning.agents.loader import SupervisedAgent
+from twinsched.sim.clock import WallClock
+
+PREFIX = "twinsched_agent"
+WHY = "the agent service's /metrics needs prometheus-client"
+
+
+@dataclass
+class AgentService:
+    """Supervised agents, run on the wall clock by :meth:`run`; :meth:`serve` starts the
+    HTTP endpoint in a thread (port 0: any free port, see :attr:`port`)."""
+
+    agents: list[SupervisedAgent]
+    running: bool = False
+    started: float = field(default_factory=time.time)
+    _server: ThreadingHTTPServer | None = None
+
+    def run(self, until: float = math.inf) -> None:
+        """Fire the agents as their triggers say until ``until`` (epoch s) or an interrupt."""
+        runner = AgentRunner(list(self.agents), WallClock(time.time()), keep_log=False)
+        self.running = True
+        try:
+            runner.run(until)
+        finally:
+            self.running = False
+
+    def serve(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        """Start answering ``/healthz`` and ``/metrics``; the port it listens on."""
+        generate = require("prometheus_client", "twin", WHY)
+        registry = generate.CollectorRegistry(auto_describe=False)
+        registry.register(AgentCollector(self.agents))
+        handler = type("Handler", (_Handler,), {"service": self, "registry": registry})
+        self._server = ThreadingHTTPServer((host, port), handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return int(self._server.server_address[1])
+
+    def shutdown(self) -> None:
+        """Stop the HTTP endpoint (idempotent)."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def health(self) -> dict[str, Any]:
+        """``status`` ok/stopped and each agent's counters."""
+        return {
+            "status": "ok" if self.running else "stopped",
+            "uptime_s": time.time() - self.started,
+            "agents": {
+                a.name: {
+                    "firings": a.stats.firings,
+                    "actions": a.stats.actions,
+                    "errors": a.stats.errors,
+                    "last_firing": _finite(a.stats.last_firing),
+                    "last_replicas": _finite(a.stats.last_replicas),
+                    "last_error": a.stats.last_error or None,
+                }
+                for a in self.agents
+            },
+        }
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+class AgentCollector:
+    """``twinsched_agent_*`` families from the agents' state, at scrape time."""
+
+    def __init__(self, agents: list[SupervisedAgent]) -> None:
+        self.agents = agents
+
+    def collect(self) -> Iterator[Any]:
+        core = require("prometheus_client.core", "twin", WHY)
+        counters = {
+            "firings": "Times the agent fired.",
+            "actions": "Firings that changed the replicas.",
+            "errors": "Firings that failed (see the log and /healthz).",
+        }
+        for name, doc in counters.items():
+            family = core.CounterMetricFamily(f"{PREFIX}_{name}", doc, labels=["agent"])
+            for agent in self.agents:
+                family.add_metric([agent.name], getattr(agent.stats, name))
+            yield family
+        gauges = {
+            "last_replicas": ("Replicas of the last action (NaN before one).", _replicas),
+            "forecast": ("Peak of the last forecast over the horizon (forecast rules).", _peak),
+            "last_firing_seconds": ("Time of the last firing (epoch s).", _last_firing),
+        }
+        for name, (doc, value) in gauges.items():
+            gauge = core.GaugeMetricFamily(f"{PREFIX}_{name}", doc, labels=["agent"])
+            for agent in self.agents:
+                gauge.add_metric([agent.name], value(agent))
+            yield gauge
+
+
+def _replicas(agent: SupervisedAgent) -> float:
+    return agent.stats.last_replicas
+
+
+def _peak(agent: SupervisedAgent) -> float:
+    return agent.rule.last_forecast if isinstance(agent.rule, ForecastRule) else math.nan
+
+
+def _last_firing(agent: SupervisedAgent) -> float:
+    return agent.stats.last_firing
+
+
+class _Handler(BaseHTTPRequestHandler):
+    service: AgentService
+    registry: Any
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/metrics":
+            exposition = require("prometheus_client", "twin", WHY)
+            self._answer(
+                200, exposition.generate_latest(self.registry), exposition.CONTENT_TYPE_LATEST
+            )
+        elif path == "/healthz":
+            health = self.service.health()
+            code = 200 if health["status"] == "ok" else 503
+            self._answer(code, json.dumps(health).encode(), "application/json")
+        else:
+            body = json.dumps({"detail": f"no route {path}; try /healthz or /metrics"})
+            self._answer(404, body.encode(), "application/json")
+
+    def _answer(self, code: int, body: bytes, content_type: str) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: scrapes every few seconds would flood the log."""

@@ -182,3 +182,46 @@ def test_forecast_fit_registers_and_models_list_shows_the_kind(tmp_path: Path) -
     assert "nasa-naive" in listed.output and "twinsched.forecaster" in listed.output
     bad = runner.invoke(app, [*args[:-2], "--models-dir", str(tmp_path), "--train-weeks", "9"])
     assert bad.exit_code != 0 and "--train-weeks 9 is outside 1..8" in bad.output
+
+
+def test_an_agent_file_naming_a_stored_forecaster_follows_the_history_without_refitting(
+    nasa: LoadSeries, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    from twinsched.learning.agents.config import AgentConfigError, parse_agent_file
+    from twinsched.learning.agents.forecasting import ForecastRule
+    from twinsched.learning.agents.loader import build_agents, twin_client
+    from twinsched.learning.forecast_fit import training_bins
+
+    card = fit_and_register(nasa, FitSpec("counting-ets"), "live-ets", tmp_path)
+    monkeypatch.setenv("TWINSCHED_MODELS", str(tmp_path))
+    example = Path(__file__).resolve().parents[2] / "docs" / "agents" / "edge-autoscaler.toml"
+    data = tomllib.loads(example.read_text())
+    rule = data["agents"][0]["rule"]
+    rule.update(forecaster="stored:live-ets", day_steps=card.spec["day"], step_s=300.0)
+    spec = parse_agent_file(data, "agent.toml")
+    with twin_client(spec, {"TWINSCHED_TWIN_TOKEN": "t"}) as client:
+        agent = build_agents(spec, client, start=0.0)[0]
+    assert isinstance(agent.rule, ForecastRule) and agent.rule.fitted
+    live = nasa.values[nasa.week : nasa.week + 2 * nasa.day : 5]  # 2 days in 5-minute steps
+    agent.rule.series = lambda now: np.asarray(live, dtype=np.float64)
+    before = CountingETS.fits
+    first = agent.rule.forecast(0.0)
+    second = agent.rule.forecast(0.0)  # each firing starts again from the stored fit
+    assert CountingETS.fits == before  # loaded and updated, never fitted
+    bins = training_bins(nasa, FitSpec("counting-ets"))
+    expected = make_forecaster("ets", 0)
+    expected.fit(bins.values, bins.day, bins.week)
+    expected.update(np.asarray(live, dtype=np.float64))
+    assert first is not None and second is not None
+    np.testing.assert_allclose(first, expected.predict(agent.rule.horizon), rtol=1e-9)
+    np.testing.assert_array_equal(first, second)
+    rule["day_steps"] = card.spec["day"] + 1  # a day the stored fit was not made with
+    with (
+        twin_client(parse_agent_file(data), {"TWINSCHED_TWIN_TOKEN": "t"}) as client,
+        pytest.raises(
+            AgentConfigError, match=r"forecaster: live-ets@1 was fitted with a day"
+        ),
+    ):
+        build_agents(parse_agent_file(data), client, start=0.0)

@@ -106,7 +106,11 @@ class TargetRuleSection(_Replicas):
 
 class ForecastRuleSection(_Replicas):
     kind: Literal["forecast"]
-    forecaster: str = Field("seasonal-naive", min_length=1, description="A forecaster's name.")
+    forecaster: str = Field(
+        "seasonal-naive",
+        min_length=1,
+        description="A forecaster's name, or stored:NAME[@VERSION] (fitted, never refitted).",
+    )
     seed: int = Field(0, ge=0, le=2**32 - 1)
     metric: str = Field("requests_per_min", min_length=1, description="The twin metric.")
     step_s: float = Field(60.0, gt=0, le=WEEK_S, description="One step of the series.")

@@ -5,7 +5,9 @@ The series is the twin's history of one metric (:class:`TwinLoadSeries`: ``GET /
 in steps of ``step`` seconds, the step means of each of the service's nodes summed), so the
 rule sees the same load the sensor does. The forecaster comes from a factory (the loader
 passes the registry's ``make_forecaster`` with the name in the agent file) and is fitted
-anew at each firing on the last ``lookback`` of history.
+anew at each firing on the last ``lookback`` of history, unless it comes fitted from the model
+store (``stored:NAME[@VERSION]``, ``fitted``): then each firing takes a fresh copy of the
+stored fit and follows the history with ``update``, without refitting.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class ForecastRule:
     min_replicas: int = 1
     max_replicas: int = 100_000
     last_forecast: float = math.nan
+    fitted: bool = False  # the factory gives stored fits: follow the history, never refit
 
     def forecast(self, now: float) -> FloatArray | None:
         """The predicted load over the horizon, or None without any history."""
@@ -87,7 +90,10 @@ class ForecastRule:
         if not np.isfinite(y).any():
             return None
         model = self.forecaster()
-        model.fit(fill_gaps(y, self.day), self.day, self.week)
+        if self.fitted:
+            model.update(fill_gaps(y, self.day))
+        else:
+            model.fit(fill_gaps(y, self.day), self.day, self.week)
         return np.asarray(model.predict(self.horizon), dtype=np.float64)
 
     def decide(self, reading: Reading, now: float) -> Action | None:

@@ -8,6 +8,7 @@ and logged, and the next firing runs as planned.
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import os
@@ -16,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from twinsched.errors import TwinschedError
 from twinsched.learning.agents.agent import Action, Actuator, Agent, Firing, Reading, Rule
 from twinsched.learning.agents.config import (
     AgentConfigError,
@@ -36,6 +38,7 @@ from twinsched.learning.agents.twin import (
     TwinService,
 )
 from twinsched.learning.forecasters.base import Forecaster, make_forecaster
+from twinsched.learning.forecasters.stored import is_stored, load_latest
 
 if TYPE_CHECKING:
     from twinsched.twin.client import TwinClient
@@ -163,14 +166,10 @@ def _rule(
         return TrackReading(
             section.key, section.per_instance, section.min_replicas, section.max_replicas
         )
-    try:
-        forecasters(section.forecaster, section.seed)  # an unknown name fails here, listed
-    except (LookupError, ValueError, ImportError) as exc:
-        raise AgentConfigError(f"{where}: rule.forecaster: {exc}") from None
-    name, seed = section.forecaster, section.seed
+    factory, fitted = _forecaster(section, forecasters, where)
     series = TwinLoadSeries(client, service, section.metric, section.step_s, section.lookback_s)
     return ForecastRule(
-        lambda: forecasters(name, seed),
+        factory,
         series,
         section.horizon_steps,
         section.day_steps,
@@ -178,7 +177,31 @@ def _rule(
         section.per_instance,
         section.min_replicas,
         section.max_replicas,
+        fitted=fitted,
     )
+
+
+def _forecaster(
+    section: ForecastRuleSection, forecasters: ForecasterLoader, where: str
+) -> tuple[Callable[[], Forecaster], bool]:
+    """A factory of the rule's forecaster, and whether it comes fitted (from the store)."""
+    name, seed = section.forecaster, section.seed
+    if not is_stored(name):
+        try:
+            forecasters(name, seed)  # an unknown name fails here, listed
+        except (LookupError, ValueError, ImportError) as exc:
+            raise AgentConfigError(f"{where}: rule.forecaster: {exc}") from None
+        return lambda: forecasters(name, seed), False
+    try:
+        stored, card = load_latest(name)  # $TWINSCHED_MODELS, else the user data folder
+    except (TwinschedError, OSError, ImportError) as exc:
+        raise AgentConfigError(f"{where}: rule.forecaster: {exc}") from None
+    if card.spec["day"] != section.day_steps:
+        raise AgentConfigError(
+            f"{where}: rule.forecaster: {card.ref} was fitted with a day of {card.spec['day']} "
+            f"steps, the rule's day_steps is {section.day_steps}: they must be equal"
+        )
+    return lambda: copy.deepcopy(stored), True
 
 
 def _actuator(section: Any, client: TwinClient, service: TwinService) -> Actuator:

@@ -139,6 +139,18 @@ def load_fit(
             f"{card.ref}: no fit on the first {steps} steps (stored: {spec['fit_steps']}); "
             "refit it with the same --train-weeks and --holdout-days as here"
         )
+    return _load(card, steps)
+
+
+def load_latest(ref: str, root: str | Path | None = None) -> tuple[Forecaster, ModelCard]:
+    """The stored fit on the most steps, for live data (an agent's): the caller follows new
+    observations with ``update`` and never refits, so no training checksum applies."""
+    card = stored_card(ref, root)
+    return _load(card, max(card.spec["fit_steps"])), card
+
+
+def _load(card: ModelCard, steps: int) -> Forecaster:
+    spec = card.spec
     model = make_forecaster(spec["forecaster"], spec["seed"])
     if not isinstance(model, Storable):
         raise ModelError(f"{card.ref}: forecaster '{spec['forecaster']}' cannot be loaded")

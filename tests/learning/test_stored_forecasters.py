@@ -220,8 +220,6 @@ def test_an_agent_file_naming_a_stored_forecaster_follows_the_history_without_re
     rule["day_steps"] = card.spec["day"] + 1  # a day the stored fit was not made with
     with (
         twin_client(parse_agent_file(data), {"TWINSCHED_TWIN_TOKEN": "t"}) as client,
-        pytest.raises(
-            AgentConfigError, match=r"forecaster: live-ets@1 was fitted with a day"
-        ),
+        pytest.raises(AgentConfigError, match=r"forecaster: live-ets@1 was fitted with a day"),
     ):
         build_agents(parse_agent_file(data), client, start=0.0)

@@ -95,17 +95,17 @@ class Predictor:
         """Predicted watts of a node, or of every node of a pool, at its latest metrics."""
         model = self._model().power
         doc = self.service.document()
+        nodes = {n.id: n for p in doc.nodepools for n in p.nodes}
         if (node is None) == (pool is None):
             raise PredictError("node", "give exactly one of node and pool")
         if pool is not None:
             names = pools(doc).get(pool)
             if names is None:
                 raise PredictError("pool", f"no nodepool {pool!r}")
+        elif node in nodes:  # the state now: a node trained on may have left it since
+            names = [node]
         else:
-            names = [node] if node in model.types else None
-            if names is None:
-                raise PredictError("node", f"no node {node!r}")
-        nodes = {n.id: n for p in doc.nodepools for n in p.nodes}
+            raise PredictError("node", f"no node {node!r}")
         frame = pd.DataFrame([{"node": n, **nodes[n].metrics} for n in names])
         frame = frame.reindex(columns=["node", *METRICS])
         out = []

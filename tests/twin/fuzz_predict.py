@@ -1,7 +1,8 @@
 """Fuzz the predictive twin once it is trained: a twin whose history holds three days of node
 samples (so the power models, the anomaly forest and both forecasters can fit), then the
-``predict`` operations of its OpenAPI, each schemathesis case paired with a request of
-:func:`predict_queries` (names the twin knows, values at the edges of each range).
+``predict`` operations of its OpenAPI, each schemathesis case followed by the requests of
+:func:`predict_queries` (names the twin knows, values at the edges of each range, and the
+state replaced by another cluster before a query).
 
 Without the training, nearly every answer is "not trained yet" (422) and the code behind the
 routes is never reached; ``tests/twin/fuzzing.py`` counts the answers the same way.
@@ -27,8 +28,9 @@ from twinsched.twin.core.settings import TwinSettings
 STEP_S = 1800.0  # seconds between samples: 144 samples span three days
 SAMPLES = 144
 WINDOW_S = 3 * 86_400  # the predictor reads the whole history
-NODES = st.sampled_from(["n1", "n2", "n3", "g1", "nope"])  # the tiny document's nodes, and one more
-POOLS = st.sampled_from(["edge", "cloud", "nope"])
+NODE_NAMES = ("n1", "n2", "n3", "g1", "nope")  # the tiny document's nodes, n3 and one more
+POOL_NAMES = ("edge", "cloud", "nope")
+NODES, POOLS = st.sampled_from(NODE_NAMES), st.sampled_from(POOL_NAMES)
 TIMES = st.sampled_from([0.0, STEP_S, 86_400, SAMPLES * STEP_S, 1e9, 1e12]) | st.floats(0, 3e5)
 DAY_S = 86_400.0
 STEPS = st.sampled_from([1.0, 59.9, 60.0, STEP_S, 3600.0, 43_200.0, DAY_S]) | st.floats(1, DAY_S)
@@ -78,14 +80,9 @@ def changed_state(change: str) -> bytes:
 
 
 @st.composite
-def predict_queries(draw: st.DrawFn) -> Hostile:
-    """A query of a trained predictor on names it knows, at the edges of each range, or now
-    and then the state replaced by another cluster (nodes the models were trained on gone,
-    of another type, or new)."""
-    kind = draw(st.sampled_from(["power", "utilisation", "anomalies", "retrain", "state"]))
-    if kind == "state":
-        change = draw(st.sampled_from(["no-cloud", "no-n2", "n1-larger", "n3", "same"]))
-        return Hostile("PUT", "/state", body=changed_state(change))
+def _query(draw: st.DrawFn) -> Hostile:
+    """A query of a trained predictor on names it knows, at the edges of each range."""
+    kind = draw(st.sampled_from(["power", "utilisation", "anomalies", "retrain"]))
     params: dict[str, Any] = {}
     if kind == "power":
         params = draw(st.sampled_from([{"node": draw(NODES)}, {"pool": draw(POOLS)}]))
@@ -105,18 +102,32 @@ def predict_queries(draw: st.DrawFn) -> Hostile:
     return Hostile("POST", "/predict/retrain")
 
 
+@st.composite
+def predict_queries(draw: st.DrawFn) -> list[Hostile]:
+    """A query (:func:`_query`), or, one time in four, the state replaced by another cluster
+    (nodes the models were trained on gone, of another type, or new), then the power of each
+    node and pool named above and a query: models trained on a cluster that is no longer there
+    meet the cluster that is."""
+    if draw(st.integers(0, 3)):
+        return [draw(_query())]
+    change = draw(st.sampled_from(["no-cloud", "no-n2", "n1-larger", "n3", "same"]))
+    names = [("node", n) for n in NODE_NAMES] + [("pool", p) for p in POOL_NAMES]
+    sweep = [Hostile("GET", "/predict/power", params={k: v}) for k, v in names]
+    return [Hostile("PUT", "/state", body=changed_state(change)), *sweep, draw(_query())]
+
+
 def fuzz_predict(client: SyncASGI, examples: int) -> Report:
-    """``examples`` pairs: a schemathesis case (valid or not) of a ``predict`` operation, and
-    one of :func:`predict_queries`; a fixed Hypothesis seed, no shrinking."""
+    """``examples`` times: a schemathesis case (valid or not) of a ``predict`` operation, then
+    the requests of :func:`predict_queries`; a fixed Hypothesis seed, no shrinking."""
     report = Report()
     app = client.app
     raw = SyncASGI(app, owner=False)
 
     @fuzz_settings(examples)
     @given(case=openapi_cases(app, tag="predict"), query=predict_queries())
-    def run(case: schemathesis.Case[Any], query: Hostile) -> None:
-        _one(report, app.state.service, raw, case)
-        _one(report, app.state.service, raw, query)
+    def run(case: schemathesis.Case[Any], query: list[Hostile]) -> None:
+        for request in (case, *query):
+            _one(report, app.state.service, raw, request)
 
     try:
         run()

@@ -25,7 +25,7 @@ def twin(tmp_path: Path) -> Iterator[SyncASGI]:
 def test_fuzz_the_trained_predict_routes(twin: SyncASGI) -> None:
     report = fuzz_predict(twin, EXAMPLES)
     total, table = report.total(), "\n".join(report.table())
-    assert total.tried == 2 * EXAMPLES, table
+    assert total.tried >= 2 * EXAMPLES, table
     assert (total.server_errors, total.tracebacks, total.wrongly) == (0, 0, 0), table
     assert total.violations == 0, table
     # trained: the routes answer, not just "not trained yet"

@@ -42,3 +42,20 @@ def test_a_node_trained_on_then_removed_is_a_422(twin: SyncASGI) -> None:
     assert gone.status_code == 422 and json.loads(gone.text)["detail"] == "node: no node 'g1'"
     kept = twin.get("/api/v1/predict/power", params={"node": "n1"})
     assert kept.status_code == 200 and kept.json()["nodes"][0]["node"] == "n1"
+
+
+def test_a_node_of_another_type_since_training_is_not_answered_by_the_old_type(
+    twin: SyncASGI,
+) -> None:
+    before = twin.get("/api/v1/predict/power", params={"node": "n1"}).json()["nodes"][0]
+    assert before["node_type"] == "cpu/8c/0-0W"
+    put = twin.put("/api/v1/state", content=changed_state("n1-larger"), headers=AUTH)
+    assert put.status_code == 200, put.text
+    larger = twin.get("/api/v1/predict/power", params={"node": "n1"})
+    assert larger.status_code == 422, larger.text
+    assert "no power model for its type 'cpu/64c/0-0W'" in larger.json()["detail"]
+    edge = twin.get("/api/v1/predict/power", params={"pool": "edge"}).json()["nodes"]
+    assert [row["node"] for row in edge] == ["n2"]  # n1 has no model of its type yet
+    assert twin.post("/api/v1/predict/retrain", headers=AUTH).status_code == 200
+    after = twin.get("/api/v1/predict/power", params={"node": "n1"}).json()["nodes"][0]
+    assert after["node_type"] == "cpu/64c/0-0W"  # retrained: a model of its type now

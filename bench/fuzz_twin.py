@@ -2,12 +2,15 @@
 endpoint (method and path), on SQLite and, with ``--pg``, on PostgreSQL.
 
     python bench/fuzz_twin.py [--examples 20000] [--pg postgresql://postgres@127.0.0.1/test]
+    python bench/fuzz_twin.py --predict [--examples 300]
 
 The requests and the counting are those of ``tests/twin/fuzzing.py`` (the test suite runs
 them with a small budget): schemathesis' valid and invalid cases from the OpenAPI plus
 hostile requests (deep nesting, NUL and over-long ids, numbers as ``true`` or ``"100"``,
 batches from the past, CSV with bare carriage returns, absurd steps). Answers that break
-the OpenAPI are listed after the table (0 expected). Not part of the test suite.
+the OpenAPI are listed after the table (0 expected). ``--predict`` fuzzes instead the
+predictive twin's routes on a twin trained from three days of samples
+(``tests/twin/fuzz_predict.py``): ``--examples`` pairs of requests. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg
 from tests.twin.conftest import TOKEN, make_client
+from tests.twin.fuzz_predict import fuzz_predict, trained_twin
 from tests.twin.fuzzing import Report, fuzz
 
 from twinsched.store.db import dispose
@@ -53,17 +57,32 @@ def on_postgresql(base: str, examples: int) -> Report:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+def on_trained_predictor(examples: int) -> Report:
+    with tempfile.TemporaryDirectory() as folder:
+        client = trained_twin(Path(folder))
+        try:
+            return fuzz_predict(client, examples)
+        finally:
+            client.close()  # gives the app's history back
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=20_000, help="requests per database")
     parser.add_argument("--pg", default="", help="also fuzz on this PostgreSQL database")
+    parser.add_argument("--predict", action="store_true", help="the trained predictor's routes")
     args = parser.parse_args()
     reports: list[tuple[str, Report, float]] = []
-    with tempfile.TemporaryDirectory() as folder:
+    if args.predict:
         started = time.perf_counter()
-        report = run(f"sqlite:///{folder}/fuzz.db", args.examples)
-        reports.append(("SQLite", report, time.perf_counter() - started))
-    if args.pg:
+        report = on_trained_predictor(args.examples)
+        reports.append(("trained predictor", report, time.perf_counter() - started))
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            started = time.perf_counter()
+            report = run(f"sqlite:///{folder}/fuzz.db", args.examples)
+            reports.append(("SQLite", report, time.perf_counter() - started))
+    if args.pg and not args.predict:
         started = time.perf_counter()
         report = on_postgresql(args.pg, args.examples)
         reports.append(("PostgreSQL", report, time.perf_counter() - started))

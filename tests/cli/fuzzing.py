@@ -182,6 +182,8 @@ TARGETS: tuple[Target, ...] = (
     _t("forecast-backtest", "--horizon", WINDOW),
     _t("forecast-backtest", "--out", OUT_DIR),
     _t("forecast-backtest", "--data", IN_DIR),
+    _t("forecast-backtest", "--train-weeks", ints(1, 52)),
+    _t("forecast-backtest", "--models-dir", MODELS_DIR),
     _t("train", "--seeds", SEEDS),
     _t("train", "--epochs", ints(0, 10_000)),
     _t("train", "--candidates", ints(1, 4096)),

@@ -4,7 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from twinsched.learning.forecasters import register
+from twinsched.learning.forecasters.ets import ETS
 from twinsched.learning.series import LoadSeries
+
+
+class CountingETS(ETS):
+    """ETS that counts its fits (a plug-in forecaster, registered like any other): a stored
+    forecaster must be loaded, never fitted."""
+
+    fits = 0
+
+    def fit(self, y: np.ndarray, day: int, week: int) -> None:
+        type(self).fits += 1
+        super().fit(y, day, week)
+
+
+register("counting-ets", lambda seed: CountingETS(), "ETS that counts its fits (tests)")
 
 
 def series(values: list[float] | np.ndarray, day: int = 4, week: int = 8) -> LoadSeries:

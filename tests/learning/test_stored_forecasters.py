@@ -23,32 +23,18 @@ from twinsched.learning.autoscale.experiment import AutoscaleSpec, run_experimen
 from twinsched.learning.autoscale.policies import PolicyOptions
 from twinsched.learning.autoscale.service import ServiceConfig
 from twinsched.learning.forecast_fit import FitSpec, fit_and_register
-from twinsched.learning.forecasters import make_forecaster, register
+from twinsched.learning.forecasters import make_forecaster
 from twinsched.learning.forecasters.base import STATE_FILE, StateError, read_state
-from twinsched.learning.forecasters.ets import ETS
 from twinsched.learning.forecasters.lstm import LSTMConfig, LSTMForecaster
 from twinsched.learning.forecasters.stored import stored_card
 from twinsched.learning.series import LoadSeries, load_series
 from twinsched.scheduling.ai.model_store import CARD, CardError, ModelError, ModelIntegrityError
 from twinsched.sim.clock import SimClock
 
-from .helpers import daily_wave
+from .helpers import CountingETS, daily_wave
 
 DAY = 48
 TRACE = "nasa-http-1995"
-
-
-class CountingETS(ETS):
-    """ETS that counts its fits (a plug-in forecaster, registered like any other)."""
-
-    fits = 0
-
-    def fit(self, y: np.ndarray, day: int, week: int) -> None:
-        type(self).fits += 1
-        super().fit(y, day, week)
-
-
-register("counting-ets", lambda seed: CountingETS(), "ETS that counts its fits (tests)")
 
 
 @pytest.fixture(scope="module")

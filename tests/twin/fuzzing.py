@@ -189,24 +189,37 @@ HOSTILE = st.one_of(_put_bad_id(), _patch(), _timeline(), _nesting(), _harmonize
 
 
 # -- the driver ---------------------------------------------------------------------------------
-def fuzz(app: FastAPI, requests: int, *, seed_every: int = 50) -> Report:
-    """Send ``requests`` requests (schemathesis cases and hostile ones, about half each)."""
-    report = Report()
+def openapi_cases(app: FastAPI, tag: str | None = None) -> st.SearchStrategy[Any]:
+    """Schemathesis' valid and invalid cases of every operation (of ``tag`` only, if given)."""
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
-    cases = st.one_of(
+    if tag is not None:
+        schema = schema.include(tag=tag)
+    return st.one_of(
         schema.as_strategy(GenerationMode.POSITIVE), schema.as_strategy(GenerationMode.NEGATIVE)
     )
-    service: TwinService = app.state.service
-    raw = SyncASGI(app, owner=False)
 
-    @settings(
-        max_examples=requests,
+
+def fuzz_settings(examples: int) -> settings:
+    """``examples`` examples from a fixed seed (reproducible), none shrunk (count, do not
+    minimise), no deadline and no health check (schemathesis' cases are large and slow)."""
+    return settings(
+        max_examples=examples,
         derandomize=True,
         database=None,
         deadline=None,
-        phases=[Phase.explicit, Phase.generate],  # no shrinking: count, do not minimise
+        phases=[Phase.explicit, Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
+
+
+def fuzz(app: FastAPI, requests: int, *, seed_every: int = 50) -> Report:
+    """Send ``requests`` requests (schemathesis cases and hostile ones, about half each)."""
+    report = Report()
+    cases = openapi_cases(app)
+    service: TwinService = app.state.service
+    raw = SyncASGI(app, owner=False)
+
+    @fuzz_settings(requests)
     @given(case=cases | HOSTILE)
     def run(case: schemathesis.Case[Any] | Hostile) -> None:
         if report.total().tried % seed_every == 0:  # a real document now and then: more 200s

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -46,6 +47,11 @@ def _window(text: str) -> str:
     if not 1 <= minutes <= WINDOW_MOST:
         raise typer.BadParameter(f"{text!r} is outside the accepted range 1m..{WINDOW_MOST}m")
     return text
+
+
+class BinStat(StrEnum):
+    mean = "mean"
+    max = "max"
 
 
 SERIES = ("nasa-http-1995", "bank-calls-2003")
@@ -135,9 +141,15 @@ def autoscale(
 @app.command("forecast-backtest")
 def forecast_backtest(
     traces: Annotated[str, typer.Option(help="comma-separated traces")] = ",".join(SERIES),
-    forecasters: Annotated[str, typer.Option(help="comma-separated forecasters")] = FORECASTERS,
+    forecasters: Annotated[
+        str, typer.Option(help="forecasters, comma-separated (also stored:NAME, stored:NAME@V)")
+    ] = FORECASTERS,
     horizon: Window = "3h",
     seed: Seed = 0,
+    train_weeks: Annotated[int, int_opt("weeks to fit on (the rest is rolled over)", 1, 52)] = 1,
+    bin_stat: Annotated[
+        BinStat, typer.Option(help="a trace's 5-minute bins: mean, or max as forecast-fit's")
+    ] = BinStat.mean,
     out: Annotated[Path | None, out_dir_opt("write backtest.json and backtest.md here")] = None,
     data: DataRoot = None,
     dataset: Annotated[
@@ -146,8 +158,11 @@ def forecast_backtest(
     ] = None,
     metric: Annotated[str, typer.Option(help="the dataset's metric to forecast")] = "",
     node: Annotated[str | None, typer.Option(help="the dataset's node (if several)")] = None,
+    models_dir: ModelsDirOpt = None,
 ) -> None:
-    """Rolling-origin backtest of every forecaster: fit on week 1, roll over the rest."""
+    """Rolling-origin backtest of every forecaster: fit on the first week(s), roll over the
+    rest. A ``stored:NAME`` forecaster is loaded, not refitted, and only if it was fitted on
+    this training part (same trace, weeks and bins: ``--bin-stat max`` as forecast-fit)."""
     from twinsched.learning import report
     from twinsched.learning.autoscale.experiment import parse_minutes
     from twinsched.learning.backtest import BacktestSpec, rolling_origin
@@ -156,15 +171,15 @@ def forecast_backtest(
     rows: list[dict[str, Any]] = []
     try:
         minutes = parse_minutes(horizon)
-        for series in _backtest_series(traces, data, dataset, metric, node):
-            trace = series.name
+        for series in _backtest_series(traces, data, dataset, metric, node, bin_stat.value):
             steps = max(minutes // series.step_minutes, 1)
-            spec = BacktestSpec(train=series.week, horizon=steps, stride=steps, seed=seed)
+            train = _train_steps(series, train_weeks, steps)
+            spec = BacktestSpec(train, steps, steps, seed, models_dir=models_dir)
             for name in split_list(forecasters):
                 result = rolling_origin(name, series, spec)
                 rows.append(
                     {
-                        "series": trace,
+                        "series": series.name,
                         "forecaster": name,
                         **vars(result.score),
                         "fit_seconds": result.fit_seconds,
@@ -173,12 +188,27 @@ def forecast_backtest(
                 )
     except (TwinschedError, ValueError) as exc:
         raise error_exit(exc) from exc
-    title = f"rolling-origin backtest, 5-minute bins, window {horizon}, fit on week 1"
+    title = (
+        f"rolling-origin backtest, 5-minute {bin_stat.value} bins, window {horizon}, "
+        f"fit on {train_weeks} week(s)"
+    )
     console.print(report.rich_table(rows, report.BACKTEST_COLUMNS, title))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "backtest.json").write_text(json.dumps(rows, indent=1))
         (out / "backtest.md").write_text(report.markdown_table(rows, report.BACKTEST_COLUMNS))
+
+
+def _train_steps(series: LoadSeries, weeks: int, horizon: int) -> int:
+    """The steps of ``weeks`` weeks, if a window of ``horizon`` steps is left after them."""
+    train = weeks * series.week
+    if train + horizon > len(series):
+        most = (len(series) - horizon) // series.week
+        raise ValueError(
+            f"{series.name} has {len(series) / series.week:.1f} weeks; --train-weeks {weeks} "
+            f"leaves no window to forecast: it is outside 1..{most}"
+        )
+    return train
 
 
 @app.command("forecast-fit")
@@ -216,10 +246,15 @@ def forecast_fit(
 
 
 def _backtest_series(
-    traces: str, data: Path | None, dataset: Path | None, metric: str, node: str | None
+    traces: str,
+    data: Path | None,
+    dataset: Path | None,
+    metric: str,
+    node: str | None,
+    bin_stat: str = "mean",
 ) -> Iterator[LoadSeries]:
     """The series to backtest: the dataset's (at its own step), else each trace's in 5-minute
-    bins."""
+    bins (``bin_stat``: their mean or max)."""
     from twinsched.learning.series import load_dataset, load_series, resample
 
     if dataset is not None:
@@ -228,7 +263,7 @@ def _backtest_series(
         yield load_dataset(dataset, metric, node)
         return
     for trace in split_list(traces):
-        yield resample(load_series(trace, data), 5)
+        yield resample(load_series(trace, data), 5, bin_stat)
 
 
 @app.command("collect-dataset")

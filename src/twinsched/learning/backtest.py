@@ -1,19 +1,25 @@
 """Rolling-origin backtests: fit once on a training prefix, then forecast from origins
 spaced ``stride`` steps apart, feeding the forecaster the observations in between.
 
-Parameters are estimated once (on the training prefix only); the origin rolls forward
-without re-fitting, which is how the autoscaler uses a forecaster. Gaps (NaN) are filled
-before they reach the forecaster and ignored when scoring.
+Parameters are estimated once (on the training prefix only, its gaps filled from itself);
+the origin rolls forward without re-fitting, which is how the autoscaler uses a forecaster.
+Gaps (NaN) are filled before they reach the forecaster and ignored when scoring.
+
+A stored forecaster (``stored:NAME[@VERSION]``, ``twinsched forecast-fit``) is loaded, never
+refitted: its card's data checksum must be the training prefix's, else the backtest is refused
+(:func:`~twinsched.learning.forecasters.stored.load_fit` says what the fit was made on).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from twinsched.learning.forecasters import Forecaster, make_forecaster
+from twinsched.learning.forecasters import Forecaster
+from twinsched.learning.forecasters.stored import fit_prefix, is_stored, load_fit
 from twinsched.learning.provisioning import ProvisioningScore, score_windows
 from twinsched.learning.series import FloatArray, LoadSeries, fill_gaps
 
@@ -27,6 +33,7 @@ class BacktestSpec:
     stride: int
     seed: int = 0
     max_origins: int | None = None
+    models_dir: Path | None = None  # the model store of ``stored:NAME`` forecasters
 
 
 @dataclass
@@ -42,10 +49,9 @@ class BacktestResult:
 def rolling_origin(name: str, series: LoadSeries, spec: BacktestSpec) -> BacktestResult:
     """Backtest the forecaster ``name`` on ``series`` (already at forecasting resolution)."""
     filled = fill_gaps(series.values, series.day)
-    forecaster = make_forecaster(name, spec.seed)
     started = time.perf_counter()
-    forecaster.fit(filled[: spec.train], series.day, series.week)
-    fit_seconds = time.perf_counter() - started
+    forecaster = _fitted(name, series, spec)
+    fit_seconds = time.perf_counter() - started  # a stored forecaster's: the load
     extra: dict[str, float] = {}
     open_loop = getattr(forecaster, "predict_open_loop", None)
     if open_loop is not None:
@@ -61,6 +67,14 @@ def rolling_origin(name: str, series: LoadSeries, spec: BacktestSpec) -> Backtes
     score = roll(forecaster, series, filled, spec)
     predict_seconds = time.perf_counter() - started
     return BacktestResult(name, series.name, score, fit_seconds, predict_seconds, extra)
+
+
+def _fitted(name: str, series: LoadSeries, spec: BacktestSpec) -> Forecaster:
+    """``name`` fitted on the first ``spec.train`` steps, or loaded from the store as it was
+    fitted on exactly them (the checksum of the training prefix)."""
+    if is_stored(name):
+        return load_fit(name, series.slice(0, spec.train), spec.train, spec.models_dir)
+    return fit_prefix(name, spec.seed, series, spec.train)
 
 
 def roll(

@@ -112,6 +112,14 @@ def stored_card(ref: str, root: str | Path | None = None) -> ModelCard:
     return card
 
 
+def _window(spec: Mapping[str, Any]) -> str:
+    """What a card was fitted on: series, steps, and (from forecast-fit) weeks and bins."""
+    text = f"{spec.get('series')}, {spec.get('steps')} steps of {spec.get('step_minutes')} min"
+    if "bin_stat" in spec and "train_weeks" in spec:
+        text += f": {spec['bin_stat']} bins of its first {spec['train_weeks']} week(s)"
+    return text
+
+
 def _folders(card: ModelCard) -> set[str]:
     return {f.partition("/")[0] for f in card.files}
 
@@ -130,9 +138,9 @@ def load_fit(
         )
     if training_checksum(binned) != card.data_checksum:
         raise ModelError(
-            f"{card.ref}: fitted on another training series ({spec.get('series')}, "
-            f"{spec.get('steps')} steps) than this one ({binned.name}, {len(binned)} steps); "
-            "fit one on this trace, weeks and bins with twinsched forecast-fit"
+            f"{card.ref}: fitted on another training series ({_window(spec)}) than this one "
+            f"({binned.name}, {len(binned)} steps of {binned.step_minutes} min); use the same "
+            "trace, weeks and bins, or fit one on these with twinsched forecast-fit"
         )
     if steps not in spec["fit_steps"]:
         raise ModelError(

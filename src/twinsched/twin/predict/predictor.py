@@ -9,7 +9,7 @@ Thread-safe: a retrain swaps the models in one assignment.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -93,19 +93,21 @@ class Predictor:
 
     def power(self, node: str | None = None, pool: str | None = None) -> list[PowerRow]:
         """Predicted watts of a node, or of every node of a pool, at its latest metrics."""
-        model = self._model().power
         doc = self.service.document()
+        # each node by its type now: one whose hardware changed since training is not answered
+        # by its old type's model
+        model = replace(self._model().power, types=node_types(doc))
+        nodes = {n.id: n for p in doc.nodepools for n in p.nodes}
         if (node is None) == (pool is None):
             raise PredictError("node", "give exactly one of node and pool")
         if pool is not None:
             names = pools(doc).get(pool)
             if names is None:
                 raise PredictError("pool", f"no nodepool {pool!r}")
+        elif node in nodes:  # the state now: a node trained on may have left it since
+            names = [node]
         else:
-            names = [node] if node in model.types else None
-            if names is None:
-                raise PredictError("node", f"no node {node!r}")
-        nodes = {n.id: n for p in doc.nodepools for n in p.nodes}
+            raise PredictError("node", f"no node {node!r}")
         frame = pd.DataFrame([{"node": n, **nodes[n].metrics} for n in names])
         frame = frame.reindex(columns=["node", *METRICS])
         out = []

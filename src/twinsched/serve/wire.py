@@ -72,11 +72,11 @@ def _locate(body: bytes) -> tuple[dict[str, Any], bytes] | None:
     """The body without its top-level ``NodeNames`` value (decoded, with ``NodeNames`` null),
     and that value's bytes; None unless the body ends with that value (as Go writes it).
 
-    The first ``"NodeNames":`` after a ``{`` or ``,`` is a key (its closing quote follows an
-    ``s``, so it is no escaped quote inside a string; its opening one follows no backslash);
-    the body with ``null`` for everything from that key's value to the last ``}`` must decode
-    to an object with that one key among those that fold to the field. Then the key is the
-    top-level object's last, and its value is exactly those bytes.
+    The first ``"NodeNames":`` is taken if it follows a ``{`` or ``,`` (its closing quote
+    follows an ``s`` and its opening one no backslash, so neither is an escaped quote inside
+    a string), and if the body up to it, with ``null}`` added, decodes: then the key is the
+    top-level object's last, and its value is everything up to the last ``}``. That value
+    is read as such only if the object has no other key that folds to the field.
     """
     at = body.find(_KEY)
     if at < 0:
@@ -95,10 +95,10 @@ def _locate(body: bytes) -> tuple[dict[str, Any], bytes] | None:
         rest = orjson.loads(tail[:start] + b"null}")
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(rest, dict) or rest.get("NodeNames", 0) is not None:
+    if not isinstance(rest, dict):
         return None
     if sum(ExtenderArgs.field_of(key) in _NAMES_FIELDS for key in rest) != 1:
-        return None
+        return None  # (another spelling of the key comes earlier, and may be read instead)
     return rest, span
 
 

@@ -107,6 +107,16 @@ class ServiceCluster:
             return True
 
     def _rebuild(self, rows: list[NodeRow], capacity: int) -> None:
+        """A new table and controller over ``rows``, with the live pods and their bindings;
+        all or nothing (the pods may need more labels than a table holds: ObjectError)."""
+        old = self.table, self.control, self.slot, self._memo, self._cands
+        try:
+            self._build(rows, capacity)
+        except TwinschedError:
+            self.table, self.control, self.slot, self._memo, self._cands = old  # untouched
+            raise
+
+    def _build(self, rows: list[NodeRow], capacity: int) -> None:
         bound = self.bindings()
         pods_kept = self._live_rows()  # pods that ended are forgotten
         table = Table(rows, pods_kept, capacity)

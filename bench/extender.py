@@ -1,7 +1,7 @@
 """Latency of the scheduler service's filter + prioritize per pod, as kube-scheduler calls them.
 
     python bench/extender.py [--nodes 1213,5000] [--pods 2000] [--scheduler fgd]
-                             [--modes names,full] [--profile] [--clock wall|cpu]
+                             [--modes names,full] [--profile] [--clock wall|cpu] [--quiet-gc]
 
 The cluster is openb ``default`` (1,213 GPU nodes), or its nodes repeated to reach the
 count asked for (names made unique); the pods are its fill-up order, as ``v1.Pod`` objects.
@@ -13,7 +13,8 @@ on one core (no socket). Two figures per row: inside the service (request bytes 
 bytes out), and with the client's JSON encoding and decoding added. ``--profile`` prints
 where the time inside the service goes. ``--clock cpu`` times with the thread's CPU clock
 instead of the wall clock: on a shared machine the wall clock's tail is mostly other
-processes' turns on the core. Not part of the test suite.
+processes' turns on the core. ``--quiet-gc``: the garbage collector set as ``scheduler
+serve`` sets it once its state is built (``cli/servers.py``). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import statistics
 import time
 from typing import Any
 
+from twinsched.cli.servers import quiet_gc
 from twinsched.model.cluster import Scenario, nodes_from_columns
 from twinsched.serve.app import create_app
 from twinsched.serve.cluster import ServiceCluster
@@ -56,6 +58,7 @@ def scaled(scenario: Scenario, n: int) -> Scenario:
 SERVICE: list[float] = []  # seconds inside the app, per call of the current pod
 CLOCK = time.perf_counter  # or time.thread_time (--clock cpu)
 PROFILE: list[cProfile.Profile] = []  # (--profile) enabled inside the app's calls
+QUIET_GC: list[bool] = []  # (--quiet-gc)
 
 
 def encode(body: object) -> bytes:
@@ -105,6 +108,8 @@ async def measure(
     node_names = [n["metadata"]["name"] for n in nodes]
     by_name = dict(zip(node_names, nodes, strict=True))
     await call(app, "/nodes", encode({"items": nodes}))
+    if QUIET_GC:
+        quiet_gc()
     times, service = [], []
     for pod in objects[:pods]:
         SERVICE.clear()
@@ -140,7 +145,9 @@ def main() -> None:
     parser.add_argument("--modes", default="names,full")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--quiet-gc", action="store_true")
     args = parser.parse_args()
+    QUIET_GC[:] = [True] if args.quiet_gc else []
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     if hasattr(os, "sched_setaffinity"):

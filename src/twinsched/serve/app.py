@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from twinsched.errors import TwinschedError
 from twinsched.serve.cluster import ServiceCluster
-from twinsched.serve.convert import Names, NodeReader, ObjectError, pod_row
+from twinsched.serve.convert import Names, NodeReader, NodeRow, ObjectError, pod_row
 from twinsched.serve.kube import NodeList, Pod
 from twinsched.serve.metrics import ServiceMetrics
 from twinsched.serve.protocol import (
@@ -107,7 +107,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             return []
         rows = [reader.row(n, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
         if rows and cluster.source is None:  # (with a twin, the nodes are the twin's)
-            cluster.set_nodes(rows, replace=False)
+            _set_nodes(cluster, rows, "Nodes.items", replace=False)
         return [r.name for r in rows]
 
     @app.post("/filter", response_model=ExtenderFilterResult, responses=BAD, openapi_extra=ARGS)
@@ -179,7 +179,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         if cluster.source is not None:
             return error_response(409, "the nodes come from the twin (serve --twin)")
         rows = [reader.read(n, f"items[{k}]") for k, n in enumerate(body.items)]
-        cluster.set_nodes(rows)
+        _set_nodes(cluster, rows, "items")
         return JSONResponse({"nodes": len(rows)})
 
     @app.post("/pods", responses=AUTH, dependencies=[Depends(authorized)])
@@ -242,6 +242,16 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
 def _json(body: object) -> Response:
     """Answer without re-validating (the answers are built in the documented shape)."""
     return Response(orjson.dumps(body), media_type="application/json")
+
+
+def _set_nodes(
+    cluster: ServiceCluster, rows: list[NodeRow], field: str, replace: bool = True
+) -> None:
+    """``cluster.set_nodes``; nodes the held pods cannot be rebuilt on are a 400 on ``field``."""
+    try:
+        cluster.set_nodes(rows, replace=replace)
+    except ObjectError as exc:
+        raise ObjectError(field, f"the pods the service holds do not fit: {exc.problem}") from None
 
 
 def _or_error(run: Callable[[], T], result: Callable[..., T]) -> T:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 
@@ -43,9 +44,11 @@ class CandidateCache:
                 if k != len(kept) - 1:
                     kept.append(kept.pop(k))
                 return hit
-        index = self.index
-        known = np.array([index[n] for n in names if n in index], dtype=np.int64)
-        unknown = [n for n in names if n not in index] if len(known) < len(names) else []
+        found = np.fromiter(map(self.index.get, names, repeat(-1)), np.int64, len(names))
+        known = found[found >= 0]  # one dict look-up per name, the loop in C
+        unknown: list[str] = []
+        if known.size < found.size:
+            unknown = [n for n, at in zip(names, found.tolist(), strict=True) if at < 0]
         return self.keep(names, known, unknown)
 
     def keep(self, names: list[str], nodes: I64, unknown: list[str] | None = None) -> Candidates:

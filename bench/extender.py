@@ -1,18 +1,20 @@
 """Latency of the scheduler service's filter + prioritize per pod, as kube-scheduler calls them.
 
     python bench/extender.py [--nodes 1213,5000] [--pods 2000] [--scheduler fgd]
-                             [--modes names,full] [--profile] [--clock wall|cpu]
+                             [--modes names,full] [--profile] [--clock wall|cpu] [--quiet-gc]
 
 The cluster is openb ``default`` (1,213 GPU nodes), or its nodes repeated to reach the
 count asked for (names made unique); the pods are its fill-up order, as ``v1.Pod`` objects.
 Per pod: ``filter`` over every node, ``prioritize`` over those that pass, ``bind`` to the
 best (not timed). ``names`` sends node names (``nodeCacheCapable: true``); ``full`` sends
-every ``v1.Node`` in each call. The calls go straight into the ASGI app on one core (no
-socket). Two figures per row: inside the service (request bytes in, answer bytes out), and
-with the client's JSON encoding and decoding added. ``--profile`` prints where the time
-goes. ``--clock cpu`` times with the thread's CPU clock instead of the wall clock: on a
-shared machine the wall clock's tail is mostly other processes' turns on the core. Not part
-of the test suite.
+every ``v1.Node`` in each call. Bodies are compact JSON in the field order of the Go types,
+as kube-scheduler's ``encoding/json`` writes them. The calls go straight into the ASGI app
+on one core (no socket). Two figures per row: inside the service (request bytes in, answer
+bytes out), and with the client's JSON encoding and decoding added. ``--profile`` prints
+where the time inside the service goes. ``--clock cpu`` times with the thread's CPU clock
+instead of the wall clock: on a shared machine the wall clock's tail is mostly other
+processes' turns on the core. ``--quiet-gc``: the garbage collector set as ``scheduler
+serve`` sets it once its state is built (``cli/servers.py``). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import statistics
 import time
 from typing import Any
 
+from twinsched.cli.servers import quiet_gc
 from twinsched.model.cluster import Scenario, nodes_from_columns
 from twinsched.serve.app import create_app
 from twinsched.serve.cluster import ServiceCluster
@@ -54,6 +57,13 @@ def scaled(scenario: Scenario, n: int) -> Scenario:
 
 SERVICE: list[float] = []  # seconds inside the app, per call of the current pod
 CLOCK = time.perf_counter  # or time.thread_time (--clock cpu)
+PROFILE: list[cProfile.Profile] = []  # (--profile) enabled inside the app's calls
+QUIET_GC: list[bool] = []  # (--quiet-gc)
+
+
+def encode(body: object) -> bytes:
+    """JSON as Go's encoding/json writes it: compact."""
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 async def call(app: App, path: str, body: bytes) -> Any:
@@ -74,7 +84,12 @@ async def call(app: App, path: str, body: bytes) -> Any:
              "root_path": "", "headers": headers, "client": ("127.0.0.1", 1),
              "server": ("127.0.0.1", 80)}  # fmt: skip
     started = CLOCK()
+    profiles = PROFILE if path in ("/filter", "/prioritize") else []
+    for profile in profiles:
+        profile.enable()
     await app(scope, receive, send)
+    for profile in profiles:
+        profile.disable()
     SERVICE.append(CLOCK() - started)
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     payload = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
@@ -84,7 +99,7 @@ async def call(app: App, path: str, body: bytes) -> Any:
 
 
 async def measure(
-    scenario: Scenario, scheduler: str, pods: int, full: bool, profile: cProfile.Profile | None
+    scenario: Scenario, scheduler: str, pods: int, full: bool
 ) -> tuple[list[float], list[float]]:
     """Per pod: filter + prioritize inside the service, and with the client's JSON work."""
     names = Names()
@@ -92,15 +107,16 @@ async def measure(
     app = create_app(ServiceCluster(scheduler, workload=scenario.pods))
     node_names = [n["metadata"]["name"] for n in nodes]
     by_name = dict(zip(node_names, nodes, strict=True))
-    await call(app, "/nodes", json.dumps({"items": nodes}).encode())
+    await call(app, "/nodes", encode({"items": nodes}))
+    if QUIET_GC:
+        quiet_gc()
     times, service = [], []
     for pod in objects[:pods]:
         SERVICE.clear()
         started = CLOCK()
-        if profile is not None:
-            profile.enable()
-        arg = {"Nodes": {"items": nodes}} if full else {"NodeNames": node_names}
-        result = await call(app, "/filter", json.dumps({"Pod": pod, **arg}).encode())
+        arg = {"Nodes": {"items": nodes}, "NodeNames": None} if full else {
+            "Nodes": None, "NodeNames": node_names}  # fmt: skip
+        result = await call(app, "/filter", encode({"Pod": pod, **arg}))
         passing = (
             [n["metadata"]["name"] for n in result["Nodes"]["items"]]
             if full
@@ -108,21 +124,16 @@ async def measure(
         )
         best = None
         if passing:
-            arg = (
-                {"Nodes": {"items": [by_name[n] for n in passing]}}
-                if full
-                else {"NodeNames": passing}
-            )
-            scores = await call(app, "/prioritize", json.dumps({"Pod": pod, **arg}).encode())
+            arg = {"Nodes": {"items": [by_name[n] for n in passing]}, "NodeNames": None} if full \
+                else {"Nodes": None, "NodeNames": passing}  # fmt: skip
+            scores = await call(app, "/prioritize", encode({"Pod": pod, **arg}))
             best = max(scores, key=lambda h: h["Score"])["Host"]
-        if profile is not None:
-            profile.disable()
         times.append(CLOCK() - started)
         service.append(sum(SERVICE))
         if best is not None:
             meta = pod["metadata"]
             bind = {"PodName": meta["name"], "PodUID": meta["uid"], "Node": best}
-            await call(app, "/bind", json.dumps(bind).encode())
+            await call(app, "/bind", encode(bind))
     return service, times
 
 
@@ -134,7 +145,9 @@ def main() -> None:
     parser.add_argument("--modes", default="names,full")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--quiet-gc", action="store_true")
     args = parser.parse_args()
+    QUIET_GC[:] = [True] if args.quiet_gc else []
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     if hasattr(os, "sched_setaffinity"):
@@ -147,8 +160,8 @@ def main() -> None:
         scenario = base if n == base.nodes.n else scaled(base, n)
         for mode in args.modes.split(","):
             full = mode == "full"
-            profile = cProfile.Profile() if args.profile else None
-            runs = asyncio.run(measure(scenario, args.scheduler, args.pods, full, profile))
+            PROFILE[:] = [cProfile.Profile()] if args.profile else []
+            runs = asyncio.run(measure(scenario, args.scheduler, args.pods, full))
             cells = []
             for times in runs:
                 ms = sorted(1000 * t for t in times)
@@ -156,7 +169,7 @@ def main() -> None:
                 cells += [f"{statistics.median(ms):.2f}", f"{p99:.2f}"]
             print(f"| {n} | {'false' if full else 'true'} | {len(runs[0])} | "
                   + " | ".join(cells) + " |", flush=True)  # fmt: skip
-            if profile is not None:
+            for profile in PROFILE:
                 pstats.Stats(profile).sort_stats("tottime").print_stats(22)
 
 

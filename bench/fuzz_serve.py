@@ -1,32 +1,41 @@
 """Fuzz the scheduler service's HTTP API with a large budget and print the issue-16 rows, one
 per endpoint (method and path).
 
-    PYTHONPATH=src:. python bench/fuzz_serve.py [--examples 3000]
+    PYTHONPATH=src:. python bench/fuzz_serve.py [--examples 3000] [--twin]
 
 The requests and the counting are those of ``tests/serve/fuzzing.py`` (the test suite runs
 them with a small budget): schemathesis' valid and invalid cases from the OpenAPI plus
 hostile bodies (bad quantities, overflow, NUL and huge names, deep nesting, not JSON, binds
-of unknown pods). Not part of the test suite.
+of unknown pods, ``NodeNames`` lists placed where the request reader looks for them by
+their bytes). ``--twin``: the service reads its nodes and running pods from a real twin
+process and writes its binds there (``POST /nodes`` answers 409). Not part of the test
+suite.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
-from tests.serve.fuzzing import fuzz
+from tests.serve.fuzzing import fuzz, twin_source
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=3000, help="requests")
+    parser.add_argument("--twin", action="store_true", help="state from a twin process")
     args = parser.parse_args()
     started = time.perf_counter()
-    report = fuzz(args.examples, derandomize=False)
+    if args.twin:
+        with tempfile.TemporaryDirectory() as folder, twin_source(Path(folder)) as source:
+            report = fuzz(args.examples, derandomize=False, twin=source)
+    else:
+        report = fuzz(args.examples, derandomize=False)
     print("\n".join(report.table()))
     tried = sum(t.tried for t in report.tallies.values())
     codes = dict(sorted(report.statuses.items()))

@@ -241,3 +241,27 @@ def test_pod_updates_place_and_release(ready: SyncASGI) -> None:
     gone = ready.request("DELETE", "/pods/ns/third", params={"uid": "u-third"}, headers=AUTH)
     assert gone.json() == {"released": True}
     assert ready.post("/filter", json=want).json()["NodeNames"] == ["gpu-1"]
+
+
+def test_nodes_the_held_pods_cannot_use_are_refused_and_change_nothing(ready: SyncASGI) -> None:
+    """Pods selecting 10 labels, then nodes with 60 taints: more than 64 labels for the new
+    table. A 400, and the nodes, pods and bindings stay as they were (found by the fuzzer:
+    the table was half rebuilt, the bindings lost)."""
+    for k in range(10):
+        p = pod(f"sel{k}", cpu="1")
+        p["spec"]["nodeSelector"] = {f"k{k}": "v"}
+        ready.post("/filter", json={"Pod": p, "NodeNames": NAMES})
+    p = pod("runs", cpu="1", **{"nvidia.com/gpu": "1"})
+    ready.post("/filter", json={"Pod": p, "NodeNames": NAMES})
+    bind = {"PodName": "runs", "PodNamespace": "ns", "PodUID": "u-runs", "Node": "gpu-1"}
+    assert ready.post("/bind", json=bind, headers=AUTH).json() == {"Error": ""}
+    cluster = ready.app.state.cluster
+    before = (cluster.bindings(), len(cluster.slot), cluster.table.index)
+    taints = [{"key": f"t{k}", "value": "x", "effect": "NoSchedule"} for k in range(60)]
+    answer = ready.post("/nodes", json={"items": [*NODES, node("many", spec={"taints": taints})]},
+                        headers=AUTH)  # fmt: skip
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"].startswith("items: ") and "64" in answer.json()["detail"]
+    assert (cluster.bindings(), len(cluster.slot), cluster.table.index) == before
+    again = ready.post("/filter", json={"Pod": pod("next", cpu="1"), "NodeNames": NAMES})
+    assert again.json()["NodeNames"] == ["cpu-1", "gpu-1"]

@@ -22,6 +22,7 @@ from twinsched.cli.options import (
     load_source,
     scenario_source,
 )
+from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ def serve(
         tls = {"ssl_certfile": str(ssl_certfile), "ssl_keyfile": str(ssl_keyfile or "")}
     if ssl_ca_certs is not None:
         tls |= {"ssl_ca_certs": str(ssl_ca_certs), "ssl_cert_reqs": ssl.CERT_REQUIRED}
+    quiet_gc()  # (the state is built: frozen, never scanned again)
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False, **tls)  # type: ignore[arg-type]
 
 

@@ -16,6 +16,7 @@ import typer
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import broker_opt, float_opt, out_path_opt, split_list
+from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
 
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
@@ -30,17 +31,6 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-
-
-def _quiet_gc() -> None:
-    """Fewer full garbage collections: the document is a large, long-lived object graph,
-    and a full pass over it stalls every request in flight for a long moment (the p99)."""
-    import gc
-
-    gc.collect()
-    gc.freeze()  # what exists at start-up (the restored document) is never scanned again
-    first, _, _ = gc.get_threshold()
-    gc.set_threshold(max(first, 50_000), 20, 100)
 
 
 def positive_seconds(value: float | None) -> float | None:
@@ -134,7 +124,7 @@ def serve(
         raise error_exit(exc) from exc
     if not settings.auth_required:
         typer.secho("twin: --dev without a token: write routes are OPEN", fg="yellow", err=True)
-    _quiet_gc()
+    quiet_gc()
     try:
         uvicorn.run(
             application, host=host, port=port, log_level=log_level, access_log=False,

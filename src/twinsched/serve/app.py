@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
+import orjson
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -21,11 +22,10 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
-from pydantic_core import to_json
 
 from twinsched.errors import TwinschedError
 from twinsched.serve.cluster import ServiceCluster
-from twinsched.serve.convert import Names, NodeReader, ObjectError, pod_row
+from twinsched.serve.convert import Names, NodeReader, NodeRow, ObjectError, pod_row
 from twinsched.serve.kube import NodeList, Pod
 from twinsched.serve.metrics import ServiceMetrics
 from twinsched.serve.protocol import (
@@ -36,6 +36,7 @@ from twinsched.serve.protocol import (
     ExtenderFilterResult,
     HostPriority,
 )
+from twinsched.serve.wire import Reader, filter_answer
 from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.problems import (
     ErrorBody,
@@ -60,6 +61,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
     names = names or Names()
     metrics = ServiceMetrics(cluster)
     reader = NodeReader(names)
+    wire = Reader()
     app = offline_app(
         title="twinsched scheduler service",
         description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
@@ -105,29 +107,32 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             return []
         rows = [reader.row(n, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
         if rows and cluster.source is None:  # (with a twin, the nodes are the twin's)
-            cluster.set_nodes(rows, replace=False)
+            _set_nodes(cluster, rows, "Nodes.items", replace=False)
         return [r.name for r in rows]
 
     @app.post("/filter", response_model=ExtenderFilterResult, responses=BAD, openapi_extra=ARGS)
     async def filter_(request: Request) -> Response:
         """The nodes that can take the pod now, and why each other one cannot."""
-        args = await _args(request)
+        args = wire.read(await request.body())
 
-        def run() -> dict[str, Any]:
+        def run() -> bytes:
             row = pod_row(args.pod, names)
             nodes = candidates(args)
             if not cluster.ready:
-                return _filter_answer(error="no nodes known: POST /nodes or send Nodes")
+                return filter_answer(error="no nodes known: POST /nodes or send Nodes")
             verdict = cluster.filter(row, nodes)
             metrics.filtered(bool(verdict.passing))
             if args.node_names is not None:
-                return _filter_answer(names=verdict.passing, failed=verdict.failed)
+                encoded = orjson.dumps(verdict.passing)
+                wire.keep(encoded, verdict.passing)  # what the pod's prioritize call sends
+                return filter_answer(names=encoded, failed=verdict.failed)
             keep = set(verdict.passing)  # the request's own objects, as kube-scheduler sent them
             items = args.nodes.items if args.nodes else []
             passing = [raw for raw, name in zip(items, nodes, strict=True) if name in keep]
-            return _filter_answer(nodes={"items": passing}, failed=verdict.failed)
+            return filter_answer(nodes=passing, failed=verdict.failed)
 
-        return _json(timed("filter", lambda: _or_error(run, _filter_answer)))
+        answer = timed("filter", lambda: _or_error(run, filter_answer))
+        return Response(answer, media_type="application/json")
 
     @app.post("/prioritize", response_model=list[HostPriority], responses=BAD,
               openapi_extra=ARGS)  # fmt: skip
@@ -137,7 +142,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         kube-scheduler adds the listed scores (times the extender's weight) to its own; a
         node left out of the list scores 0, so the other candidates are not listed (a list
         of 5,000 zeros would cost more than the decision)."""
-        args = await _args(request)
+        args = wire.read(await request.body())
 
         def run() -> Response:
             row = pod_row(args.pod, names)
@@ -174,7 +179,7 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         if cluster.source is not None:
             return error_response(409, "the nodes come from the twin (serve --twin)")
         rows = [reader.read(n, f"items[{k}]") for k, n in enumerate(body.items)]
-        cluster.set_nodes(rows)
+        _set_nodes(cluster, rows, "items")
         return JSONResponse({"nodes": len(rows)})
 
     @app.post("/pods", responses=AUTH, dependencies=[Depends(authorized)])
@@ -220,12 +225,6 @@ ARGS: dict[str, Any] = {
 }
 
 
-async def _args(request: Request) -> ExtenderArgs:
-    """The body read by pydantic-core straight from the bytes (5,000 node names in well under
-    a millisecond; FastAPI's own path decodes with the json module first)."""
-    return ExtenderArgs.model_validate_json(await request.body())
-
-
 def _openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's OpenAPI, with the ``ExtenderArgs`` schemas the verbs read by hand."""
     if app.openapi_schema is None:
@@ -240,21 +239,19 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema
 
 
-def _filter_answer(
-    *,
-    names: list[str] | None = None,
-    nodes: dict[str, Any] | None = None,
-    failed: dict[str, str] | None = None,
-    error: str = "",
-) -> dict[str, Any]:
-    """An ``ExtenderFilterResult`` with the Go field names."""
-    return {"Nodes": nodes, "NodeNames": names, "FailedNodes": failed or {},
-            "FailedAndUnresolvableNodes": {}, "Error": error}  # fmt: skip
-
-
 def _json(body: object) -> Response:
     """Answer without re-validating (the answers are built in the documented shape)."""
-    return Response(to_json(body), media_type="application/json")  # pydantic-core's encoder
+    return Response(orjson.dumps(body), media_type="application/json")
+
+
+def _set_nodes(
+    cluster: ServiceCluster, rows: list[NodeRow], field: str, replace: bool = True
+) -> None:
+    """``cluster.set_nodes``; nodes the held pods cannot be rebuilt on are a 400 on ``field``."""
+    try:
+        cluster.set_nodes(rows, replace=replace)
+    except ObjectError as exc:
+        raise ObjectError(field, f"the pods the service holds do not fit: {exc.problem}") from None
 
 
 def _or_error(run: Callable[[], T], result: Callable[..., T]) -> T:

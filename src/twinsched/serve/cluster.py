@@ -13,10 +13,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import I64, BoolA, Pods, single_pool_scenario
+from twinsched.model.cluster import BoolA, Pods, single_pool_scenario
 from twinsched.model.events import Arrive, NodeDown, Phase, Release
 from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
 from twinsched.scheduling.filters import applicable, first_rejection
@@ -28,6 +26,7 @@ from twinsched.scheduling.framework import (
     Unschedulable,
 )
 from twinsched.scheduling.gpus import default_gpus
+from twinsched.serve.candidates import CandidateCache
 from twinsched.serve.convert import NodeRow, PodRow
 from twinsched.serve.journal import Journal, encode, node_from, pod_from
 from twinsched.serve.source import StateSource
@@ -67,8 +66,7 @@ class ServiceCluster:
         self.control: SchedulerController | None = None
         self.slot: dict[str, int] = {}
         self._memo: tuple[int, int, BoolA | None, Decision] | None = None
-        self._within: tuple[list[str], BoolA | None] | None = None
-        self._cands: list[tuple[list[str], tuple[I64, list[str]]]] = []
+        self._cands = CandidateCache({}, 0)
         self.journal, self.source = None, None
         if journal is not None:
             self._replay(journal)
@@ -109,6 +107,16 @@ class ServiceCluster:
             return True
 
     def _rebuild(self, rows: list[NodeRow], capacity: int) -> None:
+        """A new table and controller over ``rows``, with the live pods and their bindings;
+        all or nothing (the pods may need more labels than a table holds: ObjectError)."""
+        old = self.table, self.control, self.slot, self._memo, self._cands
+        try:
+            self._build(rows, capacity)
+        except TwinschedError:
+            self.table, self.control, self.slot, self._memo, self._cands = old  # untouched
+            raise
+
+    def _build(self, rows: list[NodeRow], capacity: int) -> None:
         bound = self.bindings()
         pods_kept = self._live_rows()  # pods that ended are forgotten
         table = Table(rows, pods_kept, capacity)
@@ -120,7 +128,7 @@ class ServiceCluster:
             fallback=self.fallback, queue_sort=arrival_order,
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
-        self._within, self._cands = None, []
+        self._cands = CandidateCache(table.index, table.nodes.n)
         for row in pods_kept:
             self._add(row)
         for key, (node, gpus) in bound.items():
@@ -209,11 +217,12 @@ class ServiceCluster:
             control = self._need()[1]
             view = control.views[i]
             mask = control.eligible(view)
-            known, unknown = self._candidates(candidates)
-            ok = mask[known]
+            hit = self._cands.get(candidates)
+            known, ok = hit.nodes, mask[hit.nodes]
             names = self._need()[0].names
-            verdict = Verdict(names[known[ok]].tolist(), dict.fromkeys(unknown, UNKNOWN_NODE))
-            self._keep(verdict.passing, (known[ok], []))  # the prioritize call's list
+            passing = known[ok]
+            verdict = Verdict(names[passing].tolist(), dict.fromkeys(hit.unknown, UNKNOWN_NODE))
+            self._cands.keep(verdict.passing, passing)  # the prioritize call's list
             failed_idx = known[~ok]
             failed_names = names[failed_idx].tolist()
             if failed_names:
@@ -237,7 +246,8 @@ class ServiceCluster:
     def decide(self, i: int, candidates: list[str] | None = None) -> Decision:
         """The controller's decision for slot ``i`` (kept until the state changes)."""
         control = self._need()[1]
-        within = self._within_mask(candidates) if candidates is not None else None
+        cands = self._cands
+        within = cands.within(cands.get(candidates)) if candidates is not None else None
         changes = len(control.state.changes)
         memo = self._memo
         if memo is not None and memo[:2] == (i, changes) and memo[2] is within:
@@ -252,39 +262,6 @@ class ServiceCluster:
         decision = control.decide(i, explain=False, within=within)
         self._memo = (i, changes, within, decision)
         return decision
-
-    def _candidates(self, candidates: list[str]) -> tuple[I64, list[str]]:
-        """The known candidates' node indices, and the unknown names.
-
-        Kept for the last few lists (least recently used goes first): a pod's prioritize
-        call sends the nodes its filter call passed, and kube-scheduler sends the same full
-        list for pod after pod. Lists are compared, not hashed: the names of a request are
-        new strings, and comparing 5,000 of them costs less than hashing them.
-        """
-        for k, (known_list, hit) in enumerate(self._cands):
-            if len(known_list) == len(candidates) and known_list == candidates:
-                self._cands.append(self._cands.pop(k))
-                return hit
-        index = self._need()[0].index
-        known = np.array([index[n] for n in candidates if n in index], dtype=np.int64)
-        return self._keep(candidates, (known, [n for n in candidates if n not in index]))
-
-    def _keep(self, names: list[str], value: tuple[I64, list[str]]) -> tuple[I64, list[str]]:
-        if len(self._cands) >= 8:
-            del self._cands[0]
-        self._cands.append((names, value))
-        return value
-
-    def _within_mask(self, candidates: list[str]) -> BoolA | None:
-        """None when the candidates are every node (the common case), else their mask."""
-        if self._within is not None and candidates == self._within[0]:
-            return self._within[1]
-        table = self._need()[0]
-        some = np.zeros(table.nodes.n, dtype=bool)
-        some[self._candidates(candidates)[0]] = True
-        mask = None if some.all() else some
-        self._within = (list(candidates), mask)
-        return mask
 
     def bind(self, key: str, node: str) -> str:
         """Bind the pod to ``node`` (the decision's GPUs when it chose that node); "" or why not."""

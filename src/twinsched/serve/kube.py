@@ -24,16 +24,27 @@ class FoldedModel(BaseModel):
     # of every request, 13 times for one pod)
     _folds: ClassVar[dict[type, dict[str, str]]] = {}
 
-    @model_validator(mode="before")
     @classmethod
-    def _fold_keys(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
+    def folds(cls) -> dict[str, str]:
+        """Lower-case key -> the field key it is read as (alias or Python name)."""
         names = cls._folds.get(cls)
         if names is None:
             names = {n.lower(): n for n in cls.model_fields}  # Python names (populate_by_name)
             names |= {(f.alias or n).lower(): f.alias or n for n, f in cls.model_fields.items()}
             cls._folds[cls] = names
+        return names
+
+    @classmethod
+    def field_of(cls, key: object) -> str | None:
+        """The field key a JSON key is read as; None: the key is dropped."""
+        return cls.folds().get(str(key).lower())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        names = cls.folds()
         folded: dict[str, Any] = {}
         for key, value in data.items():
             name = names.get(str(key).lower())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SkipValidation
 from pydantic.alias_generators import to_pascal
 
 from twinsched.serve.kube import FoldedModel, Pod
@@ -34,7 +34,9 @@ class ExtenderArgs(GoModel):
 
     pod: Pod
     nodes: RawNodeList | None = Field(None, description="Sent when nodeCacheCapable is false.")
-    node_names: list[str] | None = Field(None, description="Sent when nodeCacheCapable is true.")
+    node_names: SkipValidation[list[str] | None] = Field(
+        None, description="Sent when nodeCacheCapable is true."
+    )  # checked by serve/wire.py without a pydantic validator per name
 
 
 class ExtenderFilterResult(GoModel):

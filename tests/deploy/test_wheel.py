@@ -68,8 +68,8 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
     )
     (wheel,) = (tmp_path / "dist").glob("twinsched-*-py3-none-any.whl")
     with zipfile.ZipFile(wheel) as archive:  # the dashboard ships as package data
-        shipped = set(archive.namelist())
-    assert {f"twinsched/twin/api/ui/{name}" for name in UI_FILES} <= shipped
+        packaged = set(archive.namelist())
+    assert {f"twinsched/twin/api/ui/{name}" for name in UI_FILES} <= packaged
     env = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(env)
     python = env / "bin" / "python"
@@ -89,12 +89,21 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
     shipped = "from twinsched.scheduling.ai.shipped import SHIPPED_ROOT as r; "
     shipped += "print((r / 'README.md').is_file(), r.is_relative_to(r'" + str(env) + "'))"
     assert run([str(python), "-c", shipped], tmp_path, 60).split() == ["True", "True"]
+    # the shipped model is in the wheel and listed right after install, with no user models
+    gates = "twinsched/scheduling/ai/shipped_models/openb-gates/"
+    assert any(n.startswith(gates) for n in packaged)
+    models = tmp_path / "no-user-models"
+    listed = run([str(env / "bin" / "twinsched"), "models", "list", "--models-dir", str(models)],
+                 tmp_path, 60)  # fmt: skip
+    assert "openb-gates" in listed and "shipped" in listed, listed
     port = free_port()
     log = tmp_path / "serve.log"
     command = [
         str(env / "bin" / "twinsched"),
         "scheduler",
         "serve",
+        "--scheduler",
+        "ai:openb-gates",  # the shipped model serves right after install
         "--port",
         str(port),
         "--data",

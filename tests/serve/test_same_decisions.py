@@ -3,6 +3,8 @@ every pod where ``FillupRun`` binds it (node and GPUs), in both ``nodeCacheCapab
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.serve.conftest import slice_of_openb
@@ -21,10 +23,15 @@ def gpus_of(mask: int) -> tuple[int, ...]:
 
 
 @pytest.mark.parametrize("cache_capable", [True, False], ids=["nodeCacheCapable", "full-nodes"])
-@pytest.mark.parametrize("scheduler", ["fgd", "bestfit"])
+@pytest.mark.parametrize("scheduler", ["fgd", "bestfit", "ai:openb-gates"])  # + the shipped model
 def test_same_placements_as_fillup(
-    openb_slice: Scenario, scheduler: str, cache_capable: bool
+    openb_slice: Scenario,
+    scheduler: str,
+    cache_capable: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("TWINSCHED_MODELS", str(tmp_path))  # no user model hides the shipped one
     run = fillup_placements(openb_slice, scheduler, 0)
     expected = placements_of(run)
     names = Names()

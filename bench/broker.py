@@ -28,8 +28,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.twin import document
 from tests.twin.broker_load import kill_the_publisher, kill_the_twin, status, wait
+from tests.twin.broker_streams import delete_stream
 from tests.twin.conftest import TOKEN, tiny_document
-from tests.twin.nats_stream import delete_stream
 from tests.twin.process import TwinProcess
 
 from twinsched.model.document import TwinDocument

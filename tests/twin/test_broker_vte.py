@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.twin.broker_load import stored, wait
-from tests.twin.nats_stream import delete_stream, fresh_stream
+from tests.twin.broker_streams import delete_stream, fresh_stream
 from twinsched.model.convert import scenario_to_document
 from twinsched.sim import run_fillup
 from twinsched.sim.clock import SimClock

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Self
 
 from twinsched.store.history.store import MessageId
-from twinsched.twin.broker.connection import BrokerError, Connection
+from twinsched.twin.broker.loop import BrokerError, connect
 from twinsched.twin.broker.messages import (
     deltas_subject,
     headers_of,
@@ -62,7 +62,7 @@ class BrokerPublisher:
         self._max = max_in_flight
         self._seq: dict[str, int] = {}
         self._failure: BrokerError | None = None
-        self._conn = Connection(self.url)
+        self._conn = connect(self.url)
 
     def __enter__(self) -> Self:
         return self
@@ -106,9 +106,7 @@ class BrokerPublisher:
         try:
             while True:
                 try:
-                    await self._conn.js.publish(
-                        subject, body, timeout=self.ack_timeout, headers=headers_of(message)
-                    )
+                    await self._conn.publish(subject, body, headers_of(message), self.ack_timeout)
                     break
                 except Exception as exc:  # refused (stream full), timed out, disconnected
                     if time.monotonic() >= deadline:

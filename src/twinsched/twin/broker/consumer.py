@@ -8,7 +8,9 @@ a duplicate is acked and dropped; a message that arrives before an earlier one o
 patch (a unique key: a redelivery that slips past the check is refused there), and acked
 only once that transaction is committed. The stream is a work queue (acked messages leave
 it), and the durable consumer is created anew when the twin starts, so what a killed twin
-had fetched but not acked comes first, in order. A twin killed between the commit and the ack gets
+had fetched but not acked comes first, in order (RabbitMQ: the queue takes back what a closed
+channel never acked, at its place, and has one active consumer; see
+:mod:`~twinsched.twin.broker.amqp`). A twin killed between the commit and the ack gets
 the message again, and drops it. A message that can never apply (not a batch, unknown node)
 is terminated and counted as rejected, with its id and reason in the log.
 """

@@ -3,9 +3,10 @@
 :meth:`BrokerPublisher.publish` numbers the message in its stream, sends it and returns at
 once unless ``max_in_flight`` messages are still waiting for the broker's acknowledgement:
 then it blocks (backpressure). A publish the broker refuses (its stream is full: the twin is
-behind) or does not answer is retried with the same ``Nats-Msg-Id``, so the broker keeps it
-once; after ``retry_for_s`` the next :meth:`publish` or :meth:`flush` raises
-:class:`BrokerError`: nothing is dropped without the caller knowing. ``on_ack`` is called
+behind) or does not answer is retried with the same id: JetStream keeps it once (its
+``Nats-Msg-Id``); RabbitMQ may keep a retried message twice, and the twin drops the second
+(the id is unique in its history). After ``retry_for_s`` the next :meth:`publish` or
+:meth:`flush` raises :class:`BrokerError`: nothing is dropped without the caller knowing. ``on_ack`` is called
 with each message id the broker acknowledged (from the connection's thread).
 """
 

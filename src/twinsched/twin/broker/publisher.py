@@ -6,8 +6,9 @@ then it blocks (backpressure). A publish the broker refuses (its stream is full:
 behind) or does not answer is retried with the same id: JetStream keeps it once (its
 ``Nats-Msg-Id``); RabbitMQ may keep a retried message twice, and the twin drops the second
 (the id is unique in its history). After ``retry_for_s`` the next :meth:`publish` or
-:meth:`flush` raises :class:`BrokerError`: nothing is dropped without the caller knowing. ``on_ack`` is called
-with each message id the broker acknowledged (from the connection's thread).
+:meth:`flush` raises :class:`BrokerError`: nothing is dropped without the caller knowing.
+``on_ack`` is called with each message id the broker acknowledged (from the connection's
+thread).
 """
 
 from __future__ import annotations

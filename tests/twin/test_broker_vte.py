@@ -1,4 +1,5 @@
-"""A VTE run publishes its node metrics through the broker; the twin ends with the run's."""
+"""A VTE run publishes its node metrics through the broker (NATS, RabbitMQ); the twin ends
+with the run's."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from twinsched.twin.broker.vte import BrokerSamples, node_samples
 from twinsched.twin.core.service import TwinService
 
 
-@pytest.fixture
-def stream() -> Iterator[str]:
-    url = fresh_stream()
+@pytest.fixture(params=["nats", "amqp"])
+def stream(request: pytest.FixtureRequest) -> Iterator[str]:
+    url = fresh_stream(request.param)
     yield url
     delete_stream(url)
 

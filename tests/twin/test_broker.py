@@ -168,6 +168,10 @@ def test_bad_broker_urls_are_refused_before_anything_starts(history_url: str) ->
     result = runner.invoke(app, [*serve, "amqp://127.0.0.1:1/S"])
     assert result.exit_code != 0
     assert "cannot reach the broker at amqp://127.0.0.1:1/S" in result.output
+    result = runner.invoke(app, [*serve, "amqp://guest:wrong@127.0.0.1:5672/S"])
+    assert result.exit_code != 0  # the password is refused, and not printed
+    assert "cannot reach the broker at amqp://guest@127.0.0.1:5672/S" in result.output
+    assert "wrong" not in result.output
     result = runner.invoke(app, ["twin", "collect", "--broker", "nats://h:70000", "--once"])
     assert result.exit_code == 2 and "port" in result.output
     result = runner.invoke(app, ["run", "--broker", "nats://127.0.0.1", "--no-record"])

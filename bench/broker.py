@@ -1,16 +1,17 @@
-"""Ingestion through NATS JetStream vs HTTP PATCH, and the kill -9 checks, five times each.
+"""Ingestion through NATS JetStream and RabbitMQ vs HTTP PATCH, and the kill -9 checks.
 
     python bench/broker.py [--nodes 30] [--metrics 10] [--batches 200] [--kills 5] [--rate 30]
-                           [--broker nats://127.0.0.1:4222]
+                           [--broker nats://127.0.0.1:4222 --broker amqp://guest:guest@...]
 
-One ``twinsched twin serve --broker`` in a subprocess (SQLite in a temporary folder) takes
-the same batches (every node's metrics at one time) three ways, and each is timed from the
-first send until the twin has applied the last batch: PATCH /state (one sender, one batch a
-request), the broker with one message per batch (``publish_deltas``), and the broker with
-one message per node (``publish_samples``: a subject per node, what the collectors send).
-Then ``tests/twin/broker_load.py``'s scenarios kill the twin, and separately the publisher,
-``--kills`` times under load, and check every acknowledged sample is stored exactly once.
-Each stream is deleted afterwards.
+For each broker (by default the NATS and the RabbitMQ of the tests), one ``twinsched twin
+serve --broker`` in a subprocess (SQLite in a temporary folder) takes the same batches
+(every node's metrics at one time), and each way is timed from the first send until the twin
+has applied the last batch: PATCH /state (one sender, one batch a request; with the first
+broker's twin only), the broker with one message per batch (``publish_deltas``), and the
+broker with one message per node (``publish_samples``: a subject per node, what the
+collectors send). Then ``tests/twin/broker_load.py``'s scenarios kill the twin, and
+separately the publisher, ``--kills`` times under load, and check every acknowledged sample
+is stored exactly once. Each stream is deleted afterwards.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.twin import document
 from tests.twin.broker_load import kill_the_publisher, kill_the_twin, status, wait
+from tests.twin.broker_streams import SERVERS, delete_stream
 from tests.twin.conftest import TOKEN, tiny_document
-from tests.twin.nats_stream import delete_stream
 from tests.twin.process import TwinProcess
 
 from twinsched.model.document import TwinDocument
@@ -53,8 +54,9 @@ def bodies(nodes: int, metrics: int, batches: int, start: float) -> list[dict[st
     ]  # fmt: skip
 
 
-def throughput(args: argparse.Namespace, tmp: Path) -> None:
-    url = f"{args.broker}/B{uuid.uuid4().hex[:10]}"
+def throughput(args: argparse.Namespace, tmp: Path, server: str, http: bool) -> None:
+    url = f"{server}/B{uuid.uuid4().hex[:10]}"
+    name = "RabbitMQ" if server.startswith("amqp") else "NATS"
     twin = TwinProcess(f"sqlite:///{tmp / 'speed.db'}", TOKEN, tmp / "speed.log", "--broker", url)
     try:
         twin.wait_ready(180)
@@ -65,7 +67,8 @@ def throughput(args: argparse.Namespace, tmp: Path) -> None:
                   f"({per_batch} samples) into twin serve --broker (SQLite):")  # fmt: skip
             start = 1.0
             rows = []
-            for way in ("HTTP PATCH", "broker, a message per batch", "broker, a message per node"):
+            ways = ["a message per batch", "a message per node"]
+            for way in ["HTTP PATCH"] * http + [f"{name}, {w}" for w in ways]:
                 batch = bodies(args.nodes, args.metrics, args.batches, start)
                 start += args.batches
                 seconds, messages = _send(way, batch, client, twin, url)
@@ -100,18 +103,19 @@ def _send(
     return time.perf_counter() - started, sent
 
 
-def kills(args: argparse.Namespace, tmp: Path) -> None:
-    url = f"{args.broker}/K{uuid.uuid4().hex[:10]}"
+def kills(args: argparse.Namespace, tmp: Path, server: str) -> None:
+    url = f"{server}/K{uuid.uuid4().hex[:10]}"
+    scheme = server.split(":")[0]
     try:
         outcome = kill_the_twin(tmp, url, args.kills, args.rate)
-        print(f"kill -9 the twin {outcome.kills} times under {args.rate * 3:g} messages/s: "
+        print(f"{scheme}: kill -9 the twin {outcome.kills} times under {args.rate * 3:g} msg/s: "
               f"{outcome.acked} messages acknowledged, each stored exactly once "
               f"(the twin restarted after the last kill: {outcome.status['applied']} applied, "
               f"{outcome.status['duplicates']} redelivered and dropped), "
               f"{outcome.seconds:.0f} s")  # fmt: skip
     finally:
         delete_stream(url)
-    url = f"{args.broker}/P{uuid.uuid4().hex[:10]}"
+    url = f"{server}/P{uuid.uuid4().hex[:10]}"
     db = f"sqlite:///{tmp / 'publisher.db'}"
     store = HistoryStore(db)
     store.take_lease()
@@ -119,7 +123,7 @@ def kills(args: argparse.Namespace, tmp: Path) -> None:
     service.replace(tiny_document())
     try:
         outcome = kill_the_publisher(service, url, args.kills, args.rate)
-        print(f"kill -9 the publisher {outcome.kills} times: {outcome.acked} messages "
+        print(f"{scheme}: kill -9 the publisher {outcome.kills} times: {outcome.acked} messages "
               f"acknowledged, each stored exactly once ({outcome.status}), "
               f"{outcome.seconds:.0f} s")  # fmt: skip
     finally:
@@ -135,14 +139,18 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--rate", type=float, default=30.0, help="batches/s during the kills")
-    parser.add_argument("--broker", default=os.environ.get("TWINSCHED_TEST_NATS",
-                                                           "nats://127.0.0.1:4222"))  # fmt: skip
+    parser.add_argument("--broker", action="append", help="a broker server, no stream (repeat "
+                        "it); the NATS and the RabbitMQ of the tests when left out")  # fmt: skip
     args = parser.parse_args()
+    servers = args.broker or list(SERVERS.values())
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
-        throughput(args, Path(tmp))
-        if args.kills > 0:
-            kills(args, Path(tmp))
+        folders = [Path(tmp) / str(i) for i in range(len(servers))]
+        for i, (server, folder) in enumerate(zip(servers, folders, strict=True)):
+            folder.mkdir()
+            throughput(args, folder, server, http=i == 0)
+        for server, folder in zip(servers, folders, strict=True) if args.kills > 0 else []:
+            kills(args, folder, server)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

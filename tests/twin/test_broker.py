@@ -1,4 +1,5 @@
-"""Ingestion through NATS JetStream (the server of the tests): once, in order, nothing lost.
+"""Ingestion through the brokers of the tests, NATS JetStream and RabbitMQ (each test that
+takes ``stream`` runs on both): once, in order, nothing lost.
 
 The kill tests run real processes: ``twin serve --broker`` killed with SIGKILL while a
 publisher sends (and separately a publisher killed while it sends); afterwards every message
@@ -8,7 +9,6 @@ five kills of each; the suite runs one.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import threading
@@ -17,23 +17,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import nats
 import pytest
 import uvicorn
 from fastapi import FastAPI
 from typer.testing import CliRunner
 
 from tests.twin.broker_load import NODES, batch, kill_the_publisher, kill_the_twin, stored, wait
+from tests.twin.broker_streams import delete_stream, fresh_stream
 from tests.twin.conftest import TOKEN, tiny_document
-from tests.twin.nats_stream import delete_stream, fresh_stream
 from tests.twin.process import free_port
 from twinsched.cli import app
 from twinsched.experiments.runner import BROKER_ENV
 from twinsched.store.db import dispose
 from twinsched.store.history import HistoryStore, MessageId
 from twinsched.twin.api.app import close_app, create_app
-from twinsched.twin.broker.connection import BrokerError, Connection
 from twinsched.twin.broker.consumer import BrokerConsumer
+from twinsched.twin.broker.loop import BrokerError, connect
 from twinsched.twin.broker.messages import headers_of
 from twinsched.twin.broker.publisher import BrokerPublisher
 from twinsched.twin.broker.url import parse_broker_url
@@ -45,9 +44,9 @@ KILLS = 1  # each way; bench/broker.py kills five times
 RATE = 30  # batches per second: 90 messages
 
 
-@pytest.fixture
-def stream() -> Iterator[str]:
-    url = fresh_stream()
+@pytest.fixture(params=["nats", "amqp"])
+def stream(request: pytest.FixtureRequest) -> Iterator[str]:
+    url = fresh_stream(request.param)
     yield url
     delete_stream(url)
 
@@ -64,22 +63,15 @@ def service(history_url: str) -> Iterator[TwinService]:
 
 
 def _raw_publish(url: str, messages: list[tuple[MessageId, str, dict[str, object]]]) -> None:
-    """Publish with a chosen id and Nats-Msg-Id suffix (to get past the broker's dedup)."""
-    broker = parse_broker_url(url)
-
-    async def send() -> None:
-        nc = await nats.connect(broker.server)
-        js = nc.jetstream()
+    """Publish with a chosen id and Nats-Msg-Id suffix (to get past JetStream's dedup)."""
+    conn = connect(parse_broker_url(url))
+    try:
         for mid, suffix, body in messages:
             headers = headers_of(mid) | {"Nats-Msg-Id": f"{mid.source}#{mid.seq}{suffix}"}
-            await js.publish(
-                "twinsched.x".replace("twinsched", broker.prefix),
-                json.dumps(body).encode(),
-                headers=headers,
-            )
-        await nc.close()
-
-    asyncio.run(send())
+            subject = f"{conn.url.prefix}.x"
+            conn.call(conn.publish(subject, json.dumps(body).encode(), headers, 5), 10)
+    finally:
+        conn.close()
 
 
 def test_out_of_order_and_redelivered_messages_apply_once_in_order(
@@ -129,7 +121,7 @@ def test_kill_the_publisher_under_load_loses_and_repeats_nothing(
 def test_a_full_stream_blocks_the_publisher_until_the_twin_drains_it(
     stream: str, service: TwinService
 ) -> None:
-    Connection(parse_broker_url(stream), max_msgs=6).close()  # the broker buffers 6 messages
+    connect(parse_broker_url(stream), max_msgs=6).close()  # the broker buffers 6 messages
     acked: list[MessageId] = []
     publisher = BrokerPublisher(stream, "slow", max_in_flight=2, on_ack=acked.append)
     sender = threading.Thread(
@@ -154,7 +146,7 @@ def test_a_full_stream_blocks_the_publisher_until_the_twin_drains_it(
 
 
 def test_a_publish_the_broker_never_takes_raises(stream: str) -> None:
-    Connection(parse_broker_url(stream), max_msgs=1).close()
+    connect(parse_broker_url(stream), max_msgs=1).close()
     publisher = BrokerPublisher(stream, "stuck", max_in_flight=1, retry_for_s=0.5)
     publisher.publish_deltas(b"{}")
     publisher.publish_deltas(b"{}")  # the stream is full: retried, then given up
@@ -173,6 +165,13 @@ def test_bad_broker_urls_are_refused_before_anything_starts(history_url: str) ->
     result = runner.invoke(app, [*serve, "nats://127.0.0.1:1/S"])
     assert result.exit_code != 0
     assert "cannot reach the broker at nats://127.0.0.1:1/S" in result.output
+    result = runner.invoke(app, [*serve, "amqp://127.0.0.1:1/S"])
+    assert result.exit_code != 0
+    assert "cannot reach the broker at amqp://127.0.0.1:1/S" in result.output
+    result = runner.invoke(app, [*serve, "amqp://guest:wrong@127.0.0.1:5672/S"])
+    assert result.exit_code != 0  # the password is refused, and not printed
+    assert "cannot reach the broker at amqp://guest@127.0.0.1:5672/S" in result.output
+    assert "wrong" not in result.output
     result = runner.invoke(app, ["twin", "collect", "--broker", "nats://h:70000", "--once"])
     assert result.exit_code == 2 and "port" in result.output
     result = runner.invoke(app, ["run", "--broker", "nats://127.0.0.1", "--no-record"])

@@ -30,6 +30,21 @@ def test_urls_default_port_and_stream_and_hide_the_password() -> None:
     assert str(secret) == "nats://me@broker:4333/EDGE_1"
 
 
+def test_amqp_urls_pick_rabbitmq_with_its_port() -> None:
+    url = parse_broker_url("amqp://guest:guest@127.0.0.1:5672/")
+    assert (url.scheme, url.host, url.port, url.stream, url.prefix) == (
+        "amqp",
+        "127.0.0.1",
+        5672,
+        "TWINSCHED",
+        "twinsched",
+    )
+    assert parse_broker_url("amqp://rabbit").port == 5672
+    secret = parse_broker_url("amqp://me:s%2Fecret@rabbit:5673/EDGE")
+    assert (secret.user, secret.password) == ("me", "s/ecret")
+    assert str(secret) == "amqp://me@rabbit:5673/EDGE"
+
+
 @pytest.mark.parametrize(
     ("text", "says"),
     [
@@ -40,6 +55,8 @@ def test_urls_default_port_and_stream_and_hide_the_password() -> None:
         ("nats://h:0", "port 0 is not in 1-65535"),
         ("nats://h/a.b", "stream 'a.b' must be"),
         ("nats://h/s?x=1", "no query"),
+        ("amqps://h", "expected nats://host[:port][/STREAM] or amqp://"),
+        ("amqp://h:70000", "port"),
     ],
 )
 def test_bad_urls_say_what_is_wrong(text: str, says: str) -> None:

@@ -1,4 +1,5 @@
-"""A VTE run publishes its node metrics through the broker; the twin ends with the run's."""
+"""A VTE run publishes its node metrics through the broker (NATS, RabbitMQ); the twin ends
+with the run's."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.twin.broker_load import stored, wait
-from tests.twin.nats_stream import delete_stream, fresh_stream
+from tests.twin.broker_streams import delete_stream, fresh_stream
 from twinsched.model.convert import scenario_to_document
 from twinsched.sim import run_fillup
 from twinsched.sim.clock import SimClock
@@ -21,9 +22,9 @@ from twinsched.twin.broker.vte import BrokerSamples, node_samples
 from twinsched.twin.core.service import TwinService
 
 
-@pytest.fixture
-def stream() -> Iterator[str]:
-    url = fresh_stream()
+@pytest.fixture(params=["nats", "amqp"])
+def stream(request: pytest.FixtureRequest) -> Iterator[str]:
+    url = fresh_stream(request.param)
     yield url
     delete_stream(url)
 

@@ -47,7 +47,7 @@ def collect(
     ] = None,
     once: Annotated[bool, typer.Option(help="poll once and exit")] = False,
     broker: Annotated[
-        str | None, broker_opt("publish to this NATS JetStream instead of PATCHing --twin")
+        str | None, broker_opt("publish to this broker instead of PATCHing --twin")
     ] = None,
 ) -> None:
     """Poll Prometheus on an interval and PATCH node metrics into the twin (or publish them

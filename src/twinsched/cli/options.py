@@ -250,7 +250,7 @@ def port_opt(help: str, *decls: str) -> Any:
 
 
 def check_broker(text: str | None) -> str | None:
-    """A broker URL (``nats://host[:port][/STREAM]``), or None when not given."""
+    """A broker URL (``nats://`` or ``amqp://host[:port][/STREAM]``), or None when not given."""
     if text is None:
         return None
     from twinsched.twin.broker.url import BrokerConfigError, parse_broker_url
@@ -264,7 +264,10 @@ def check_broker(text: str | None) -> str | None:
 
 def broker_opt(help: str, *decls: str) -> Any:
     """``typer.Option`` of a broker URL (:func:`check_broker`), checked while parsing."""
-    form = "nats://host:port/STREAM, port 4222 and stream TWINSCHED when left out"
+    form = (
+        "nats://host:port/STREAM (NATS JetStream, port 4222) or "
+        "amqp://user:password@host:port/STREAM (RabbitMQ, port 5672); stream TWINSCHED"
+    )
     return typer.Option(*decls, help=f"{help} [{form}]", callback=check_broker)
 
 

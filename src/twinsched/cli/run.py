@@ -158,7 +158,7 @@ def run(
     broker: Annotated[
         str | None,
         broker_opt(
-            "With --twin: send the run's deltas through this NATS JetStream, which the "
+            "With --twin: send the run's deltas through this broker, which the "
             "twin consumes (twin serve --broker); reads stay on HTTP."
         ),
     ] = None,

@@ -59,7 +59,7 @@ def serve(
     scenario: ScenarioOpt = None,
     db: DbOpt = None,
     broker: Annotated[
-        str | None, broker_opt("also publish the node metrics to this NATS JetStream")
+        str | None, broker_opt("also publish the node metrics to this broker")
     ] = None,
     sample_every: Annotated[
         float, float_opt("with --broker: simulated seconds between samples", 0, 1e9, open_lo=True)

@@ -94,7 +94,7 @@ def serve(
         str, typer.Option(help="uvicorn log level.", callback=_log_level)
     ] = "info",
     broker: Annotated[
-        str | None, broker_opt("Also apply the batches published to this NATS JetStream.")
+        str | None, broker_opt("Also apply the batches published to this broker.")
     ] = None,
 ) -> None:
     """Serve the twin under /api/v1; it restores its latest state from the database.

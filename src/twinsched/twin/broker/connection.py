@@ -1,8 +1,8 @@
-"""A NATS connection on its own event-loop thread, for the synchronous callers of this code.
+"""A NATS JetStream connection on its own event-loop thread (the ``nats://`` backend).
 
 :class:`Connection` connects (a clear :class:`BrokerError` naming the URL when it cannot),
-makes sure the JetStream stream exists, and runs coroutines on its loop with :meth:`call`
-(wait for the result) or :meth:`submit` (a future). The stream is a work queue bounded by
+makes sure the JetStream stream exists, publishes (returning once JetStream acknowledged)
+and subscribes the twin's durable pull consumer. The stream is a work queue bounded by
 ``max_msgs`` with ``discard=new``: a twin that falls behind fills it, and then the broker
 refuses publishes, which the publishers retry (they block): the bound is the buffer.
 """
@@ -10,27 +10,24 @@ refuses publishes, which the publishers retry (they block): the bound is the buf
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
-import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
-from twinsched.errors import TwinschedError
 from twinsched.extras import needs
 from twinsched.twin.broker import WHY
-from twinsched.twin.broker.url import BrokerUrl
+from twinsched.twin.broker.loop import BrokerError, LoopThread
+from twinsched.twin.broker.messages import Delivery
 
 with needs("broker", WHY):
     import nats
+    import nats.errors
     from nats.js import api
     from nats.js.errors import NotFoundError
 
-T = TypeVar("T")
+__all__ = ["BrokerError", "Connection"]
 DUPLICATE_WINDOW_S = 120.0
-STREAM_MAX_MSGS = 1_000_000
-
 
 log = logging.getLogger(__name__)
 
@@ -39,29 +36,53 @@ async def _log_error(exc: Exception) -> None:
     log.warning("broker connection: %s: %s", type(exc).__name__, exc)
 
 
-class BrokerError(TwinschedError):
-    """The broker cannot be reached, or refused or lost a message; the message names it."""
+@dataclass(frozen=True)
+class NatsDelivery:
+    """A JetStream message as a :class:`Delivery`."""
+
+    msg: Any
+
+    @property
+    def headers(self) -> Any:
+        return self.msg.headers
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self.msg.data)
+
+    @property
+    def deliveries(self) -> int:
+        return int(self.msg.metadata.num_delivered)
+
+    async def ack(self) -> None:
+        await self.msg.ack()
+
+    async def nak(self, delay: float) -> None:
+        await self.msg.nak(delay=delay)
+
+    async def term(self) -> None:
+        await self.msg.term()
 
 
-class Connection:
+@dataclass(frozen=True)
+class NatsSubscription:
+    """A durable pull consumer's fetches."""
+
+    sub: Any
+
+    async def fetch(self, n: int, timeout: float) -> list[Delivery]:
+        try:
+            return [NatsDelivery(m) for m in await self.sub.fetch(n, timeout=timeout)]
+        except (TimeoutError, nats.errors.TimeoutError):
+            return []
+
+
+class Connection(LoopThread):
     """One connection to ``url``'s server with its JetStream context; close it after use."""
 
-    def __init__(
-        self, url: BrokerUrl, *, connect_timeout: float = 3.0, max_msgs: int = STREAM_MAX_MSGS
-    ) -> None:
-        self.url = url
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="nats")
-        self._thread.start()
-        try:
-            self.nc = self.call(self._connect(connect_timeout), connect_timeout * 3 + 5)
-            self.js = self.nc.jetstream()
-            self.call(self._ensure_stream(max_msgs), 30)
-        except BaseException:
-            self._stop_loop()
-            raise
+    name = "nats"
 
-    async def _connect(self, timeout: float) -> Any:
+    async def _connect(self, timeout: float) -> None:
         # The client retries an unreachable server forever: probe it once first.
         try:
             _, writer = await asyncio.wait_for(
@@ -69,7 +90,7 @@ class Connection:
             )
             writer.close()
             await writer.wait_closed()
-            return await nats.connect(
+            self.nc = await nats.connect(
                 self.url.server,
                 connect_timeout=timeout,
                 max_reconnect_attempts=-1,  # once connected, ride out broker restarts
@@ -81,6 +102,7 @@ class Connection:
                 f"cannot reach the broker at {self.url}: {type(exc).__name__}: {exc}; "
                 "is NATS (with JetStream: nats-server -js) running there?"
             ) from None
+        self.js = self.nc.jetstream()
 
     async def _ensure_stream(self, max_msgs: int) -> None:
         subjects = [f"{self.url.prefix}.>"]
@@ -112,39 +134,31 @@ class Connection:
                 f"expected {subjects}: another application uses that name"
             )
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Run ``coro`` on the connection's loop."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+    async def publish(
+        self, subject: str, body: bytes, headers: dict[str, str], timeout: float
+    ) -> None:
+        """Publish; returns once JetStream stored it (raises if refused or not answered)."""
+        await self.js.publish(subject, body, timeout=timeout, headers=headers)
 
-    def call(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
-        """Run ``coro`` on the loop and wait for its result."""
-        future = self.submit(coro)
+    async def subscribe(self, durable: str, batch: int, ack_wait_s: float) -> NatsSubscription:
+        """Bind the twin's durable pull consumer (made anew: see the consumer's module)."""
+        config = api.ConsumerConfig(
+            ack_policy=api.AckPolicy.EXPLICIT,
+            ack_wait=ack_wait_s,
+            max_ack_pending=batch * 4,
+            max_deliver=-1,
+        )
         try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise BrokerError(f"the broker at {self.url} did not answer in {timeout:g} s") from None
+            # One twin consumes (the history's writer lease): what a predecessor fetched and
+            # never acked is redelivered now, in stream order, rather than after ack_wait.
+            with contextlib.suppress(NotFoundError):
+                await self.js.delete_consumer(self.url.stream, durable)
+            sub = await self.js.pull_subscribe(
+                f"{self.url.prefix}.>", durable=durable, stream=self.url.stream, config=config
+            )
+        except Exception as exc:
+            raise BrokerError(f"cannot consume from {self.url}: {exc}") from None
+        return NatsSubscription(sub)
 
-    def close(self) -> None:
-        """Close the connection and stop the loop (idempotent). Messages fetched and not
-        acked are redelivered by the broker; publishers flush before closing."""
-        if self.loop.is_running():
-            with contextlib.suppress(Exception):  # closing anyway
-                self.call(self._shutdown(), 15)
-        self._stop_loop()
-
-    async def _shutdown(self) -> None:
-        with contextlib.suppress(Exception):
-            await self.nc.close()
-        current = asyncio.current_task()
-        tasks = [t for t in asyncio.all_tasks() if t is not current]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    def _stop_loop(self) -> None:
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(10)
-        if not self.loop.is_running() and not self.loop.is_closed():
-            self.loop.close()
+    async def _close_client(self) -> None:
+        await self.nc.close()

@@ -1,4 +1,4 @@
-"""The twin's side: a durable JetStream consumer that applies each message once, in order.
+"""The twin's side: a durable consumer (JetStream or AMQP) that applies each message once, in order.
 
 For each message: its id (:func:`~twinsched.twin.broker.messages.message_id`) is checked
 against the highest number applied in its stream (:func:`~twinsched.twin.broker.messages.order`):
@@ -8,7 +8,9 @@ a duplicate is acked and dropped; a message that arrives before an earlier one o
 patch (a unique key: a redelivery that slips past the check is refused there), and acked
 only once that transaction is committed. The stream is a work queue (acked messages leave
 it), and the durable consumer is created anew when the twin starts, so what a killed twin
-had fetched but not acked comes first, in order. A twin killed between the commit and the ack gets
+had fetched but not acked comes first, in order (RabbitMQ: the queue takes back what a closed
+channel never acked, at its place, and has one active consumer; see
+:mod:`~twinsched.twin.broker.amqp`). A twin killed between the commit and the ack gets
 the message again, and drops it. A message that can never apply (not a batch, unknown node)
 is terminated and counted as rejected, with its id and reason in the log.
 """
@@ -24,8 +26,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from twinsched.store.history.store import DuplicateMessageError, MessageId
-from twinsched.twin.broker.connection import BrokerError, Connection
-from twinsched.twin.broker.messages import ConsumerStats, MessageError, message_id, order
+from twinsched.twin.broker.loop import Subscription, Transport, connect
+from twinsched.twin.broker.messages import (
+    ConsumerStats,
+    Delivery,
+    MessageError,
+    message_id,
+    order,
+)
 from twinsched.twin.broker.url import BrokerUrl, parse_broker_url
 from twinsched.twin.core.deltas import Delta, MetricsDelta, StatePatch
 from twinsched.twin.core.service import DeltaError, TimeOrderError, TwinService
@@ -56,64 +64,39 @@ class BrokerConsumer:
         history = service.history
         self.stats = ConsumerStats(last=history.applied_messages() if history else {})
         self._stopping = threading.Event()
-        self._conn: Connection | None = None
+        self._conn: Transport | None = None
         self._task: Any = None
 
     def start(self) -> None:
         """Connect, bind the durable consumer and start consuming (in the background)."""
-        self._conn = Connection(self.url)
+        self._conn = connect(self.url)
         try:
-            sub = self._conn.call(self._subscribe(), 30)
+            subscribe = self._conn.subscribe(self.durable, self.batch, self.ack_wait_s)
+            sub = self._conn.call(subscribe, 30)
         except BaseException:
             self._conn.close()
             raise
         self._task = self._conn.submit(self._consume(sub))
 
-    async def _subscribe(self) -> Any:
-        from nats.js import api
-
-        assert self._conn is not None
-        config = api.ConsumerConfig(
-            ack_policy=api.AckPolicy.EXPLICIT,
-            ack_wait=self.ack_wait_s,
-            max_ack_pending=self.batch * 4,
-            max_deliver=-1,
-        )
-        from nats.js.errors import NotFoundError
-
-        try:
-            # One twin consumes (the history's writer lease): what a predecessor fetched and
-            # never acked is redelivered now, in stream order, rather than after ack_wait.
-            with contextlib.suppress(NotFoundError):
-                await self._conn.js.delete_consumer(self.url.stream, self.durable)
-            return await self._conn.js.pull_subscribe(
-                f"{self.url.prefix}.>", durable=self.durable, stream=self.url.stream, config=config
-            )
-        except Exception as exc:
-            raise BrokerError(f"cannot consume from {self.url}: {exc}") from None
-
-    async def _consume(self, sub: Any) -> None:
-        import nats.errors
-
+    async def _consume(self, sub: Subscription) -> None:
         while not self._stopping.is_set():
             try:
-                messages = await sub.fetch(self.batch, timeout=0.5)
-            except (TimeoutError, nats.errors.TimeoutError):
-                continue
+                messages = await sub.fetch(self.batch, 0.5)
             except Exception:  # disconnected: the client reconnects; try again
                 self.stats.fetch_errors += 1
                 log.exception("twin: broker fetch failed")
                 await asyncio.sleep(0.5)
                 continue
-            await self.handle_batch(messages)
+            if messages:
+                await self.handle_batch(messages)
 
-    async def handle_batch(self, messages: list[Any]) -> None:
+    async def handle_batch(self, messages: list[Delivery]) -> None:
         """Apply a fetched batch: runs of node samples that are each the next of their
         stream go in one transaction (one commit, then one ack each); the rest one by one."""
-        group: list[tuple[Any, MessageId, StatePatch]] = []
+        group: list[tuple[Delivery, MessageId, StatePatch]] = []
         for msg in messages:
             self.stats.received += 1
-            self.stats.redelivered += int(msg.metadata.num_delivered > 1)
+            self.stats.redelivered += int(msg.deliveries > 1)
             ready = self._next_samples(msg, group)
             if ready is None:
                 await self._apply_group(group)
@@ -124,7 +107,7 @@ class BrokerConsumer:
         await self._apply_group(group)
 
     def _next_samples(
-        self, msg: Any, group: list[tuple[Any, MessageId, StatePatch]]
+        self, msg: Delivery, group: list[tuple[Delivery, MessageId, StatePatch]]
     ) -> tuple[MessageId, StatePatch] | None:
         """The id and batch of ``msg`` if it is node samples next in its stream after the
         group's, else None (then :meth:`handle` decides)."""
@@ -139,7 +122,7 @@ class BrokerConsumer:
             return None
         return mid, patch
 
-    async def _apply_group(self, group: list[tuple[Any, MessageId, StatePatch]]) -> None:
+    async def _apply_group(self, group: list[tuple[Delivery, MessageId, StatePatch]]) -> None:
         if not group:
             return
         deltas: list[Delta] = []
@@ -168,15 +151,13 @@ class BrokerConsumer:
             self.stats.last[mid.source] = max(mid.seq, self.stats.last.get(mid.source, 0))
             await msg.ack()  # only now: the write is committed
 
-    async def handle(self, msg: Any) -> None:
+    async def handle(self, msg: Delivery) -> None:
         """Apply one message, then ack it (or send it back, or terminate it)."""
         try:
             mid = message_id(msg.headers)
         except MessageError as exc:
             return await self._reject(msg, None, str(exc))
-        verdict = order(
-            self.stats.last.get(mid.source), mid.seq, msg.metadata.num_delivered, self.patience
-        )
+        verdict = order(self.stats.last.get(mid.source), mid.seq, msg.deliveries, self.patience)
         if verdict == "duplicate":
             self.stats.duplicates += 1
             await msg.ack()
@@ -216,7 +197,7 @@ class BrokerConsumer:
             later = patch.model_copy(update={"time": self.service.time})
             self.service.apply(later, None, mid)
 
-    async def _reject(self, msg: Any, mid: MessageId | None, why: str) -> None:
+    async def _reject(self, msg: Delivery, mid: MessageId | None, why: str) -> None:
         """Terminate a message that can never apply; its stream goes on after it."""
         self.stats.rejected += 1
         what = "without an id" if mid is None else f"{mid.source}#{mid.seq}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from twinsched.errors import TwinschedError
 from twinsched.store.history.store import MessageId
@@ -23,6 +23,30 @@ SEQ = "Twinsched-Seq"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 Verdict = Literal["apply", "duplicate", "wait"]
+
+
+class Delivery(Protocol):
+    """One delivery of a message to the twin, whatever the broker (NATS, AMQP)."""
+
+    @property
+    def headers(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def data(self) -> bytes: ...
+
+    @property
+    def deliveries(self) -> int:
+        """1 for the first delivery of this message, more for redeliveries."""
+        ...
+
+    async def ack(self) -> None:
+        """Done with: the broker forgets the message."""
+
+    async def nak(self, delay: float) -> None:
+        """Deliver it again in ``delay`` s (or later)."""
+
+    async def term(self) -> None:
+        """Never deliver it again (it can never apply)."""
 
 
 class MessageError(TwinschedError):

@@ -3,10 +3,12 @@
 :meth:`BrokerPublisher.publish` numbers the message in its stream, sends it and returns at
 once unless ``max_in_flight`` messages are still waiting for the broker's acknowledgement:
 then it blocks (backpressure). A publish the broker refuses (its stream is full: the twin is
-behind) or does not answer is retried with the same ``Nats-Msg-Id``, so the broker keeps it
-once; after ``retry_for_s`` the next :meth:`publish` or :meth:`flush` raises
-:class:`BrokerError`: nothing is dropped without the caller knowing. ``on_ack`` is called
-with each message id the broker acknowledged (from the connection's thread).
+behind) or does not answer is retried with the same id: JetStream keeps it once (its
+``Nats-Msg-Id``); RabbitMQ may keep a retried message twice, and the twin drops the second
+(the id is unique in its history). After ``retry_for_s`` the next :meth:`publish` or
+:meth:`flush` raises :class:`BrokerError`: nothing is dropped without the caller knowing.
+``on_ack`` is called with each message id the broker acknowledged (from the connection's
+thread).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Self
 
 from twinsched.store.history.store import MessageId
-from twinsched.twin.broker.connection import BrokerError, Connection
+from twinsched.twin.broker.loop import BrokerError, connect
 from twinsched.twin.broker.messages import (
     deltas_subject,
     headers_of,
@@ -62,7 +64,7 @@ class BrokerPublisher:
         self._max = max_in_flight
         self._seq: dict[str, int] = {}
         self._failure: BrokerError | None = None
-        self._conn = Connection(self.url)
+        self._conn = connect(self.url)
 
     def __enter__(self) -> Self:
         return self
@@ -106,9 +108,7 @@ class BrokerPublisher:
         try:
             while True:
                 try:
-                    await self._conn.js.publish(
-                        subject, body, timeout=self.ack_timeout, headers=headers_of(message)
-                    )
+                    await self._conn.publish(subject, body, headers_of(message), self.ack_timeout)
                     break
                 except Exception as exc:  # refused (stream full), timed out, disconnected
                     if time.monotonic() >= deadline:

@@ -1,8 +1,11 @@
-"""Broker URLs: ``nats://[user:password@]host[:port][/STREAM]``, checked before connecting.
+"""Broker URLs: ``nats://`` or ``amqp://[user:password@]host[:port][/STREAM]``, checked
+before connecting.
 
-The stream (default ``TWINSCHED``) names the JetStream stream; its subjects start with the
-stream's name in lower case (``twinsched.samples.<node>``, ``twinsched.deltas.<source>``), so
-two streams on one server never share a message.
+The scheme picks the backend: NATS JetStream (port 4222) or RabbitMQ over AMQP 0-9-1 (port
+5672, virtual host ``/``). The stream (default ``TWINSCHED``) names the JetStream stream, or
+the RabbitMQ exchange and queue; subjects (routing keys) start with the stream's name in lower
+case (``twinsched.samples.<node>``, ``twinsched.deltas.<source>``), so two streams on one
+server never share a message.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from urllib.parse import unquote, urlsplit
 
 from twinsched.errors import TwinschedError
 
-DEFAULT_PORT = 4222
+DEFAULT_PORTS = {"nats": 4222, "amqp": 5672}
+DEFAULT_PORT = DEFAULT_PORTS["nats"]
 DEFAULT_STREAM = "TWINSCHED"
 STREAM_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
-SCHEMES = ("nats",)
+SCHEMES = tuple(DEFAULT_PORTS)
+FORM = "nats://host[:port][/STREAM] or amqp://[user:password@]host[:port][/STREAM]"
 
 
 class BrokerConfigError(TwinschedError):
@@ -32,12 +37,13 @@ class BrokerUrl:
     stream: str = DEFAULT_STREAM
     user: str | None = None
     password: str | None = None
+    scheme: str = "nats"
 
     @property
     def server(self) -> str:
         """The server address for the client, credentials included."""
         auth = f"{self.user}:{self.password or ''}@" if self.user is not None else ""
-        return f"nats://{auth}{self.host}:{self.port}"
+        return f"{self.scheme}://{auth}{self.host}:{self.port}"
 
     @property
     def prefix(self) -> str:
@@ -47,12 +53,12 @@ class BrokerUrl:
     def __str__(self) -> str:
         """The URL without its password (for messages and logs)."""
         user = f"{self.user}@" if self.user is not None else ""
-        return f"nats://{user}{self.host}:{self.port}/{self.stream}"
+        return f"{self.scheme}://{user}{self.host}:{self.port}/{self.stream}"
 
 
 def parse_broker_url(text: str) -> BrokerUrl:
     """``text`` as a :class:`BrokerUrl`, or :class:`BrokerConfigError` saying what is wrong."""
-    form = "nats://host[:port][/STREAM]"
+    form = FORM
     try:
         parts = urlsplit(text.strip())
         port = parts.port
@@ -60,7 +66,9 @@ def parse_broker_url(text: str) -> BrokerUrl:
         raise BrokerConfigError(f"broker URL {text!r}: {exc}; expected {form}") from None
     if parts.scheme not in SCHEMES:
         got = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
-        raise BrokerConfigError(f"broker URL {text!r}: {got}; expected {form} (NATS JetStream)")
+        raise BrokerConfigError(
+            f"broker URL {text!r}: {got}; expected {form} (NATS JetStream or RabbitMQ)"
+        )
     if not parts.hostname:
         raise BrokerConfigError(f"broker URL {text!r}: no host; expected {form}")
     if port is not None and not 1 <= port <= 65535:
@@ -74,4 +82,5 @@ def parse_broker_url(text: str) -> BrokerUrl:
         )
     user = unquote(parts.username) if parts.username is not None else None
     password = unquote(parts.password) if parts.password is not None else None
-    return BrokerUrl(parts.hostname, port or DEFAULT_PORT, stream, user, password)
+    scheme = parts.scheme
+    return BrokerUrl(parts.hostname, port or DEFAULT_PORTS[scheme], stream, user, password, scheme)

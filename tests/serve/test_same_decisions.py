@@ -68,3 +68,20 @@ def test_every_registered_scheduler_behind_the_service(tiny: Scenario, scheduler
     finally:
         client.close()
     assert got.placements == expected and any(expected)
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "named"),
+    [("ai:no-such-model", "unknown model 'no-such-model'"), ("fgx", "unknown scheduler 'fgx'")],
+)
+def test_serve_refuses_a_scheduler_it_cannot_make_before_it_starts(
+    scheduler: str, named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from twinsched.cli import app
+
+    monkeypatch.setenv("TWINSCHED_MODELS", str(tmp_path))
+    result = CliRunner().invoke(app, ["scheduler", "serve", "--scheduler", scheduler])
+    assert result.exit_code != 0  # it never reaches uvicorn
+    assert named in result.output, result.output

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Pods, single_pool_scenario
 from twinsched.model.events import Arrive, NodeDown, Phase, Release
+from twinsched.scheduling import registry
 from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
 from twinsched.scheduling.filters import applicable, first_rejection
 from twinsched.scheduling.framework import (
@@ -59,6 +60,9 @@ class ServiceCluster:
         journal: Journal | None = None,
         source: StateSource | None = None,
     ) -> None:
+        for name in (scheduler, fallback):  # a name that cannot be made fails now, not at
+            if name is not None:  # the first pod (the service would start and answer errors)
+                registry.create(name)
         self.scheduler_name, self.seed, self.workload = scheduler, seed, workload
         self.fallback, self.capacity = fallback, capacity
         self.lock = threading.RLock()

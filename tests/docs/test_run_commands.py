@@ -118,6 +118,10 @@ TWO_NODES = (
     "this sweep on it"
 )
 REAL_CLUSTER = "needs a real Ray cluster (HEAD) and its database (DBHOST)"
+SHIPPED_DRIVE = (
+    "needs the server above and drives the whole trace (minutes): both modes on a slice in "
+    "tests/serve/test_same_decisions.py"
+)
 RECIPE = (  # the README's openb-gates command, also in docs/ai.md and docs/deploy.md
     "twinsched train --train-variants default,cpu0,cpu050,cpu100,cpu200,cpu300,"
     "gpushare20,gpushare40,gpushare80,gpushare100,multigpu20,multigpu30,multigpu50,gpuspec05,"
@@ -327,6 +331,15 @@ LONG: dict[str, str] = {
     "alibaba-gpu-2023 --variant default --check fgd": (
         "needs the scheduler server above: covered by tests/serve/test_same_decisions.py"
     ),
+    "docs/deploy.md: TWINSCHED_MODELS=/tmp/empty twinsched scheduler serve --scheduler "
+    "ai:openb-gates --port 8282 &": (
+        "starts a server: the shipped model served from the built wheel in "
+        "tests/deploy/test_wheel.py"
+    ),
+    "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --variant default "
+    "--check ai:openb-gates": SHIPPED_DRIVE,
+    "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --variant default "
+    "--full-nodes --check ai:openb-gates": SHIPPED_DRIVE,
     "docs/learning.md: twinsched autoscale --trace nasa-http-1995 --window 3h --sweep --out "
     "out/learning/nasa": "LSTM forecasts and a policy sweep: 27 s here without --sweep",
     "docs/learning.md: twinsched autoscale --trace bank-calls-2003 --window 3h --out "

@@ -92,3 +92,32 @@ def test_teacher_ties_are_all_positives() -> None:
     )
     curves = train(recipe, _load).curves
     assert curves[-1]["val_agreement"] > 0.5  # one of FGD's equal-best nodes, most of the time
+
+
+def test_dagger_from_a_look_ahead_teacher_on_its_contested_decisions(tmp_path: Path) -> None:
+    """One DAgger round cloning the look-ahead's rollout decisions runs end to end, the
+    same twice; contested-only data is a strict part of all the teacher's decisions."""
+    from tests.training.test_dataset import _cluster
+
+    def tiny(_variant: str) -> Scenario:
+        return _cluster()
+
+    def recipe(contested_only: bool) -> Recipe:
+        return Recipe(
+            DataSpec("tiny", ("a",), ("a",)),
+            ClonePhase(
+                teacher="lookahead:fgd/c=3/h=4/s=2/a=40", epochs=2, candidates=6,
+                prior=(("fgd_score", 100.0),), teacher_contested_only=contested_only,
+            ),
+            DaggerPhase(rounds=1),
+            ties=TiePhase(resolutions=()),
+        )  # fmt: skip
+
+    result = train(recipe(True), tiny, tmp_path / "a")
+    rounds = {int(row["round"]) for row in result.curves if "round" in row}
+    assert rounds == {0, 1} and np.isfinite(result.metrics["val_alloc_pct"])
+    assert result.policy.meta["spec"]["teacher_contested_only"] is True  # type: ignore[index]
+    again = train(recipe(True), tiny, tmp_path / "b")
+    assert again.policy.checksum() == result.policy.checksum()
+    every = train(recipe(False), tiny, tmp_path / "c")
+    assert 0 < result.metrics["decisions"] < every.metrics["decisions"]

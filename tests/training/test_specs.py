@@ -15,7 +15,7 @@ RECORD_KEYS = (
     "tie_resolutions", "teacher_ties", "es_generations", "es_population", "es_episodes",
     "es_sigma", "es_sigma_width", "es_sigma_slope", "es_base_width", "es_lr", "es_features",
     "es_seeds", "es_val_on_train", "es_patience", "workers", "gate_seeds", "gate_widths", "gate_z",
-    "gate_min_variants", "gate_depth",
+    "gate_min_variants", "gate_depth", "teacher_contested_only",
 )  # fmt: skip
 
 

@@ -111,6 +111,13 @@ def train_command(
     teacher_ties: Annotated[
         bool, typer.Option(help="Nodes the teacher scored as high as its choice count as right.")
     ] = False,
+    teacher_contested_only: Annotated[
+        bool,
+        typer.Option(
+            help="Keep only decisions where the teacher compared candidates (a look-ahead "
+            "teacher's rollout decisions); those candidates follow its choice in the data."
+        ),
+    ] = False,
     es_generations: Annotated[
         int, int_opt("Evolution-strategies generations on fill-up outcomes (0: none).", 0, 100000)
     ] = 0,
@@ -224,6 +231,7 @@ def train_command(
             clone=ts.ClonePhase(
                 teacher=teacher, seeds=clone_seeds, epochs=epochs, patience=patience,
                 candidates=candidates, prior=start, teacher_ties=teacher_ties,
+                teacher_contested_only=teacher_contested_only,
             ),
             dagger=ts.DaggerPhase(rounds=dagger_rounds),
             ppo=ts.PpoPhase(updates=ppo_updates, steps=ppo_steps),

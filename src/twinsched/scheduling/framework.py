@@ -206,6 +206,16 @@ class ScoringScheduler(Scheduler, Protocol):
 
 
 @runtime_checkable
+class ComparingScheduler(Scheduler, Protocol):
+    """A scheduler that can say which nodes it compared for its last decision (a
+    look-ahead's rolled-out candidates, its base policy's order); ``None`` when it compared
+    none. Read after :meth:`place`, for training data; never changes a decision."""
+
+    @property
+    def last_candidates(self) -> tuple[int, ...] | None: ...
+
+
+@runtime_checkable
 class BatchScheduler(Protocol):
     """Places a window of pending pods jointly (the ILP schedulers)."""
 

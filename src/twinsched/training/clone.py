@@ -132,6 +132,7 @@ def _collect_round(session: Session, policy: Policy, round_: int, steps: int) ->
                 actor=actor,
                 candidates=phase.candidates,
                 target_pct=data.target_pct,
+                contested_only=phase.teacher_contested_only,
             )
         )
         done += 1

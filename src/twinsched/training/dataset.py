@@ -4,6 +4,11 @@ A run of the fill-up protocol is played by an *actor* (the teacher itself, or th
 being trained); at every decision the teacher says which node it would pick, and the
 feature rows of that node and of up to ``candidates - 1`` other eligible nodes (drawn with
 the run's seed) are kept. Training then asks the policy to rank the teacher's node first.
+
+A teacher that compared some nodes for the decision (a :class:`ComparingScheduler`, as the
+look-ahead's rolled-out candidates) has those kept right after its choice, before the
+random ones: the hard negatives that carry what it knows beyond its base policy. With
+``contested_only`` only such decisions are kept.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from twinsched.metrics.fragmentation import typical_pods
-from twinsched.model.cluster import BoolA, Scenario
+from twinsched.model.cluster import I64, BoolA, Scenario
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.features import F32, N_FEATURES, Scales, node_features
 from twinsched.scheduling.framework import (
+    ComparingScheduler,
     Decision,
     Placement,
     PodView,
@@ -71,15 +77,24 @@ class _Recorder:
     decision is the run's.
     """
 
-    def __init__(self, teacher: Scheduler, actor: Scheduler | None, candidates: int) -> None:
+    def __init__(
+        self,
+        teacher: Scheduler,
+        actor: Scheduler | None,
+        candidates: int,
+        contested_only: bool = False,
+    ) -> None:
         self.name = f"record:{teacher.name}"
         self.teacher, self.actor, self.k = teacher, actor, candidates
+        self.contested_only = contested_only
         self.rows: list[F32] = []
         self.valid: list[BoolA] = []
         self.best: list[BoolA] = []
+        self.nodes: list[I64] = []  # node ids of each decision's rows (-1: padding)
         self._rng = np.random.default_rng(0)
         # Checked once: a runtime protocol check costs microseconds per decision.
         self._scoring = teacher if isinstance(teacher, ScoringScheduler) else None
+        self._comparing = teacher if isinstance(teacher, ComparingScheduler) else None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._rng = np.random.default_rng([ctx.seed, 7])
@@ -91,25 +106,37 @@ class _Recorder:
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         said = self.teacher.place(state, pod, eligible)
-        if isinstance(said, Placement):
-            self._record(state, pod, eligible, said.node)
+        compared = self._comparing.last_candidates if self._comparing is not None else None
+        if isinstance(said, Placement) and (compared is not None or not self.contested_only):
+            self._record(state, pod, eligible, said.node, compared or ())
         if self.actor is None:
             return said
         return self.actor.place(state, pod, eligible)
 
-    def _record(self, state: ClusterState, pod: PodView, eligible: BoolA, chosen: int) -> None:
+    def _record(
+        self,
+        state: ClusterState,
+        pod: PodView,
+        eligible: BoolA,
+        chosen: int,
+        compared: tuple[int, ...],
+    ) -> None:
         others = np.flatnonzero(eligible)
         others = others[others != chosen]
         if others.size <= 1:
             return  # nothing to learn from a forced choice
-        if others.size > self.k - 1:
-            others = self._rng.choice(others, self.k - 1, replace=False)
-        nodes = np.concatenate([[chosen], others]).astype(np.int64)
+        hard = np.array([n for n in compared if n != chosen], dtype=np.int64)[: self.k - 1]
+        others = others[~np.isin(others, hard)]
+        room = self.k - 1 - hard.size
+        if others.size > room:
+            others = self._rng.choice(others, room, replace=False)
+        nodes = np.concatenate([[chosen], hard, others]).astype(np.int64)
         rows, _ = node_features(state, pod, nodes, self._typical, self._scales)
         padded = np.zeros((self.k, N_FEATURES), dtype=np.float32)
         padded[: nodes.size] = rows
         self.rows.append(padded)
         self.valid.append(np.arange(self.k) < nodes.size)
+        self.nodes.append(np.pad(nodes, (0, self.k - nodes.size), constant_values=-1))
         best = np.zeros(self.k, dtype=bool)
         best[0] = True
         if self._scoring is not None:  # the teacher exposes its scores: mark its ties
@@ -126,15 +153,31 @@ def collect(
     actor: Scheduler | None = None,
     candidates: int = 48,
     target_pct: float = 100.0,
+    contested_only: bool = False,
 ) -> Decisions:
-    """The teacher's decisions over one fill-up run of ``scenario`` (played by ``actor``)."""
+    """The teacher's decisions over one fill-up run of ``scenario`` (played by ``actor``);
+    with ``contested_only``, only those where the teacher compared candidates."""
     sched = registry.create(teacher) if isinstance(teacher, str) else teacher
-    recorder = _Recorder(sched, actor, candidates)
+    return record(sched, scenario, seed, actor, candidates, target_pct, contested_only)[0]
+
+
+def record(
+    teacher: Scheduler,
+    scenario: Scenario,
+    seed: int,
+    actor: Scheduler | None = None,
+    candidates: int = 48,
+    target_pct: float = 100.0,
+    contested_only: bool = False,
+) -> tuple[Decisions, I64]:
+    """:func:`collect`'s decisions and the node id of each of their rows (-1: padding)."""
+    recorder = _Recorder(teacher, actor, candidates, contested_only)
     run_fillup(scenario, recorder, seed, target_pct=target_pct)
     if not recorder.rows:
-        return Decisions.concat([])
-    return Decisions(
+        return Decisions.concat([]), np.zeros((0, 1), dtype=np.int64)
+    data = Decisions(
         np.stack(recorder.rows).astype(np.float16),
         np.stack(recorder.valid).astype(bool),
         np.stack(recorder.best).astype(bool),
     )
+    return data, np.stack(recorder.nodes)

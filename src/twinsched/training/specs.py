@@ -45,6 +45,7 @@ class ClonePhase:
     candidates: int = 48  # nodes kept per decision
     prior: tuple[tuple[str, float], ...] = ()  # e.g. (("fgd_score", 100.0),): start from FGD
     teacher_ties: bool = False  # every node the teacher scored as high as its choice is right
+    teacher_contested_only: bool = False  # keep only decisions where the teacher compared nodes
 
 
 @dataclass(frozen=True)
@@ -144,5 +145,5 @@ class Recipe:
             "es_features": e.features, "es_seeds": e.seeds, "es_val_on_train": d.val_on_train,
             "es_patience": e.patience, "workers": self.workers, "gate_seeds": g.seeds,
             "gate_widths": g.widths, "gate_z": g.z, "gate_min_variants": g.min_variants,
-            "gate_depth": g.depth,
+            "gate_depth": g.depth, "teacher_contested_only": c.teacher_contested_only,
         }  # fmt: skip

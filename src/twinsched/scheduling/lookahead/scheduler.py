@@ -62,6 +62,13 @@ class LookaheadScheduler:
         self._eligible = EligibleMemo()
         self._workload_cls: I64 = np.zeros(0, dtype=np.int64)
         self._typical: TypicalPods | None = None
+        self._compared: tuple[int, ...] | None = None
+
+    @property
+    def last_candidates(self) -> tuple[int, ...] | None:
+        """The candidate nodes the last decision's rollouts compared, FGD's order (its
+        first choice first); ``None`` when no rollout ran. For training data only."""
+        return self._compared
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
@@ -73,9 +80,11 @@ class LookaheadScheduler:
         self._typical = typical_pods(ctx.workload)
         self.rollout_decisions = self.changed_decisions = 0
         self.rollout_seconds = 0.0
+        self._compared = None
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None and self._index is not None, "reset() first"
+        self._compared = None
         view = self._index.view(pod)
         decision = self.base.place(state, view, eligible)
         if not isinstance(decision, Placement) or not self._contested(state):
@@ -84,6 +93,7 @@ class LookaheadScheduler:
         if len(cands) < 2:
             return decision
         self.rollout_decisions += 1
+        self._compared = tuple(c.node for c in cands)
         started = time.perf_counter()
         best = self._look_ahead(state, view, cands)
         self.rollout_seconds += time.perf_counter() - started

@@ -315,6 +315,12 @@ LONG: dict[str, str] = {
     "fgd --jobs 3": BENCH,
     "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=16/s=4/a=60 --baselines "
     "fgd --variants default,cpu050 --seeds 10,11": BENCH,
+    "docs/ai.md: python bench/distil_probe.py --teacher lookahead:fgd/c=4/h=16/s=4/a=70 "
+    "--variants default,cpu050 --train-seeds 0-3 --test-seeds 10,11 --every 8 --data "
+    "../shared/data": (
+        "look-ahead rollouts and torch fits (about 40 s on a 1/8 slice); bench/ never runs in "
+        "the test suite, tests/training/test_dataset.py covers the recording"
+    ),
     "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant cpu050 --schedulers "
     "lookahead:fgd,fgd": (
         "a look-ahead fill-up: minutes; tests/scheduling/test_lookahead.py runs it small"

@@ -79,7 +79,8 @@ def _watched() -> Watched:
 def test_the_compared_candidates_follow_the_teachers_choice() -> None:
     teacher = _watched()
     assert isinstance(teacher, ComparingScheduler)
-    data, nodes = record(teacher, _cluster(), 3, candidates=6, contested_only=True)
+    recording = record(teacher, _cluster(), 3, candidates=6, contested_only=True)
+    data, nodes = recording.data, recording.nodes
     kept = [s for s in teacher.seen if s.compared is not None and s.eligible > 2]
     assert data.n == len(kept) > 0
     overruled = 0
@@ -93,12 +94,15 @@ def test_the_compared_candidates_follow_the_teachers_choice() -> None:
         if seen.chosen != seen.fgd:
             overruled += 1
             assert row[1] == seen.fgd  # FGD's own first choice right after the teacher's
+        assert recording.base_row[d] == (0 if seen.chosen == seen.fgd else 1)
+        order = recording.order[d][: len(seen.compared)]
+        assert [seen.compared[i] for i in order] == list(row[: len(seen.compared)])
     assert overruled > 0  # the rollouts did overrule FGD here
 
 
 def test_contested_only_drops_the_decisions_without_rollouts() -> None:
     teacher = _watched()
-    every, _ = record(teacher, _cluster(), 3, candidates=6)
+    every = record(teacher, _cluster(), 3, candidates=6).data
     contested = collect(_cluster(), TEACHER, 3, candidates=6, contested_only=True)
     uncontested = [s for s in teacher.seen if s.compared is None and s.eligible > 2]
     assert len(uncontested) > 0
@@ -109,9 +113,8 @@ def test_contested_only_drops_the_decisions_without_rollouts() -> None:
 def test_teachers_that_compare_nothing_record_as_before() -> None:
     """Without compared candidates the rows are the choice and random eligible nodes, the
     same ones whatever the teacher's type (the recorder's random draws are unchanged)."""
-    a, nodes_a = record(registry.create("fgd"), _cluster(), 5, candidates=4)
-    b, nodes_b = record(
-        registry.create("lookahead:fgd/c=3/h=4/s=2/a=100"), _cluster(), 5, candidates=4
-    )
-    assert a.n > 0 and (nodes_a == nodes_b).all() and (a.rows == b.rows).all()
-    assert b.best.sum(axis=1).tolist() == [1] * b.n  # FGD's ties: only a scoring teacher
+    a = record(registry.create("fgd"), _cluster(), 5, candidates=4)
+    b = record(registry.create("lookahead:fgd/c=3/h=4/s=2/a=100"), _cluster(), 5, candidates=4)
+    assert a.data.n > 0 and (a.nodes == b.nodes).all() and (a.data.rows == b.data.rows).all()
+    assert (b.base_row == -1).all()
+    assert b.data.best.sum(axis=1).tolist() == [1] * b.data.n  # ties: only a scoring teacher

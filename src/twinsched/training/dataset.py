@@ -91,6 +91,7 @@ class _Recorder:
         self.valid: list[BoolA] = []
         self.best: list[BoolA] = []
         self.nodes: list[I64] = []  # node ids of each decision's rows (-1: padding)
+        self.order: list[I64] = []  # each row's place among the compared nodes (-1: none)
         self._rng = np.random.default_rng(0)
         # Checked once: a runtime protocol check costs microseconds per decision.
         self._scoring = teacher if isinstance(teacher, ScoringScheduler) else None
@@ -137,6 +138,10 @@ class _Recorder:
         self.rows.append(padded)
         self.valid.append(np.arange(self.k) < nodes.size)
         self.nodes.append(np.pad(nodes, (0, self.k - nodes.size), constant_values=-1))
+        order = np.full(self.k, -1, dtype=np.int64)
+        for i, node in enumerate(compared):
+            order[: nodes.size][nodes == node] = i
+        self.order.append(order)
         best = np.zeros(self.k, dtype=bool)
         best[0] = True
         if self._scoring is not None:  # the teacher exposes its scores: mark its ties
@@ -158,7 +163,24 @@ def collect(
     """The teacher's decisions over one fill-up run of ``scenario`` (played by ``actor``);
     with ``contested_only``, only those where the teacher compared candidates."""
     sched = registry.create(teacher) if isinstance(teacher, str) else teacher
-    return record(sched, scenario, seed, actor, candidates, target_pct, contested_only)[0]
+    return record(sched, scenario, seed, actor, candidates, target_pct, contested_only).data
+
+
+@dataclass
+class Recording:
+    """Decisions with the node id of each row (-1: padding) and each row's place among the
+    nodes the teacher compared (0: its base policy's choice; -1: not compared)."""
+
+    data: Decisions
+    nodes: I64
+    order: I64
+
+    @property
+    def base_row(self) -> I64:
+        """Per decision, the row of the base policy's choice (-1: the teacher compared none)."""
+        first = self.order == 0
+        rows: I64 = np.where(first.any(axis=1), first.argmax(axis=1), -1)
+        return rows
 
 
 def record(
@@ -169,15 +191,16 @@ def record(
     candidates: int = 48,
     target_pct: float = 100.0,
     contested_only: bool = False,
-) -> tuple[Decisions, I64]:
-    """:func:`collect`'s decisions and the node id of each of their rows (-1: padding)."""
+) -> Recording:
+    """:func:`collect`'s decisions, with the nodes behind their rows."""
     recorder = _Recorder(teacher, actor, candidates, contested_only)
     run_fillup(scenario, recorder, seed, target_pct=target_pct)
     if not recorder.rows:
-        return Decisions.concat([]), np.zeros((0, 1), dtype=np.int64)
+        none = np.zeros((0, 1), dtype=np.int64)
+        return Recording(Decisions.concat([]), none, none)
     data = Decisions(
         np.stack(recorder.rows).astype(np.float16),
         np.stack(recorder.valid).astype(bool),
         np.stack(recorder.best).astype(bool),
     )
-    return data, np.stack(recorder.nodes)
+    return Recording(data, np.stack(recorder.nodes), np.stack(recorder.order))

@@ -2,7 +2,8 @@
 
     python bench/distil_probe.py [--teacher lookahead:fgd/c=4/h=32/s=4/a=80]
         [--variants default,cpu050] [--train-seeds 0-3] [--test-seeds 10,11]
-        [--candidates 4] [--every 1] [--epochs 30] [--hidden 32,32] [--no-prior]
+        [--candidates 4] [--every 1] [--epochs 30] [--hidden 32,32] [--widths 0,1,2,5]
+        [--no-prior]
 
 Collects the teacher's *contested* decisions (those where its rollouts compared FGD's best
 distinct candidates; ``twinsched train --teacher-contested-only``) from fill-up runs of each
@@ -12,8 +13,9 @@ default 4 = ``c``: just the compared ones). A listwise linear model and a small 
 the cloning loss of ``twinsched train``, from FGD's score as a prior unless ``--no-prior``)
 are fitted on the training seeds' decisions (early stopping on a tenth of them) and scored,
 with NumPy inference as served, on the test seeds' decisions: agreement is how often the
-model ranks the teacher's choice first, next to "always FGD's first" (how often the teacher
-kept FGD's choice). ``--every N`` keeps every N-th node and pod (``every_nth``) for a quick
+model, placing as ``PolicyScheduler`` does (scores in buckets of each ``--widths`` tie width,
+ties to the lowest per-seed node rank), picks the teacher's choice, next to "always FGD's
+first" (how often the teacher kept FGD's choice). ``--every N`` keeps every N-th node and pod (``every_nth``) for a quick
 run. Not part of the test suite; see docs/ai.md, "Distillation".
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from twinsched.cli.options import parse_seeds
 from twinsched.model.cluster import every_nth
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.policy import Policy, random_policy
+from twinsched.scheduling.framework import RunContext
 from twinsched.traces import registry as traces
 from twinsched.training.clone import fit
 from twinsched.training.dataset import Decisions, Recording, record
@@ -37,7 +40,16 @@ from twinsched.training.specs import ClonePhase
 from twinsched.training.torch_policy import feature_scaling
 
 
-def collect_all(args: argparse.Namespace, seeds: tuple[int, ...]) -> list[Recording]:
+@dataclass
+class Probe:
+    """Contested decisions and each row's node rank in its run (FGD's and the served
+    policy's tie-break; padding ranks last)."""
+
+    rec: Recording
+    rank: np.ndarray
+
+
+def collect_all(args: argparse.Namespace, seeds: tuple[int, ...]) -> list[Probe]:
     """The teacher's contested decisions per (variant, seed)."""
     out = []
     for variant in args.variants.split(","):
@@ -50,7 +62,8 @@ def collect_all(args: argparse.Namespace, seeds: tuple[int, ...]) -> list[Record
                 registry.create(args.teacher), scenario, seed, candidates=args.candidates,
                 target_pct=args.target_pct, contested_only=True,
             )  # fmt: skip
-            out.append(rec)
+            rank = RunContext.create(scenario, seed).node_rank
+            out.append(Probe(rec, np.where(rec.nodes >= 0, rank[rec.nodes], rank.size)))
             print(
                 f"{variant} seed {seed}: {rec.data.n} contested decisions "
                 f"({time.perf_counter() - started:.1f} s)",
@@ -59,34 +72,36 @@ def collect_all(args: argparse.Namespace, seeds: tuple[int, ...]) -> list[Record
     return out
 
 
-def agreement(policy: Policy, rec: Recording, fgd_order: bool = True) -> float:
-    """Share of decisions whose first-ranked row is the teacher's choice (row 0). Ties at
-    the top go as FGD breaks them, by its order of the compared candidates (its per-seed
-    node order, which no feature shows; as the served policy does within its tie width),
-    then (or, without ``fgd_order``, all) count as a fair draw: ``argmax`` alone would credit
-    every tie to the model, row 0 being always the choice."""
-    data = rec.data
+def agreement(policy: Policy, probe: Probe, width: float) -> float:
+    """Share of decisions where the policy, placing as served, picks the teacher's choice
+    (row 0): scores in one bucket of ``width`` (0: exact) tie, ties go to the lowest node
+    rank, as ``PolicyScheduler`` does (``argmax`` alone would credit every tie to row 0)."""
+    data = probe.rec.data
     if data.n == 0:
         return float("nan")
     rows = data.rows.astype(np.float32)
     scores = policy.scores(rows.reshape(-1, rows.shape[-1])).reshape(data.valid.shape)
+    if width > 0:
+        scores = np.floor(scores / width + 1e-4)
     scores = np.where(data.valid, scores, -np.inf)
     top = scores == scores.max(axis=1, keepdims=True)
-    ranked = np.where(top & (rec.order >= 0), rec.order, np.iinfo(np.int64).max)
-    by_order = (ranked.min(axis=1) < np.iinfo(np.int64).max) & fgd_order
-    won = np.where(by_order, ranked.argmin(axis=1) == 0, top[:, 0] / top.sum(axis=1))
-    return float(won.mean())
+    winner = np.where(top, probe.rank, np.iinfo(np.int64).max).argmin(axis=1)
+    return float((winner == 0).mean())
 
 
-def _joined(recs: list[Recording]) -> Recording:
-    data = Decisions.concat([r.data for r in recs])
+def _joined(probes: list[Probe]) -> Probe:
+    data = Decisions.concat([p.rec.data for p in probes])
     width = data.valid.shape[1]
-    nodes, order = (
-        np.concatenate([np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1)
-                        for a in arrays])
-        for arrays in ([r.nodes for r in recs], [r.order for r in recs])
-    )  # fmt: skip
-    return Recording(data, nodes, order)
+
+    def padded(arrays: list[np.ndarray], fill: int) -> np.ndarray:
+        return np.concatenate(
+            [np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=fill) for a in arrays]
+        )
+
+    nodes = padded([p.rec.nodes for p in probes], -1)
+    order = padded([p.rec.order for p in probes], -1)
+    rank = padded([p.rank for p in probes], np.iinfo(np.int32).max)
+    return Probe(Recording(data, nodes, order), rank)
 
 
 def train_model(hidden: tuple[int, ...], data: Decisions, args: argparse.Namespace) -> Policy:
@@ -122,12 +137,13 @@ def main() -> None:
     parser.add_argument("--patience", type=int, default=4)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--widths", default="0,1,2,5", help="tie widths (FGD points)")
     parser.add_argument("--no-prior", action="store_true", help="do not start from FGD's score")
     args = parser.parse_args()
     train = collect_all(args, parse_seeds(args.train_seeds))
     test = collect_all(args, parse_seeds(args.test_seeds))
-    train_rec, test_rec = _joined(train), _joined(test)
-    train_data, test_data = train_rec.data, test_rec.data
+    train_all, test_all = _joined(train), _joined(test)
+    train_data, test_data = train_all.rec.data, test_all.rec.data
     if train_data.n < 10 or test_data.n == 0:
         sys.exit(f"too few contested decisions: {train_data.n} to train, {test_data.n} to test")
     models = {
@@ -138,17 +154,18 @@ def main() -> None:
         ),
     }
     print(f"teacher {args.teacher}; {train_data.n} training, {test_data.n} test decisions")
-    print("agreement with the teacher (ties: by FGD's order | drawn)")
+    widths = [float(w) for w in args.widths.split(",")]
+    print(f"agreement with the teacher, train | test, at tie widths {args.widths}")
     print(
-        f"  {'always FGD first':18s} train {float((train_rec.base_row == 0).mean()):.3f}"
-        f"          test {float((test_rec.base_row == 0).mean()):.3f}"
+        f"  {'always FGD first':18s} {float((train_all.rec.base_row == 0).mean()):.3f} | "
+        f"{float((test_all.rec.base_row == 0).mean()):.3f}"
     )
     for name, policy in models.items():
         cells = [
-            f"{agreement(policy, rec):.3f} | {agreement(policy, rec, False):.3f}"
-            for rec in (train_rec, test_rec)
+            f"{agreement(policy, train_all, w):.3f} | {agreement(policy, test_all, w):.3f}"
+            for w in widths
         ]
-        print(f"  {name:18s} train {cells[0]}  test {cells[1]}")
+        print(f"  {name:18s} " + "   ".join(cells))
 
 
 if __name__ == "__main__":

@@ -15,8 +15,9 @@ are fitted on the training seeds' decisions (early stopping on a tenth of them) 
 with NumPy inference as served, on the test seeds' decisions: agreement is how often the
 model, placing as ``PolicyScheduler`` does (scores in buckets of each ``--widths`` tie width,
 ties to the lowest per-seed node rank), picks the teacher's choice, next to "always FGD's
-first" (how often the teacher kept FGD's choice). ``--every N`` keeps every N-th node and pod (``every_nth``) for a quick
-run. Not part of the test suite; see docs/ai.md, "Distillation".
+first" (how often the teacher kept FGD's choice). ``--every N`` keeps every N-th node and
+pod (``every_nth``) for a quick run. Not part of the test suite; see docs/ai.md,
+"Distillation".
 """
 
 from __future__ import annotations

@@ -61,7 +61,11 @@ def status(twin: TwinProcess) -> dict[str, Any]:
         return answer
 
 
-def _publish_at(url: str, rate: float, stop: threading.Event, acked: list[MessageId]) -> Any:
+def _publish_at(
+    url: str, rate: float, stop: threading.Event, acked: list[MessageId]
+) -> tuple[Any, threading.Thread]:
+    """A publisher sending ``rate`` batches a second from a thread until ``stop``; join the
+    thread before closing the publisher (a send after the close finds its loop closed)."""
     publisher = BrokerPublisher(url, "load", max_in_flight=64, on_ack=acked.append)
 
     def loop() -> None:
@@ -70,8 +74,9 @@ def _publish_at(url: str, rate: float, stop: threading.Event, acked: list[Messag
             k += 1
             publisher.publish_samples(batch(k))
 
-    threading.Thread(target=loop, daemon=True).start()
-    return publisher
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return publisher, thread
 
 
 def kill_the_twin(tmp: Path, url: str, kills: int, rate: float) -> Outcome:
@@ -86,7 +91,7 @@ def kill_the_twin(tmp: Path, url: str, kills: int, rate: float) -> Outcome:
     with TwinClient(twin.url, TOKEN) as client:
         client.put_state(tiny_document())
     stop, acked = threading.Event(), []
-    publisher = _publish_at(url, rate, stop, acked)
+    publisher, sender = _publish_at(url, rate, stop, acked)
     try:
         for kill in range(1, kills + 1):
             applied = int(status(twin)["applied"])
@@ -98,6 +103,8 @@ def kill_the_twin(tmp: Path, url: str, kills: int, rate: float) -> Outcome:
     finally:
         stop.set()
         twin.stop()
+    sender.join(timeout=60)
+    assert not sender.is_alive(), "the publisher's thread did not stop"
     publisher.close()  # every message published is acknowledged, or this raises
     sent = {f"load/{n}": publisher._seq[f"load/{n}"] for n in NODES}
     store = HistoryStore(db)

@@ -27,6 +27,7 @@ from twinsched.scheduling.ai.serving import (
     loader_kinds,
     register_loader,
 )
+from twinsched.scheduling.ai.shipped import SHIPPED_ROOT
 from twinsched.scheduling.framework import (
     NO_DECISION,
     Placement,
@@ -212,8 +213,9 @@ def test_serving_errors_are_clear(tmp_path: Path) -> None:
 
 
 def test_listing_models_and_kinds(tmp_path: Path) -> None:
-    assert list_models(tmp_path / "missing") == {}
+    shipped = list_models(tmp_path / "missing")  # no user models: the package's own only
+    assert set(shipped) == {f"ai:{name}" for name in ModelRegistry(SHIPPED_ROOT).names()}
     _add(tmp_path, "masked", "test.masked")
     _add(tmp_path, "masked", "test.masked")
-    assert list_models(tmp_path) == {"ai:masked": "test.masked v2 of 2; a=1"}
+    assert list_models(tmp_path) == {**shipped, "ai:masked": "test.masked v2 of 2; a=1"}
     assert {"twinsched.policy", "test.masked"} <= set(loader_kinds())

@@ -12,6 +12,7 @@ import typer
 
 from twinsched.cli import (
     agent,
+    distil,
     learning,
     models,
     run,
@@ -33,6 +34,7 @@ app = typer.Typer(
 
 # The order of the mounts is the order of `twinsched --help`.
 app.command("train")(train.train_command)
+app.command("distil")(distil.distil_command)
 app.add_typer(run.app)  # run, demo, optimum, schedulers, traces
 app.add_typer(sweep.app, name="sweep", help="Grids of runs, resumable, on processes or Ray.")
 app.add_typer(learning.app)  # autoscale, forecast-backtest, forecasters, policies

@@ -134,7 +134,9 @@ class Policy:
         return target
 
     @classmethod
-    def load(cls, path: Path) -> Policy:
+    def load(cls, path: Path, expected: tuple[str, ...] = FEATURE_NAMES) -> Policy:
+        """Read a policy file trained on ``expected`` features (the node-scoring policy's by
+        default; a reranker's are more)."""
         source = path / WEIGHTS_FILE if path.is_dir() else path
         try:
             with np.load(source, allow_pickle=False) as data:
@@ -147,10 +149,10 @@ class Policy:
         except (OSError, KeyError, ValueError) as exc:
             raise TwinschedError(f"{source}: not a twinsched policy file ({exc})") from exc
         features = tuple(header.get("features", ()))
-        if features != FEATURE_NAMES:
+        if features != expected:
             raise TwinschedError(
                 f"{source}: trained on features {features[:3]}..., this version computes "
-                f"{FEATURE_NAMES[:3]}...; retrain the model"
+                f"{expected[:3]}...; retrain the model"
             )
         return cls(weights, biases, mean, std, features, dict(header.get("meta", {})), prior)
 

@@ -58,6 +58,10 @@ BUILT_IN_LOADERS: dict[str, tuple[str | Loader, str]] = {
         "twinsched.scheduling.ai.scheduler:load_policy",
         "a twinsched placement policy (policy.json)",
     ),
+    "twinsched.reranker": (
+        "twinsched.scheduling.ai.rerank:load_reranker",
+        "FGD's best candidates reordered by a model distilled from look-ahead rollouts",
+    ),
 }
 LOADERS: Registry[Loader] = Registry("model kind", BUILT_IN_LOADERS, LOADER_GROUP)
 _OBSERVE: dict[str, Observe] = {}  # kind -> observation builder, for predictor kinds

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from twinsched.metrics.fragmentation import TypicalPods, typical_pods
-from twinsched.model.cluster import I64, BoolA
+from twinsched.model.cluster import F64, I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.cache import EligibleMemo
 from twinsched.scheduling.framework import (
@@ -31,6 +31,7 @@ from twinsched.scheduling.framework import (
 from twinsched.scheduling.gpus import placement
 from twinsched.scheduling.lookahead.lean import ClassIndex
 from twinsched.scheduling.lookahead.rollout import Candidate, Live, TopLists, rollouts
+from twinsched.scheduling.lookahead.shortlist import shortlist
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
 
@@ -63,12 +64,19 @@ class LookaheadScheduler:
         self._workload_cls: I64 = np.zeros(0, dtype=np.int64)
         self._typical: TypicalPods | None = None
         self._compared: tuple[int, ...] | None = None
+        self._values: tuple[F64, F64] | None = None
 
     @property
     def last_candidates(self) -> tuple[int, ...] | None:
         """The candidate nodes the last decision's rollouts compared, FGD's order (its
         first choice first); ``None`` when no rollout ran. For training data only."""
         return self._compared
+
+    @property
+    def last_values(self) -> tuple[F64, F64] | None:
+        """Per compared candidate (as :attr:`last_candidates`): the GPU milli its rollouts
+        placed and the fragmentation they added, means over the samples. For training data."""
+        return self._values
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
@@ -80,11 +88,11 @@ class LookaheadScheduler:
         self._typical = typical_pods(ctx.workload)
         self.rollout_decisions = self.changed_decisions = 0
         self.rollout_seconds = 0.0
-        self._compared = None
+        self._compared = self._values = None
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None and self._index is not None, "reset() first"
-        self._compared = None
+        self._compared = self._values = None
         view = self._index.view(pod)
         decision = self.base.place(state, view, eligible)
         if not isinstance(decision, Placement) or not self._contested(state):
@@ -121,18 +129,7 @@ class LookaheadScheduler:
         """The base policy's best nodes within ``d`` points of its best, one per distinct
         node state (nodes in equal states lead to equal rollouts), best first."""
         key, gpu = self.base.node_keys(state, pod, eligible)
-        key = np.where(eligible, key, -1)
-        n1 = state.nodes.n + 1
-        p = self.params
-        top = np.argsort(-key, kind="stable")[: 16 * p.c]
-        top = top[key[top] >= 0]
-        top = top[key[top] // n1 >= key[top[0]] // n1 - p.d]
-        rows = np.concatenate(
-            [state.cpu_free[top, None], state.mem_free[top, None], state.nodes.gpu_model[top, None],
-             state.gpu_left[top]], axis=1,
-        )  # fmt: skip
-        _, first = np.unique(rows, axis=0, return_index=True)
-        chosen = top[np.sort(first)[: p.c]]
+        chosen = shortlist(state, np.where(eligible, key, -1), self.params.c, self.params.d)
         return [Candidate(int(n), placement(state, pod, int(n), int(gpu[n])).gpus) for n in chosen]
 
     def _look_ahead(self, state: ClusterState, pod: PodView, cands: list[Candidate]) -> int:
@@ -151,6 +148,7 @@ class LookaheadScheduler:
             live, top, table, self._typical, pod.cls, cands, seq.reshape(p.s, p.h)
         )
         mean_gain, mean_frag = gained.mean(axis=1), added.mean(axis=1)
+        self._values = (mean_gain, mean_frag)
         order = np.lexsort((np.arange(len(cands)), mean_frag, -mean_gain))
         return int(order[0])
 

@@ -1,0 +1,170 @@
+"""A learned reranker: FGD's best few candidates, reordered by a model of their futures.
+
+The look-ahead (:mod:`twinsched.scheduling.lookahead`) rolls FGD out from each of its best
+distinct candidates and keeps the one whose futures place the most GPU and add the least
+fragmentation. It is slow (tens of milliseconds a contested pod). A reranker learns those
+rollout values instead (:mod:`twinsched.training.distil`): the same shortlist, one feature
+row per candidate (the policy features of :mod:`features`, plus the cluster's allocation,
+the candidate's place in FGD's order, its FGD score gap to the best and the workload mix),
+and a small MLP in NumPy that scores them. Below ``from_alloc`` % allocation, or with
+fewer than two candidates, it places exactly as FGD.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from twinsched.errors import TwinschedError
+from twinsched.metrics.fragmentation import TypicalPods, typical_pods
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, Pods
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, FGD_SCORE, Scales, node_features
+from twinsched.scheduling.ai.model_store import ModelCard
+from twinsched.scheduling.ai.policy import Policy
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, workload_context
+from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
+from twinsched.scheduling.gpus import placement
+from twinsched.scheduling.lookahead.shortlist import shortlist
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
+
+KIND = "twinsched.reranker"  # the model card's kind
+RERANK_EXTRA = (
+    "alloc_frac", "candidate_rank", "fgd_gap", "model_demand", "model_supply",
+    *(f"mix_{c}" for c in CONTEXT_NAMES),
+)  # fmt: skip
+RERANK_FEATURES = FEATURE_NAMES + RERANK_EXTRA
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    """Which decisions are reranked and among how many candidates (stored with the model)."""
+
+    candidates: int = 4
+    from_alloc: float = 35.0  # % of the cluster's GPU allocated
+    window: int = 100  # FGD points below the best a candidate may score
+
+    def __post_init__(self) -> None:
+        if not (2 <= self.candidates <= 64 and 0 <= self.from_alloc <= 100 and self.window >= 0):
+            raise TwinschedError(
+                "a reranker needs 2..64 candidates, from_alloc in [0, 100] and window >= 0 "
+                f"(got {self.candidates}, {self.from_alloc}, {self.window})"
+            )
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"candidates": self.candidates, "from_alloc": self.from_alloc, "window": self.window}
+
+    @classmethod
+    def of(cls, meta: dict[str, Any]) -> Shortlist:
+        try:
+            return cls(int(meta["candidates"]), float(meta["from_alloc"]), int(meta["window"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TwinschedError(f"a reranker's 'shortlist' meta is incomplete: {exc}") from exc
+
+
+def allocated_fraction(state: ClusterState) -> float:
+    return state.allocated_gpu_milli / max(state.nodes.total_gpu_milli, 1)
+
+
+@dataclass(frozen=True)
+class RunFeatures:
+    """What a run's candidate rows share: the workload's typical pods and mix, the scales,
+    and per node how much of the workload's GPU request may *only* go to GPUs of the node's
+    model (pods restricted to models including it) next to that model's share of capacity."""
+
+    typical: TypicalPods
+    scales: Scales
+    mix: F64
+    demand: F64  # per node
+    supply: F64  # per node
+
+    @classmethod
+    def of(cls, state: ClusterState, workload: Pods) -> RunFeatures:
+        nodes = state.nodes
+        models = int(nodes.gpu_model.max(initial=-1)) + 1
+        request = workload.gpu_request.astype(np.float64)
+        demand, supply = np.zeros(models + 1), np.zeros(models + 1)  # the last: no GPU
+        capacity = (nodes.gpu_count * MILLI_PER_GPU).astype(np.float64)
+        for m in range(models):
+            allowed = ((workload.model_mask >> np.uint64(m)) & np.uint64(1)) == 1
+            demand[m] = request[(workload.model_mask != 0) & allowed].sum()
+            supply[m] = capacity[nodes.gpu_model == m].sum()
+        demand /= max(request.sum(), 1.0)
+        supply /= max(capacity.sum(), 1.0)
+        model = np.where(nodes.gpu_model >= 0, nodes.gpu_model, models)
+        return cls(
+            typical_pods(workload), Scales.of(state), workload_context(workload),
+            demand[model], supply[model],
+        )  # fmt: skip
+
+
+def candidate_rows(state: ClusterState, pod: PodView, nodes: I64, run: RunFeatures) -> F32:
+    """One row of :data:`RERANK_FEATURES` per candidate (``nodes`` in FGD's order)."""
+    rows, _ = node_features(state, pod, nodes, run.typical, run.scales)
+    extra = np.empty((nodes.size, len(RERANK_EXTRA)), dtype=np.float32)
+    fgd = rows[:, FGD_SCORE]
+    extra[:, 0] = allocated_fraction(state)
+    extra[:, 1] = np.arange(nodes.size)
+    extra[:, 2] = fgd.max() - fgd
+    extra[:, 3] = run.demand[nodes]
+    extra[:, 4] = run.supply[nodes]
+    extra[:, 5:] = run.mix
+    out: F32 = np.concatenate([rows, extra], axis=1)
+    return out
+
+
+class RerankScheduler:
+    """FGD, except that a contested pod goes to the shortlisted node its model scores best."""
+
+    def __init__(self, name: str, policy: Policy, base: PluginScheduler) -> None:
+        if policy.features != RERANK_FEATURES:
+            raise TwinschedError(f"{name}: not a reranker policy (its features differ)")
+        self.name, self.policy, self.base = name, policy, base
+        meta = policy.meta.get("shortlist")
+        self.params = Shortlist.of(meta if isinstance(meta, dict) else {})
+        self.reranked = self.changed = 0
+        self._run: RunFeatures | None = None
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        self.base.reset(state, ctx)
+        self._run = RunFeatures.of(state, ctx.workload)
+        self.reranked = self.changed = 0
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        assert self._run is not None, "reset() first"
+        decision = self.base.place(state, pod, eligible)
+        p = self.params
+        if not isinstance(decision, Placement) or 100 * allocated_fraction(state) < p.from_alloc:
+            return decision
+        key, gpu = self.base.node_keys(state, pod, eligible)
+        nodes = shortlist(state, np.where(eligible, key, -1), p.candidates, p.window)
+        if nodes.size < 2:
+            return decision
+        self.reranked += 1
+        rows = candidate_rows(state, pod, nodes, self._run)
+        best = int(np.argmax(self.policy.scores(rows)))  # the first best: FGD's order
+        if best == 0:
+            return decision
+        self.changed += 1
+        node = int(nodes[best])
+        return placement(state, pod, node, int(gpu[node]))
+
+    def stats(self) -> dict[str, object]:
+        """Decisions that were reranked, and those where the model overruled FGD."""
+        return {"rollout_decisions": self.reranked, "changed_decisions": self.changed}
+
+
+def make_reranker(name: str, policy: Policy) -> RerankScheduler:
+    from twinsched.scheduling import registry
+
+    base = registry.create("fgd")
+    assert isinstance(base, PluginScheduler)
+    return RerankScheduler(name, policy, base)
+
+
+def load_reranker(card: ModelCard, folder: Path) -> RerankScheduler:
+    """A registered reranker as a scheduler named ``ai:NAME@VERSION``."""
+    return make_reranker(f"ai:{card.ref}", Policy.load(folder, RERANK_FEATURES))

@@ -1,0 +1,38 @@
+"""The base policy's best few nodes in distinct states: what a look-ahead compares.
+
+Nodes in equal states (free CPU, memory, GPU model and per-GPU free shares) would lead to
+equal futures, so only the first of each state (in the base policy's order) is kept.
+Shared by the look-ahead (which rolls the candidates out) and the learned reranker (which
+scores them with a model distilled from those rollouts).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twinsched.model.cluster import I64
+from twinsched.model.state import ClusterState
+
+SCAN = 16  # nodes scanned per candidate wanted: equal states are skipped
+
+
+def shortlist(state: ClusterState, key: I64, count: int, window: int) -> I64:
+    """Up to ``count`` nodes, best first by ``key`` (score * (N + 1) + tie-break; < 0 means
+    not eligible), one per distinct state, scoring within ``window`` points of the best."""
+    n1 = state.nodes.n + 1
+    m = min(SCAN * count, key.size)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    top = np.argpartition(-key, m - 1)[:m] if m < key.size else np.arange(key.size)
+    top = top[np.argsort(-key[top], kind="stable")]
+    top = top[key[top] >= 0]
+    if top.size == 0:
+        return top
+    top = top[key[top] // n1 >= key[top[0]] // n1 - window]
+    rows = np.concatenate(
+        [state.cpu_free[top, None], state.mem_free[top, None], state.nodes.gpu_model[top, None],
+         state.gpu_left[top]], axis=1,
+    )  # fmt: skip
+    _, first = np.unique(rows, axis=0, return_index=True)
+    chosen: I64 = top[np.sort(first)[:count]]
+    return chosen

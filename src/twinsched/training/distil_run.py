@@ -1,0 +1,114 @@
+"""``twinsched distil``: record the look-ahead, fit the reranker, validate it, register it.
+
+Teacher runs and validation runs go to one executor (local processes, or Ray); each job is
+a pure function of its inputs and results are gathered in job order, so the model does not
+depend on the number of workers or on the executor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from twinsched.scheduling.ai.model_store import ModelCard, ModelRegistry
+from twinsched.scheduling.ai.policy import Policy
+from twinsched.scheduling.ai.rerank import KIND
+from twinsched.training.distil import (
+    DistilSpec,
+    Margins,
+    Paired,
+    RecordJob,
+    alloc_job,
+    paired_runs,
+    record_job,
+    teacher_shortlist,
+)
+
+if TYPE_CHECKING:
+    from twinsched.experiments.executors import Executor
+
+Log = Callable[[str], None]
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class DistilResult:
+    policy: Policy
+    margins: Margins
+    metrics: dict[str, float] = field(default_factory=dict)
+    data_checksum: str = ""
+    seconds: float = 0.0
+    validation: Paired | None = None
+
+
+def distil(
+    spec: DistilSpec,
+    *,
+    workers: int = 0,
+    executor: Executor | None = None,
+    log: Log | None = None,
+    progress: Progress | None = None,
+    recorded: Margins | None = None,
+) -> DistilResult:
+    """Record ``spec.teacher`` on every (variant, seed) (unless ``recorded`` gives that data
+    already), fit the reranker, validate it."""
+    from twinsched.experiments.executors import local
+    from twinsched.training.distil_fit import decision_agreement, fit
+
+    say = log or (lambda _m: None)
+    tell = progress or (lambda _w, _d, _t: None)
+    started = time.perf_counter()
+    shortlist = teacher_shortlist(spec.teacher)
+    jobs: list[RecordJob] = [
+        (spec.teacher, spec.trace, v, spec.data, s) for s in spec.seeds for v in spec.variants
+    ]
+    val_runs = 2 * len(spec.val_variants) * len(spec.val_seeds)
+    items = max(0 if recorded else len(jobs), val_runs)
+    with executor or local(workers, items=items, spawn=True) as ex:
+        data = recorded if recorded is not None else _record(ex, jobs, say, tell)
+        say(f"fitting on {data.decisions} decisions ({data.rows.shape[0]} candidates)")
+        policy = fit(
+            data, spec, lambda e, loss: tell(f"epoch {e}: loss {loss:.5f}", e, spec.epochs)
+        )
+        policy = replace(policy, meta={"spec": spec.record(), "shortlist": shortlist.to_meta()})
+        fitted = decision_agreement(
+            policy.scores(data.rows).astype(float), data.values(spec.frag_weight), data.group
+        )
+        metrics = {
+            "decisions": float(data.decisions),
+            **{f"train_{k}": v for k, v in fitted.items()},
+        }
+        validation = None
+        if spec.val_variants:
+            tell("validation runs", 0, val_runs)
+            validation = paired_runs(policy, spec, lambda batch: ex.map(alloc_job, batch))
+            for variant, gains in validation.gains().items():
+                metrics[f"val_gain/{variant}"] = float(gains.mean())
+            metrics["val_gain_over_fgd"] = validation.mean_gain()
+            say(f"validation: {validation.mean_gain():+.3f} points over FGD on the mean")
+    seconds = time.perf_counter() - started
+    return DistilResult(policy, data, metrics, data.checksum(), seconds, validation)
+
+
+def _record(ex: Executor, jobs: list[RecordJob], say: Log, tell: Progress) -> Margins:
+    """Every teacher run, gathered in job order (whatever order they finish in)."""
+    parts: list[Margins | None] = [None] * len(jobs)
+    tell("teacher runs", 0, len(jobs))
+    for done, (i, part) in enumerate(ex.as_completed(record_job, jobs), start=1):
+        parts[i] = part
+        tell("teacher runs", done, len(jobs))
+        say(f"teacher {part.label}: {part.decisions} compared decisions, "
+            f"allocation {part.alloc_pct:.3f} %")  # fmt: skip
+    return Margins.concat([p for p in parts if p is not None])
+
+
+def register(
+    spec: DistilSpec, result: DistilResult, name: str, models_dir: Path | None = None
+) -> ModelCard:
+    """Register the reranker in the model store as ``name`` (served as ``ai:NAME``)."""
+    return ModelRegistry(models_dir).register(
+        name, KIND, result.policy.save, spec.record(), result.data_checksum, result.metrics
+    )

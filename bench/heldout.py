@@ -57,7 +57,8 @@ def main() -> None:
                 value = alloc[spec.variant, spec.scheduler][spec.seed]
                 f.write(f"{spec.variant},{spec.scheduler},{spec.seed},{value}\n")
         stats = result.summary.get("scheduler_stats", {})
-        rollouts = float(stats.get("rollout_decisions", 0)) if isinstance(stats, dict) else 0.0
+        stats = stats if isinstance(stats, dict) else {}
+        rollouts = float(stats.get("rollout_decisions", stats.get("reranked_decisions", 0)))
         speed[spec.scheduler].append(
             (
                 float(result.summary["pods"]),
@@ -116,7 +117,9 @@ def print_speed(speed: dict[str, list[tuple[float, float, float, float]]]) -> No
     for name, runs in speed.items():
         pods, wall, rollouts, seconds = (sum(r[i] for r in runs) for i in range(4))
         line = f"{name}: {pods / max(wall, 1e-9):,.0f} decisions/s ({wall / len(runs):.1f} s a run)"
-        if rollouts:
+        if rollouts and not seconds:  # a reranker: no rollouts, a model scores the shortlist
+            line += f"; {rollouts / len(runs):.0f} reranked decisions a run"
+        elif rollouts:
             line += (
                 f"; {rollouts / len(runs):.0f} rollout decisions a run, "
                 f"{1000 * seconds / rollouts:.1f} ms each ({rollouts / seconds:.1f}/s)"

@@ -67,7 +67,7 @@ def test_the_model_overrules_fgd_only_above_its_allocation_threshold() -> None:
     assert _placements(sc, never, 3) == fgd and never.reranked == 0
     assert _placements(sc, eager, 3) != fgd and eager.changed > 0
     assert eager.stats() == {
-        "rollout_decisions": eager.reranked,
+        "reranked_decisions": eager.reranked,
         "changed_decisions": eager.changed,
     }
 

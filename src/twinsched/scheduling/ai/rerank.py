@@ -154,7 +154,7 @@ class RerankScheduler:
 
     def stats(self) -> dict[str, object]:
         """Decisions that were reranked, and those where the model overruled FGD."""
-        return {"rollout_decisions": self.reranked, "changed_decisions": self.changed}
+        return {"reranked_decisions": self.reranked, "changed_decisions": self.changed}
 
 
 def make_reranker(name: str, policy: Policy) -> RerankScheduler:

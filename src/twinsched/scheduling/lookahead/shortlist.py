@@ -33,6 +33,14 @@ def shortlist(state: ClusterState, key: I64, count: int, window: int) -> I64:
         [state.cpu_free[top, None], state.mem_free[top, None], state.nodes.gpu_model[top, None],
          state.gpu_left[top]], axis=1,
     )  # fmt: skip
-    _, first = np.unique(rows, axis=0, return_index=True)
-    chosen: I64 = top[np.sort(first)[:count]]
-    return chosen
+    seen: set[bytes] = set()
+    chosen: list[int] = []
+    for i, row in enumerate(rows):  # in FGD's order; usually done after a few rows
+        state_bytes = row.tobytes()
+        if state_bytes not in seen:
+            seen.add(state_bytes)
+            chosen.append(i)
+            if len(chosen) == count:
+                break
+    picked: I64 = top[chosen]
+    return picked

@@ -14,7 +14,7 @@ from twinsched.scheduling import registry
 from twinsched.scheduling.ai.rerank import RERANK_FEATURES, RerankScheduler
 from twinsched.scheduling.ai.serving import create_ai_scheduler
 from twinsched.training.distil import DistilSpec, Margins, record_job, teacher_shortlist
-from twinsched.training.distil_fit import centred, decision_agreement, fit
+from twinsched.training.distil_fit import centred, decision_agreement, fit, scores_of
 from twinsched.training.distil_run import distil, register
 
 CHEAP = "lookahead:fgd/c=3/h=4/s=2/a=90"  # rollouts only near the end of a fill-up
@@ -35,10 +35,21 @@ def _synthetic(decisions: int, seed: int = 0) -> Margins:
 def test_fit_learns_which_candidate_is_worth_more() -> None:
     train, test = _synthetic(2000), _synthetic(500, seed=1)
     policy = fit(train, DistilSpec(hidden=(16,), epochs=8, batch=64))
-    got = decision_agreement(policy.scores(test.rows).astype(float), test.values(1.0), test.group)
+    assert policy.features == DistilSpec().features  # no fragmentation nor workload mix
+    got = decision_agreement(scores_of(policy, test).astype(float), test.values(1.0), test.group)
     chance = decision_agreement(np.zeros(test.rows.shape[0]), test.values(1.0), test.group)
     assert got["agreement"] > 0.85 > chance["agreement"] + 0.4
     assert got["value_over_first"] > chance["value_over_first"] + 0.5
+
+
+def test_the_agreement_counts_fgds_first_unless_the_best_beats_it_by_the_margin() -> None:
+    scores, values = np.array([0.0, 0.004, 1.0, 1.3]), np.array([1.0, 2.0, 5.0, 4.0])
+    group = np.array([0, 0, 1, 1])
+    assert decision_agreement(scores, values, group) == {"agreement": 0.5, "value_over_first": 0.0}
+    assert decision_agreement(scores, values, group, margin=0.005) == {
+        "agreement": 0.0,
+        "value_over_first": -0.5,
+    }
 
 
 def test_only_differences_within_a_decision_are_learned() -> None:

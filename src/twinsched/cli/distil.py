@@ -62,6 +62,12 @@ def distil_command(
     frag_weight: Annotated[
         float, float_opt("Fragmentation added worth one GPU milli placed.", 0, 1000)
     ] = 1.0,
+    mix: Annotated[
+        bool, typer.Option(help="Let the model read the workload mix (it can memorise variants).")
+    ] = False,
+    margin: Annotated[
+        float, float_opt("Score above FGD's first needed to overrule it (served).", 0, 1000)
+    ] = 0.005,
     seed: Annotated[int, seed_opt("Seed of initialisation and batching.")] = 0,
     workers: Annotated[int, int_opt("Local processes (0: one per core).", 0, 1024)] = 0,
     executor: ExecutorOpt = ExecutorName.local,
@@ -97,7 +103,7 @@ def distil_command(
             teacher=teacher, trace=trace, variants=tuple(split_list(variants)),
             seeds=tuple(parse_seeds(seeds)), val_variants=tuple(split_list(val_variants)),
             val_seeds=tuple(parse_seeds(val_seeds)), data=source, hidden=_hidden(hidden),
-            epochs=epochs, frag_weight=frag_weight, seed=seed,
+            epochs=epochs, frag_weight=frag_weight, mix=mix, margin=margin, seed=seed,
         )  # fmt: skip
         teacher_shortlist(teacher)  # a teacher that is not a look-ahead fails here
         recorded = Margins.load(margins) if margins is not None else None

@@ -28,9 +28,10 @@ import numpy as np
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, I64, BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ai.features import F32
+from twinsched.scheduling.ai.features import F32, FRAG_NAMES
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.rerank import (
+    MIX_FEATURES,
     RERANK_FEATURES,
     RunFeatures,
     Shortlist,
@@ -58,7 +59,19 @@ class DistilSpec:
     lr: float = 3e-3
     weight_decay: float = 1e-4
     frag_weight: float = 1.0  # milli of fragmentation worth one milli of GPU placed
+    mix: bool = False  # whether the model reads the workload mix (it can memorise variants)
+    margin: float = 0.0  # score above FGD's first needed to overrule it, when served
     seed: int = 0
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The recorded features the model reads: not the fragmentation columns (FGD's score
+        sums them up, and computing them would cost most of a served decision), nor the
+        workload mix unless asked for."""
+        return tuple(
+            f for f in RERANK_FEATURES
+            if f not in FRAG_NAMES and (self.mix or f not in MIX_FEATURES)
+        )  # fmt: skip
 
     def record(self) -> dict[str, object]:
         return {
@@ -66,7 +79,7 @@ class DistilSpec:
             "seeds": self.seeds, "val_variants": self.val_variants, "val_seeds": self.val_seeds,
             "data": self.data, "hidden": self.hidden, "epochs": self.epochs, "batch": self.batch,
             "lr": self.lr, "weight_decay": self.weight_decay, "frag_weight": self.frag_weight,
-            "seed": self.seed,
+            "mix": self.mix, "margin": self.margin, "seed": self.seed,
         }  # fmt: skip
 
 
@@ -102,6 +115,13 @@ class Margins:
         none = np.zeros(0, dtype=np.float64)
         return cls(np.zeros((0, len(RERANK_FEATURES)), np.float32), none, none,
                    np.zeros(0, dtype=np.int64))  # fmt: skip
+
+    def columns(self, features: tuple[str, ...]) -> F32:
+        """The rows' columns of ``features`` (names of :data:`RERANK_FEATURES`)."""
+        if features == RERANK_FEATURES:
+            return self.rows
+        picked: F32 = self.rows[:, [RERANK_FEATURES.index(f) for f in features]]
+        return picked
 
     def values(self, frag_weight: float) -> F64:
         value: F64 = (self.placed - frag_weight * self.frag) / 1000.0
@@ -241,7 +261,7 @@ def paired_runs(
                   dict(zip(keys, results[len(keys) :], strict=True)))  # fmt: skip
 
 
-def teacher_shortlist(teacher: str) -> Shortlist:
+def teacher_shortlist(teacher: str, margin: float = 0.0) -> Shortlist:
     """The shortlist the teacher compares (its c, a and d), which the reranker reuses."""
     from twinsched.scheduling import registry
     from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler
@@ -250,4 +270,4 @@ def teacher_shortlist(teacher: str) -> Shortlist:
     if not isinstance(made, LookaheadScheduler):
         raise TwinschedError(f"'{teacher}': a distillation teacher must be lookahead:...")
     p = made.params
-    return Shortlist(candidates=p.c, from_alloc=p.a, window=p.d)
+    return Shortlist(candidates=p.c, from_alloc=p.a, window=p.d, margin=margin)

@@ -17,7 +17,6 @@ from twinsched.extras import needs
 from twinsched.model.cluster import F64, I64
 from twinsched.scheduling.ai.features import F32
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.rerank import RERANK_FEATURES
 from twinsched.training.distil import DistilSpec, Margins
 
 with needs("ai", "training a reranker needs PyTorch"):
@@ -33,14 +32,18 @@ def centred(values: F64, group: I64) -> F64:
     return out
 
 
-def decision_agreement(scores: F64, values: F64, group: I64) -> dict[str, float]:
-    """Per decision: how often the model's best is a best by value, and the mean value (in
-    GPUs) of its choice over FGD's first candidate's (the first row of each group)."""
+def decision_agreement(
+    scores: F64, values: F64, group: I64, margin: float = 0.0
+) -> dict[str, float]:
+    """Per decision: how often the model's choice is a best by value, and the mean value (in
+    GPUs) of its choice over FGD's first candidate's (the first row of each group). The
+    choice is the best score, or FGD's first unless the best beats it by over ``margin``."""
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     ends = np.r_[starts[1:], group.size]
     hits, gain = 0, 0.0
     for s, e in zip(starts, ends, strict=True):
         pick = s + int(np.argmax(scores[s:e]))
+        pick = pick if scores[pick] - scores[s] > margin else s
         hits += bool(values[pick] >= values[s:e].max())
         gain += float(values[pick] - values[s])
     n = max(starts.size, 1)
@@ -57,7 +60,7 @@ def fit(
         raise TwinschedError("distillation needs at least two compared decisions")
     torch.manual_seed(spec.seed)
     rng = np.random.default_rng(spec.seed)
-    rows = data.rows.astype(np.float32)
+    rows = data.columns(spec.features).astype(np.float32)
     mean = rows.mean(axis=0).astype(np.float32)
     std = (rows.std(axis=0) + 1e-6).astype(np.float32)
     x = torch.from_numpy((rows - mean) / std)
@@ -90,7 +93,7 @@ def fit(
         if isinstance(layer, nn.Linear):
             weights.append(layer.weight.detach().numpy().T.astype(np.float32).copy())
             biases.append(layer.bias.detach().numpy().astype(np.float32).copy())
-    return Policy(tuple(weights), tuple(biases), mean, std, RERANK_FEATURES)
+    return Policy(tuple(weights), tuple(biases), mean, std, spec.features)
 
 
 def _rows_of(starts: I64, sizes: I64) -> tuple[torch.Tensor, torch.Tensor]:
@@ -113,4 +116,4 @@ def _network(inputs: int, hidden: tuple[int, ...]) -> nn.Sequential:
 
 def scores_of(policy: Policy, data: Margins) -> F32:
     """The policy's score of every recorded candidate."""
-    return policy.scores(data.rows)
+    return policy.scores(data.columns(policy.features))

@@ -56,12 +56,12 @@ def distil(
     """Record ``spec.teacher`` on every (variant, seed) (unless ``recorded`` gives that data
     already), fit the reranker, validate it."""
     from twinsched.experiments.executors import local
-    from twinsched.training.distil_fit import decision_agreement, fit
+    from twinsched.training.distil_fit import decision_agreement, fit, scores_of
 
     say = log or (lambda _m: None)
     tell = progress or (lambda _w, _d, _t: None)
     started = time.perf_counter()
-    shortlist = teacher_shortlist(spec.teacher)
+    shortlist = teacher_shortlist(spec.teacher, spec.margin)
     jobs: list[RecordJob] = [
         (spec.teacher, spec.trace, v, spec.data, s) for s in spec.seeds for v in spec.variants
     ]
@@ -75,7 +75,10 @@ def distil(
         )
         policy = replace(policy, meta={"spec": spec.record(), "shortlist": shortlist.to_meta()})
         fitted = decision_agreement(
-            policy.scores(data.rows).astype(float), data.values(spec.frag_weight), data.group
+            scores_of(policy, data).astype(float),
+            data.values(spec.frag_weight),
+            data.group,
+            spec.margin,
         )
         metrics = {
             "decisions": float(data.decisions),

@@ -10,31 +10,41 @@ import pytest
 from tests.builders import scenario
 from tests.regression.fingerprint import recording, run_events
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import Scenario
+from twinsched.model.cluster import BoolA, Scenario
 from twinsched.model.events import Bind
+from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
+from twinsched.scheduling.ai.features import FRAG_NAMES
 from twinsched.scheduling.ai.model_store import ModelRegistry
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.rerank import (
     KIND,
+    MIX_FEATURES,
     RERANK_FEATURES,
     RerankScheduler,
+    RunFeatures,
     Shortlist,
+    candidate_rows,
     make_reranker,
 )
 from twinsched.scheduling.ai.serving import create_ai_scheduler
+from twinsched.scheduling.framework import Decision, PodView, RunContext
+from twinsched.scheduling.lookahead.shortlist import shortlist
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.sim import run_fillup
 
 
-def linear(weights: dict[str, float], **shortlist: float) -> Policy:
-    """A reranker scoring ``sum(weight * feature)``."""
-    w = np.zeros((len(RERANK_FEATURES), 1), dtype=np.float32)
+def linear(
+    weights: dict[str, float], features: tuple[str, ...] = RERANK_FEATURES, **shortlist: float
+) -> Policy:
+    """A reranker scoring ``sum(weight * feature)`` over ``features``."""
+    w = np.zeros((len(features), 1), dtype=np.float32)
     for name, value in weights.items():
-        w[RERANK_FEATURES.index(name), 0] = value
-    n = len(RERANK_FEATURES)
+        w[features.index(name), 0] = value
+    n = len(features)
     meta: dict[str, object] = {"shortlist": Shortlist(**shortlist).to_meta()}  # type: ignore[arg-type]
     return Policy((w,), (np.zeros(1, np.float32),), np.zeros(n, np.float32),
-                  np.ones(n, np.float32), RERANK_FEATURES, meta)  # fmt: skip
+                  np.ones(n, np.float32), features, meta)  # fmt: skip
 
 
 def _cluster() -> Scenario:
@@ -100,3 +110,72 @@ def test_a_registered_reranker_is_served_as_ai_name(tmp_path: Path) -> None:
     assert isinstance(served, RerankScheduler) and served.name == "ai:rr@1"
     sc = _cluster()
     assert _placements(sc, served, 3) == _placements(sc, make_reranker("same", policy), 3)
+
+
+LEAN = tuple(f for f in RERANK_FEATURES if f not in FRAG_NAMES and f not in MIX_FEATURES)
+
+
+def test_a_candidate_must_beat_fgds_first_by_the_margin() -> None:
+    sc = _cluster()
+    fgd = _placements(sc, "fgd", 3)
+    # candidate_rank scores 0, 1, 2, 3 down the shortlist: the last one wins by rank - 0
+    small = make_reranker("small", linear({"candidate_rank": 0.001}, from_alloc=0.0, margin=0.01))
+    large = make_reranker("large", linear({"candidate_rank": 1.0}, from_alloc=0.0, margin=0.01))
+    assert _placements(sc, small, 3) == fgd and small.reranked > 0 and small.changed == 0
+    assert _placements(sc, large, 3) != fgd and large.changed > 0
+    with pytest.raises(TwinschedError, match="margin in"):
+        Shortlist(margin=-1.0)
+    assert Shortlist.of({"candidates": 4, "from_alloc": 35, "window": 100}).margin == 0.0
+
+
+def test_a_reranker_may_read_a_subset_of_the_recorded_features(tmp_path: Path) -> None:
+    sc = _cluster()
+    full = make_reranker("full", linear({"share_left_after": -1.0, "gpu_free": 0.5}, from_alloc=0))
+    lean = linear({"share_left_after": -1.0, "gpu_free": 0.5}, LEAN, from_alloc=0)
+    served = make_reranker("lean", lean)
+    assert _placements(sc, served, 2) == _placements(sc, full, 2) and served.changed > 0
+    path = lean.save(tmp_path / "lean.npz")
+    assert Policy.load(path, RERANK_FEATURES, subset=True).features == LEAN
+    with pytest.raises(TwinschedError, match="trained on features"):
+        Policy.load(path, RERANK_FEATURES)  # an exact reader refuses it
+    shuffled = linear({}, (LEAN[1], LEAN[0], *LEAN[2:]))
+    with pytest.raises(TwinschedError, match="not a reranker"):
+        make_reranker("shuffled", shuffled)
+
+
+def test_rows_from_fgds_own_scores_equal_the_full_rows_but_fragmentation() -> None:
+    """The served (lean) rows take FGD's score and share GPU from its keys; every other
+    column must be what the recorder computes."""
+    sc = scenario(
+        [(16_000, 64_000, 4, "A")] * 5
+        + [(32_000, 128_000, 8, "B")] * 4
+        + [(8_000, 32_000, 2, "A")] * 3,
+        [(2000, 4000, 1, 500), (1000, 2000, 1, 300), (4000, 8000, 1, 1000), (3000, 1000, 2, 1000),
+         (1000, 1000, 1, 700), (6000, 4000, 0, 0)] * 15,
+    )  # fmt: skip
+    base = registry.create("fgd")
+    assert isinstance(base, PluginScheduler)
+    keep = [i for i, f in enumerate(RERANK_FEATURES) if f not in FRAG_NAMES]
+    compared: list[int] = []
+
+    class Checking:
+        name = "checking"
+
+        def reset(self, state: ClusterState, ctx: RunContext) -> None:
+            base.reset(state, ctx)
+            self.run = RunFeatures.of(state, ctx.workload)
+
+        def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+            key, gpu = base.node_keys(state, pod, eligible)
+            nodes = shortlist(state, np.where(eligible, key, -1), 4, 100)
+            if nodes.size:
+                full = candidate_rows(state, pod, nodes, self.run)
+                known = (key[nodes] // (state.nodes.n + 1), gpu[nodes])
+                lean = candidate_rows(state, pod, nodes, self.run, known)
+                assert np.array_equal(full[:, keep], lean[:, keep])
+                assert not lean[:, [RERANK_FEATURES.index(f) for f in FRAG_NAMES]].any()
+                compared.append(nodes.size)
+            return base.place(state, pod, eligible)
+
+    run_fillup(sc, Checking(), 0, target_pct=100)
+    assert len(compared) > 50 and max(compared) == 4

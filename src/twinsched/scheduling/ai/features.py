@@ -147,10 +147,23 @@ def pod_row(pod: PodView, scales: Scales) -> F32:
     )
 
 
+FRAG_NAMES = ("frag_before", "frag_after", "frag_added")  # the costly columns
+
+
 def node_features(
-    state: ClusterState, pod: PodView, nodes: I64, typical: TypicalPods, scales: Scales
+    state: ClusterState,
+    pod: PodView,
+    nodes: I64,
+    typical: TypicalPods,
+    scales: Scales,
+    fgd: tuple[I64, I64] | None = None,
 ) -> tuple[F32, I64]:
-    """Feature rows ``(len(nodes), N_FEATURES)`` and each node's GPU for a share pod."""
+    """Feature rows ``(len(nodes), N_FEATURES)`` and each node's GPU for a share pod.
+
+    ``fgd``: FGD's integer scores of these nodes and the GPU it picks for a share pod (-1:
+    none), when the caller has them already; the :data:`FRAG_NAMES` columns are then not
+    computed (left at 0), which saves most of the cost.
+    """
     out = np.empty((nodes.size, N_FEATURES), dtype=np.float32)
     n = state.nodes
     cpu_cap, mem_cap = n.cpu_milli[nodes], n.memory_mib[nodes]
@@ -159,10 +172,15 @@ def node_features(
     cpu, mem, idle = state.cpu_free[nodes], state.mem_free[nodes], state.gpu_idle[nodes]
     whole = state.gpu_whole_free[nodes]
     gpu_scale = MILLI_PER_GPU * scales.gpus
-    outcome = placement_outcome(state, pod, nodes, typical)
+    if fgd is None:
+        outcome = placement_outcome(state, pod, nodes, typical)
+        before, after, share = outcome.before, outcome.after, outcome.share_gpu
+        fgd_scores = fgd_column(outcome)
+    else:
+        before = after = np.zeros(nodes.size)
+        fgd_scores, share = (fgd[0] / MAX_SCORE).astype(np.float32), fgd[1]
     gpu_left = state.gpu_left[nodes]
     left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
-    share = outcome.share_gpu
     share_left = np.where(
         share >= 0, gpu_left[np.arange(nodes.size), np.maximum(share, 0)] - pod.gpu_milli, 0
     )
@@ -183,11 +201,11 @@ def node_features(
     o = len(NODE_NAMES)
     cpu_after = cpu - pod.cpu_milli
     outcome_columns: tuple[npt.NDArray[np.floating], ...] = (
-        outcome.before / MILLI_PER_GPU, outcome.after / MILLI_PER_GPU,
-        (outcome.after - outcome.before) / MILLI_PER_GPU, cpu_after / cpu_div,
+        before / MILLI_PER_GPU, after / MILLI_PER_GPU,
+        (after - before) / MILLI_PER_GPU, cpu_after / cpu_div,
         (idle - pod.gpu_request) / gpu_div, share_left / MILLI_PER_GPU,
         (whole - (0 if pod.is_share else pod.gpu_count)) / scales.gpus,
-        cpu_after / scales.cpu, fgd_column(outcome),
+        cpu_after / scales.cpu, fgd_scores,
     )  # fmt: skip
     for j, column in enumerate(outcome_columns):
         out[:, o + j] = column

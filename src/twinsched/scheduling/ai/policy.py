@@ -134,9 +134,12 @@ class Policy:
         return target
 
     @classmethod
-    def load(cls, path: Path, expected: tuple[str, ...] = FEATURE_NAMES) -> Policy:
+    def load(
+        cls, path: Path, expected: tuple[str, ...] = FEATURE_NAMES, *, subset: bool = False
+    ) -> Policy:
         """Read a policy file trained on ``expected`` features (the node-scoring policy's by
-        default; a reranker's are more)."""
+        default; a reranker's are more). With ``subset``, any of them in their order will do
+        (a reranker may leave some out)."""
         source = path / WEIGHTS_FILE if path.is_dir() else path
         try:
             with np.load(source, allow_pickle=False) as data:
@@ -149,12 +152,19 @@ class Policy:
         except (OSError, KeyError, ValueError) as exc:
             raise TwinschedError(f"{source}: not a twinsched policy file ({exc})") from exc
         features = tuple(header.get("features", ()))
-        if features != expected:
+        if features != expected and not (subset and _ordered_subset(features, expected)):
             raise TwinschedError(
                 f"{source}: trained on features {features[:3]}..., this version computes "
                 f"{expected[:3]}...; retrain the model"
             )
         return cls(weights, biases, mean, std, features, dict(header.get("meta", {})), prior)
+
+
+def _ordered_subset(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
+    """Whether ``part`` is non-empty and has only names of ``whole``, in ``whole``'s order."""
+    at = {name: i for i, name in enumerate(whole)}
+    places = [at.get(name, -1) for name in part]
+    return bool(part) and min(places) >= 0 and places == sorted(set(places))
 
 
 def random_policy(

@@ -22,7 +22,14 @@ from twinsched.errors import TwinschedError
 from twinsched.metrics.fragmentation import TypicalPods, typical_pods
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, Pods
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, FGD_SCORE, Scales, node_features
+from twinsched.scheduling.ai.features import (
+    F32,
+    FEATURE_NAMES,
+    FGD_SCORE,
+    FRAG_NAMES,
+    Scales,
+    node_features,
+)
 from twinsched.scheduling.ai.model_store import ModelCard
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, workload_context
@@ -32,11 +39,11 @@ from twinsched.scheduling.lookahead.shortlist import shortlist
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
 KIND = "twinsched.reranker"  # the model card's kind
+MIX_FEATURES = tuple(f"mix_{c}" for c in CONTEXT_NAMES)  # the workload mix (per run)
 RERANK_EXTRA = (
-    "alloc_frac", "candidate_rank", "fgd_gap", "model_demand", "model_supply",
-    *(f"mix_{c}" for c in CONTEXT_NAMES),
+    "alloc_frac", "candidate_rank", "fgd_gap", "model_demand", "model_supply", *MIX_FEATURES,
 )  # fmt: skip
-RERANK_FEATURES = FEATURE_NAMES + RERANK_EXTRA
+RERANK_FEATURES = FEATURE_NAMES + RERANK_EXTRA  # what is recorded; a model reads a subset
 
 
 @dataclass(frozen=True)
@@ -46,21 +53,32 @@ class Shortlist:
     candidates: int = 4
     from_alloc: float = 35.0  # % of the cluster's GPU allocated
     window: int = 100  # FGD points below the best a candidate may score
+    margin: float = 0.0  # score a candidate needs above FGD's first to overrule it
 
     def __post_init__(self) -> None:
-        if not (2 <= self.candidates <= 64 and 0 <= self.from_alloc <= 100 and self.window >= 0):
+        if not (
+            2 <= self.candidates <= 64
+            and 0 <= self.from_alloc <= 100
+            and self.window >= 0
+            and 0 <= self.margin <= 1000
+        ):
             raise TwinschedError(
-                "a reranker needs 2..64 candidates, from_alloc in [0, 100] and window >= 0 "
-                f"(got {self.candidates}, {self.from_alloc}, {self.window})"
+                "a reranker needs 2..64 candidates, from_alloc in [0, 100], window >= 0 and "
+                f"margin in [0, 1000] (got {self.candidates}, {self.from_alloc}, "
+                f"{self.window}, {self.margin})"
             )
 
     def to_meta(self) -> dict[str, Any]:
-        return {"candidates": self.candidates, "from_alloc": self.from_alloc, "window": self.window}
+        return {"candidates": self.candidates, "from_alloc": self.from_alloc,
+                "window": self.window, "margin": self.margin}  # fmt: skip
 
     @classmethod
     def of(cls, meta: dict[str, Any]) -> Shortlist:
         try:
-            return cls(int(meta["candidates"]), float(meta["from_alloc"]), int(meta["window"]))
+            return cls(
+                int(meta["candidates"]), float(meta["from_alloc"]), int(meta["window"]),
+                float(meta.get("margin", 0.0)),
+            )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise TwinschedError(f"a reranker's 'shortlist' meta is incomplete: {exc}") from exc
 
@@ -101,14 +119,23 @@ class RunFeatures:
         )  # fmt: skip
 
 
-def candidate_rows(state: ClusterState, pod: PodView, nodes: I64, run: RunFeatures) -> F32:
-    """One row of :data:`RERANK_FEATURES` per candidate (``nodes`` in FGD's order)."""
-    rows, _ = node_features(state, pod, nodes, run.typical, run.scales)
+def candidate_rows(
+    state: ClusterState,
+    pod: PodView,
+    nodes: I64,
+    run: RunFeatures,
+    fgd: tuple[I64, I64] | None = None,
+) -> F32:
+    """One row of :data:`RERANK_FEATURES` per candidate (``nodes`` in FGD's order).
+
+    With ``fgd`` (FGD's integer scores and share GPUs of ``nodes``) the :data:`FRAG_NAMES`
+    columns are left at 0 and the rest costs a fraction (see :func:`node_features`)."""
+    rows, _ = node_features(state, pod, nodes, run.typical, run.scales, fgd)
     extra = np.empty((nodes.size, len(RERANK_EXTRA)), dtype=np.float32)
-    fgd = rows[:, FGD_SCORE]
+    score = rows[:, FGD_SCORE]
     extra[:, 0] = allocated_fraction(state)
     extra[:, 1] = np.arange(nodes.size)
-    extra[:, 2] = fgd.max() - fgd
+    extra[:, 2] = score.max() - score
     extra[:, 3] = run.demand[nodes]
     extra[:, 4] = run.supply[nodes]
     extra[:, 5:] = run.mix
@@ -117,14 +144,22 @@ def candidate_rows(state: ClusterState, pod: PodView, nodes: I64, run: RunFeatur
 
 
 class RerankScheduler:
-    """FGD, except that a contested pod goes to the shortlisted node its model scores best."""
+    """FGD, except that a contested pod goes to the shortlisted node its model scores best
+    (by more than the margin over FGD's first)."""
 
     def __init__(self, name: str, policy: Policy, base: PluginScheduler) -> None:
-        if policy.features != RERANK_FEATURES:
-            raise TwinschedError(f"{name}: not a reranker policy (its features differ)")
-        self.name, self.policy, self.base = name, policy, base
+        at = {f: i for i, f in enumerate(RERANK_FEATURES)}
+        cols = [at.get(f, -1) for f in policy.features]
         meta = policy.meta.get("shortlist")
-        self.params = Shortlist.of(meta if isinstance(meta, dict) else {})
+        if not cols or min(cols) < 0 or cols != sorted(set(cols)) or not isinstance(meta, dict):
+            raise TwinschedError(
+                f"{name}: not a reranker policy (it needs a shortlist and features among "
+                "RERANK_FEATURES, in their order)"
+            )
+        self.name, self.policy, self.base = name, policy, base
+        self._cols: I64 | None = None if len(cols) == len(at) else np.array(cols)
+        self._lean = not set(FRAG_NAMES) & set(policy.features)  # rows without fragmentation
+        self.params = Shortlist.of(meta)
         self.reranked = self.changed = 0
         self._run: RunFeatures | None = None
 
@@ -144,9 +179,12 @@ class RerankScheduler:
         if nodes.size < 2:
             return decision
         self.reranked += 1
-        rows = candidate_rows(state, pod, nodes, self._run)
-        best = int(np.argmax(self.policy.scores(rows)))  # the first best: FGD's order
-        if best == 0:
+        n1 = state.nodes.n + 1
+        known = (key[nodes] // n1, gpu[nodes]) if self._lean else None
+        rows = candidate_rows(state, pod, nodes, self._run, known)
+        scores = self.policy.scores(rows if self._cols is None else rows[:, self._cols])
+        best = int(np.argmax(scores))  # the first best: FGD's order
+        if best == 0 or scores[best] - scores[0] <= p.margin:
             return decision
         self.changed += 1
         node = int(nodes[best])
@@ -167,4 +205,4 @@ def make_reranker(name: str, policy: Policy) -> RerankScheduler:
 
 def load_reranker(card: ModelCard, folder: Path) -> RerankScheduler:
     """A registered reranker as a scheduler named ``ai:NAME@VERSION``."""
-    return make_reranker(f"ai:{card.ref}", Policy.load(folder, RERANK_FEATURES))
+    return make_reranker(f"ai:{card.ref}", Policy.load(folder, RERANK_FEATURES, subset=True))

@@ -11,7 +11,7 @@ from tests.builders import scenario
 from tests.regression.fingerprint import recording, run_events
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Scenario
-from twinsched.model.events import Bind
+from twinsched.model.events import Arrive, Bind
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.features import FRAG_NAMES
@@ -28,7 +28,7 @@ from twinsched.scheduling.ai.rerank import (
     make_reranker,
 )
 from twinsched.scheduling.ai.serving import create_ai_scheduler
-from twinsched.scheduling.framework import Decision, PodView, RunContext
+from twinsched.scheduling.framework import Decision, PodView, RunContext, pod_views
 from twinsched.scheduling.lookahead.shortlist import shortlist
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.sim import run_fillup
@@ -179,3 +179,21 @@ def test_rows_from_fgds_own_scores_equal_the_full_rows_but_fragmentation() -> No
 
     run_fillup(sc, Checking(), 0, target_pct=100)
     assert len(compared) > 50 and max(compared) == 4
+
+
+def test_model_scarcity_follows_what_is_bound_on_each_gpu_model() -> None:
+    sc = _cluster()  # four nodes of model A (4 GPUs), three of model B (8 GPUs)
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    run = RunFeatures.of(state, sc.pods)
+    everyone = np.arange(sc.nodes.n)
+    assert run.model_free(state, everyone).tolist() == [1.0] * 7
+    fit_one = next(i for i in range(sc.pods.n) if sc.pods.gpu_count[i] == 1)
+    state.apply(Arrive(fit_one))
+    state.apply(Bind(fit_one, 0, (0,)))
+    a_free = 1 - sc.pods.gpu_milli[fit_one] / 16_000
+    assert run.model_free(state, everyone).tolist() == [a_free] * 4 + [1.0] * 3
+    rows = candidate_rows(state, pod_views(sc.pods)[0], np.array([1, 4]), run)
+    column = RERANK_FEATURES.index("cluster_cpu_free_frac")
+    cpu_left = 1 - sc.pods.cpu_milli[fit_one] / (4 * 16_000 + 3 * 32_000)
+    assert np.allclose(rows[:, column], cpu_left)
+    assert np.allclose(rows[:, RERANK_FEATURES.index("model_free_frac")], [a_free, 1.0])

@@ -41,7 +41,8 @@ from twinsched.scheduling.plugin_scheduler import PluginScheduler
 KIND = "twinsched.reranker"  # the model card's kind
 MIX_FEATURES = tuple(f"mix_{c}" for c in CONTEXT_NAMES)  # the workload mix (per run)
 RERANK_EXTRA = (
-    "alloc_frac", "candidate_rank", "fgd_gap", "model_demand", "model_supply", *MIX_FEATURES,
+    "alloc_frac", "candidate_rank", "fgd_gap", "model_demand", "model_supply",
+    "model_free_frac", "cluster_cpu_free_frac", *MIX_FEATURES,
 )  # fmt: skip
 RERANK_FEATURES = FEATURE_NAMES + RERANK_EXTRA  # what is recorded; a model reads a subset
 
@@ -98,6 +99,9 @@ class RunFeatures:
     mix: F64
     demand: F64  # per node
     supply: F64  # per node
+    model: I64  # per node: its GPU model's index (the last index: no GPU)
+    model_capacity: F64  # per model index: GPU milli of all its nodes (at least 1)
+    cpu_capacity: float  # CPU milli of all nodes
 
     @classmethod
     def of(cls, state: ClusterState, workload: Pods) -> RunFeatures:
@@ -110,13 +114,22 @@ class RunFeatures:
             allowed = ((workload.model_mask >> np.uint64(m)) & np.uint64(1)) == 1
             demand[m] = request[(workload.model_mask != 0) & allowed].sum()
             supply[m] = capacity[nodes.gpu_model == m].sum()
+        model_capacity = np.maximum(supply, 1.0)
         demand /= max(request.sum(), 1.0)
         supply /= max(capacity.sum(), 1.0)
-        model = np.where(nodes.gpu_model >= 0, nodes.gpu_model, models)
+        model = np.where(nodes.gpu_model >= 0, nodes.gpu_model, models).astype(np.int64)
         return cls(
             typical_pods(workload), Scales.of(state), workload_context(workload),
-            demand[model], supply[model],
+            demand[model], supply[model], model, model_capacity,
+            float(max(nodes.cpu_milli.sum(), 1)),
         )  # fmt: skip
+
+    def model_free(self, state: ClusterState, nodes: I64) -> F64:
+        """Per node of ``nodes``: the share of its GPU model's capacity still free now (how
+        scarce that model has become; 0 for nodes without GPUs)."""
+        free = np.bincount(self.model, weights=state.gpu_idle, minlength=self.model_capacity.size)
+        share: F64 = (free / self.model_capacity)[self.model[nodes]]
+        return share
 
 
 def candidate_rows(
@@ -138,7 +151,9 @@ def candidate_rows(
     extra[:, 2] = score.max() - score
     extra[:, 3] = run.demand[nodes]
     extra[:, 4] = run.supply[nodes]
-    extra[:, 5:] = run.mix
+    extra[:, 5] = run.model_free(state, nodes)
+    extra[:, 6] = state.cpu_free.sum() / run.cpu_capacity
+    extra[:, 7:] = run.mix
     out: F32 = np.concatenate([rows, extra], axis=1)
     return out
 

@@ -80,14 +80,17 @@ def test_distil_registers_a_reranker_that_serves_and_is_the_same_on_any_worker_c
     tmp_path: Path,
 ) -> None:
     spec = DistilSpec(
-        teacher=CHEAP, variants=("default",), seeds=(0,), val_variants=("cpu250",),
-        val_seeds=(100,), hidden=(8,), epochs=2,
+        teacher=CHEAP, variants=("default",), seeds=(0,), val_variants=("cpu250", "cpu0"),
+        val_seeds=(100,), hidden=(8,), epochs=2, gate_min_gain=-100.0,
     )  # fmt: skip
     one = distil(spec, workers=1)
     two = distil(spec, workers=2)
     assert one.policy.checksum() == two.policy.checksum()
     assert one.data_checksum == two.data_checksum and one.metrics == two.metrics
     assert set(one.metrics) >= {"decisions", "val_gain/cpu250", "val_gain_over_fgd"}
+    # every variant gains at least -100 points: the gate is fitted, and open everywhere
+    assert one.metrics["gated_val_gain_over_fgd"] == one.metrics["val_gain_over_fgd"]
+    assert one.policy.meta["shortlist"] == {**teacher_shortlist(CHEAP).to_meta(), "gate": {}}
     card = register(spec, one, "rr", tmp_path)
     served = create_ai_scheduler("ai:rr", tmp_path)
     assert isinstance(served, RerankScheduler) and card.kind == "twinsched.reranker"

@@ -55,7 +55,7 @@ def distil_command(
     seeds: Annotated[str, seeds_opt("Teacher fill-up orders per training variant.")] = "0-1",
     val_variants: Annotated[
         str, typer.Option(help="Validation variants (paired with FGD); empty: none.")
-    ] = "default,cpu250,gpuspec25",
+    ] = TRAIN_VARIANTS,
     val_seeds: Annotated[str, seeds_opt("Fill-up orders of the validation runs.")] = "100-101",
     hidden: Annotated[str, typer.Option(help="Hidden layer sizes, e.g. 32 or 64x64.")] = "32",
     epochs: Annotated[int, int_opt("Epochs over the recorded decisions.", 1, 10000)] = 15,
@@ -68,6 +68,15 @@ def distil_command(
     margin: Annotated[
         float, float_opt("Score above FGD's first needed to overrule it (served).", 0, 1000)
     ] = 0.005,
+    gate_min_gain: Annotated[
+        float,
+        float_opt(
+            "Validation gain (points) a variant needs for the mix gate to keep the model "
+            "there; -100 fits no gate.",
+            -100,
+            100,
+        ),
+    ] = 0.1,
     seed: Annotated[int, seed_opt("Seed of initialisation and batching.")] = 0,
     workers: Annotated[int, int_opt("Local processes (0: one per core).", 0, 1024)] = 0,
     executor: ExecutorOpt = ExecutorName.local,
@@ -103,7 +112,8 @@ def distil_command(
             teacher=teacher, trace=trace, variants=tuple(split_list(variants)),
             seeds=tuple(parse_seeds(seeds)), val_variants=tuple(split_list(val_variants)),
             val_seeds=tuple(parse_seeds(val_seeds)), data=source, hidden=_hidden(hidden),
-            epochs=epochs, frag_weight=frag_weight, mix=mix, margin=margin, seed=seed,
+            epochs=epochs, frag_weight=frag_weight, mix=mix, margin=margin,
+            gate_min_gain=gate_min_gain if gate_min_gain > -100 else None, seed=seed,
         )  # fmt: skip
         teacher_shortlist(teacher)  # a teacher that is not a look-ahead fails here
         recorded = Margins.load(margins) if margins is not None else None

@@ -61,6 +61,7 @@ class DistilSpec:
     frag_weight: float = 1.0  # milli of fragmentation worth one milli of GPU placed
     mix: bool = False  # whether the model reads the workload mix (it can memorise variants)
     margin: float = 0.0  # score above FGD's first needed to overrule it, when served
+    gate_min_gain: float | None = None  # fit a mix gate from validation (distil_gate.py)
     seed: int = 0
 
     @property
@@ -79,7 +80,8 @@ class DistilSpec:
             "seeds": self.seeds, "val_variants": self.val_variants, "val_seeds": self.val_seeds,
             "data": self.data, "hidden": self.hidden, "epochs": self.epochs, "batch": self.batch,
             "lr": self.lr, "weight_decay": self.weight_decay, "frag_weight": self.frag_weight,
-            "mix": self.mix, "margin": self.margin, "seed": self.seed,
+            "mix": self.mix, "margin": self.margin, "gate_min_gain": self.gate_min_gain,
+            "seed": self.seed,
         }  # fmt: skip
 
 

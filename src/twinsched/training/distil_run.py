@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from twinsched.scheduling.ai.model_store import ModelCard, ModelRegistry
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.rerank import KIND
+from twinsched.scheduling.ai.rerank import KIND, Shortlist
 from twinsched.training.distil import (
     DistilSpec,
     Margins,
@@ -92,8 +92,38 @@ def distil(
                 metrics[f"val_gain/{variant}"] = float(gains.mean())
             metrics["val_gain_over_fgd"] = validation.mean_gain()
             say(f"validation: {validation.mean_gain():+.3f} points over FGD on the mean")
+            if spec.gate_min_gain is not None:
+                policy = _gate(spec, policy, shortlist, validation, metrics, say)
     seconds = time.perf_counter() - started
     return DistilResult(policy, data, metrics, data.checksum(), seconds, validation)
+
+
+def _gate(
+    spec: DistilSpec,
+    policy: Policy,
+    shortlist: Shortlist,
+    validation: Paired,
+    metrics: dict[str, float],
+    say: Log,
+) -> Policy:
+    """The policy with a mix gate fitted on the validation gains (see ``distil_gate``)."""
+    from twinsched.scheduling.ai.ties import workload_context
+    from twinsched.sim.scenarios import cached_scenario
+    from twinsched.training.distil_gate import fit_gate, gated_gains
+
+    assert spec.gate_min_gain is not None
+    gains = {v: float(g.mean()) for v, g in validation.gains().items()}
+    mixes = {v: workload_context(cached_scenario(spec.trace, v, spec.data).pods) for v in gains}
+    gate = fit_gate(gains, mixes, spec.gate_min_gain)
+    gated = gated_gains(gains, mixes, gate)
+    metrics["gated_val_gain_over_fgd"] = sum(gated.values()) / max(len(gated), 1)
+    metrics |= {f"gate/{name}": bound for name, bound in gate}
+    closed = sorted(v for v in gains if gated[v] == 0.0 and gains[v] != 0.0)
+    with_gate = metrics["gated_val_gain_over_fgd"]
+    say(f"gate {dict(gate) or 'open everywhere'}: closed on {', '.join(closed) or 'none'}; "
+        f"validation {with_gate:+.3f} points over FGD with it")  # fmt: skip
+    meta = {**policy.meta, "shortlist": replace(shortlist, gate=gate).to_meta()}
+    return replace(policy, meta=meta)
 
 
 def _record(ex: Executor, jobs: list[RecordJob], say: Log, tell: Progress) -> Margins:

@@ -79,7 +79,25 @@ def test_the_model_overrules_fgd_only_above_its_allocation_threshold() -> None:
     assert eager.stats() == {
         "reranked_decisions": eager.reranked,
         "changed_decisions": eager.changed,
+        "gate_open": True,
     }
+
+
+def test_beyond_its_gate_on_the_workload_mix_the_model_places_as_fgd() -> None:
+    sc = _cluster()  # 1 in 5 pods is a CPU pod, 4 in 5 ask for GPUs
+    last = {"candidate_rank": 1.0}
+    fgd = _placements(sc, "fgd", 3)
+    shut = make_reranker("shut", linear(last, from_alloc=0.0, gate=(("cpu_pods", 0.1),)))
+    open_ = make_reranker("open", linear(last, from_alloc=0.0, gate=(("cpu_pods", 0.3),)))
+    assert _placements(sc, shut, 3) == fgd and shut.stats()["gate_open"] is False
+    assert shut.reranked == 0
+    assert _placements(sc, open_, 3) != fgd and open_.stats()["gate_open"] is True
+    with pytest.raises(TwinschedError, match="gate bounds"):
+        Shortlist(gate=(("cpu_pods", 1.5),))
+    with pytest.raises(TwinschedError, match="gate bounds"):
+        Shortlist(gate=(("gpu_pods", 0.5),))
+    meta = Shortlist(gate=(("cpu_pods", 0.2),)).to_meta()
+    assert Shortlist.of(meta).gate == (("cpu_pods", 0.2),)
 
 
 def test_shortlist_settings_are_checked() -> None:

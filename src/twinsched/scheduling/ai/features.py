@@ -165,7 +165,7 @@ def node_features(
     computed (left at 0), which saves most of the cost.
     """
     if fgd is not None:
-        return _rows_from_scores(state, pod, nodes, scales, fgd), fgd[1]
+        return rows_from_scores(state, pod, nodes, scales, fgd), fgd[1]
     out = np.empty((nodes.size, N_FEATURES), dtype=np.float32)
     n = state.nodes
     cpu_cap, mem_cap = n.cpu_milli[nodes], n.memory_mib[nodes]
@@ -213,13 +213,19 @@ def node_features(
 _COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
-def _rows_from_scores(
-    state: ClusterState, pod: PodView, nodes: I64, scales: Scales, fgd: tuple[I64, I64]
+def rows_from_scores(
+    state: ClusterState,
+    pod: PodView,
+    nodes: I64,
+    scales: Scales,
+    fgd: tuple[I64, I64],
+    extra: int = 0,
 ) -> F32:
     """:func:`node_features` from FGD's integer scores and share GPUs, in fewer NumPy calls
-    (columns computed together); every value as there but :data:`FRAG_NAMES`, left at 0."""
+    (columns computed together); every value as there but :data:`FRAG_NAMES`, left at 0.
+    ``extra`` zero columns follow, for the caller to fill."""
     k, c = nodes.size, _COL
-    out = np.zeros((k, N_FEATURES), dtype=np.float32)
+    out = np.zeros((k, N_FEATURES + extra), dtype=np.float32)
     n = state.nodes
     free = state.free[nodes]  # free CPU, memory, GPU milli
     caps = np.stack(
@@ -253,7 +259,7 @@ def _rows_from_scores(
     out[:, c["whole_gpus_after"]] = (whole - (0 if pod.is_share else pod.gpu_count)) / scales.gpus
     out[:, c["cpu_after"]] = cpu_after / scales.cpu
     out[:, c["fgd_score"]] = (scores / MAX_SCORE).astype(np.float32)
-    out[:, c["pod_cpu"] :] = pod_row(pod, scales)[None, :]
+    out[:, c["pod_cpu"] : N_FEATURES] = pod_row(pod, scales)[None, :]
     return out
 
 

@@ -27,12 +27,14 @@ from twinsched.scheduling.ai.features import (
     FEATURE_NAMES,
     FGD_SCORE,
     FRAG_NAMES,
+    N_FEATURES,
     Scales,
     node_features,
+    rows_from_scores,
 )
 from twinsched.scheduling.ai.model_store import ModelCard
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.scheduling.ai.ties import CONTEXT_NAMES, workload_context
+from twinsched.scheduling.ai.ties import CONTEXT_NAMES, CONTEXT_SCALE, workload_context
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
 from twinsched.scheduling.gpus import placement
 from twinsched.scheduling.lookahead.shortlist import shortlist
@@ -55,6 +57,9 @@ class Shortlist:
     from_alloc: float = 35.0  # % of the cluster's GPU allocated
     window: int = 100  # FGD points below the best a candidate may score
     margin: float = 0.0  # score a candidate needs above FGD's first to overrule it
+    # upper bounds on the workload mix (fractions of the pods, by CONTEXT_NAMES) beyond which
+    # the model is not used at all: it places as FGD (fitted from validation gains)
+    gate: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not (
@@ -62,16 +67,24 @@ class Shortlist:
             and 0 <= self.from_alloc <= 100
             and self.window >= 0
             and 0 <= self.margin <= 1000
+            and all(name in CONTEXT_NAMES and 0 <= bound <= 1 for name, bound in self.gate)
         ):
             raise TwinschedError(
-                "a reranker needs 2..64 candidates, from_alloc in [0, 100], window >= 0 and "
-                f"margin in [0, 1000] (got {self.candidates}, {self.from_alloc}, "
-                f"{self.window}, {self.margin})"
+                "a reranker needs 2..64 candidates, from_alloc in [0, 100], window >= 0, "
+                f"margin in [0, 1000] and gate bounds in [0, 1] on {CONTEXT_NAMES} (got "
+                f"{self.candidates}, {self.from_alloc}, {self.window}, {self.margin}, "
+                f"{dict(self.gate)})"
             )
 
     def to_meta(self) -> dict[str, Any]:
         return {"candidates": self.candidates, "from_alloc": self.from_alloc,
-                "window": self.window, "margin": self.margin}  # fmt: skip
+                "window": self.window, "margin": self.margin, "gate": dict(self.gate)}  # fmt: skip
+
+    def opens_on(self, mix: F64) -> bool:
+        """Whether the model is used on a workload of this mix (:func:`workload_context`)."""
+        return all(
+            mix[CONTEXT_NAMES.index(name)] * CONTEXT_SCALE <= bound for name, bound in self.gate
+        )
 
     @classmethod
     def of(cls, meta: dict[str, Any]) -> Shortlist:
@@ -79,6 +92,7 @@ class Shortlist:
             return cls(
                 int(meta["candidates"]), float(meta["from_alloc"]), int(meta["window"]),
                 float(meta.get("margin", 0.0)),
+                tuple((str(k), float(v)) for k, v in dict(meta.get("gate", {})).items()),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise TwinschedError(f"a reranker's 'shortlist' meta is incomplete: {exc}") from exc
@@ -143,9 +157,14 @@ def candidate_rows(
 
     With ``fgd`` (FGD's integer scores and share GPUs of ``nodes``) the :data:`FRAG_NAMES`
     columns are left at 0 and the rest costs a fraction (see :func:`node_features`)."""
-    rows, _ = node_features(state, pod, nodes, run.typical, run.scales, fgd)
-    extra = np.empty((nodes.size, len(RERANK_EXTRA)), dtype=np.float32)
-    score = rows[:, FGD_SCORE]
+    width = len(RERANK_EXTRA)
+    if fgd is None:
+        rows, _ = node_features(state, pod, nodes, run.typical, run.scales)
+        out: F32 = np.concatenate([rows, np.empty((nodes.size, width), np.float32)], axis=1)
+    else:
+        out = rows_from_scores(state, pod, nodes, run.scales, fgd, width)
+    extra = out[:, N_FEATURES:]
+    score = out[:, FGD_SCORE]
     extra[:, 0] = allocated_fraction(state)
     extra[:, 1] = np.arange(nodes.size)
     extra[:, 2] = score.max() - score
@@ -154,7 +173,6 @@ def candidate_rows(
     extra[:, 5] = run.model_free(state, nodes)
     extra[:, 6] = state.cpu_free.sum() / run.cpu_capacity
     extra[:, 7:] = run.mix
-    out: F32 = np.concatenate([rows, extra], axis=1)
     return out
 
 
@@ -176,18 +194,24 @@ class RerankScheduler:
         self._lean = not set(FRAG_NAMES) & set(policy.features)  # rows without fragmentation
         self.params = Shortlist.of(meta)
         self.reranked = self.changed = 0
+        self.open = True
         self._run: RunFeatures | None = None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self.base.reset(state, ctx)
         self._run = RunFeatures.of(state, ctx.workload)
         self.reranked = self.changed = 0
+        self.open = self.params.opens_on(self._run.mix)
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._run is not None, "reset() first"
         decision = self.base.place(state, pod, eligible)
         p = self.params
-        if not isinstance(decision, Placement) or 100 * allocated_fraction(state) < p.from_alloc:
+        if (
+            not self.open
+            or not isinstance(decision, Placement)
+            or 100 * allocated_fraction(state) < p.from_alloc
+        ):
             return decision
         key, gpu = self.base.node_keys(state, pod, eligible)
         nodes = shortlist(state, np.where(eligible, key, -1), p.candidates, p.window)
@@ -206,8 +230,10 @@ class RerankScheduler:
         return placement(state, pod, node, int(gpu[node]))
 
     def stats(self) -> dict[str, object]:
-        """Decisions that were reranked, and those where the model overruled FGD."""
-        return {"reranked_decisions": self.reranked, "changed_decisions": self.changed}
+        """Decisions that were reranked, those where the model overruled FGD, and whether
+        its gate let it work on this run's workload at all."""
+        return {"reranked_decisions": self.reranked, "changed_decisions": self.changed,
+                "gate_open": self.open}  # fmt: skip
 
 
 def make_reranker(name: str, policy: Policy) -> RerankScheduler:

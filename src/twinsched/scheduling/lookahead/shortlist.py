@@ -23,7 +23,9 @@ def shortlist(state: ClusterState, key: I64, count: int, window: int) -> I64:
     m = min(SCAN * count, key.size)
     if m == 0:
         return np.zeros(0, dtype=np.int64)
-    top = np.argpartition(-key, m - 1)[:m] if m < key.size else np.arange(key.size)
+    top = (
+        np.argpartition(key, key.size - m)[key.size - m :] if m < key.size else np.arange(key.size)
+    )
     top = top[np.argsort(-key[top], kind="stable")]
     top = top[key[top] >= 0]
     if top.size == 0:

@@ -90,12 +90,13 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
     shipped += "print((r / 'README.md').is_file(), r.is_relative_to(r'" + str(env) + "'))"
     assert run([str(python), "-c", shipped], tmp_path, 60).split() == ["True", "True"]
     # the shipped model is in the wheel and listed right after install, with no user models
-    gates = "twinsched/scheduling/ai/shipped_models/openb-gates/"
-    assert any(n.startswith(gates) for n in packaged)
+    for name in ("openb-gates", "openb-rerank"):
+        folder = f"twinsched/scheduling/ai/shipped_models/{name}/"
+        assert any(n.startswith(folder) for n in packaged), name
     models = tmp_path / "no-user-models"
     listed = run([str(env / "bin" / "twinsched"), "models", "list", "--models-dir", str(models)],
                  tmp_path, 60)  # fmt: skip
-    assert "openb-gates" in listed and "shipped" in listed, listed
+    assert "openb-gates" in listed and "openb-rerank" in listed and "shipped" in listed, listed
     port = free_port()
     log = tmp_path / "serve.log"
     command = [
@@ -103,7 +104,7 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
         "scheduler",
         "serve",
         "--scheduler",
-        "ai:openb-gates",  # the shipped model serves right after install
+        "ai:openb-rerank",  # the shipped default model serves right after install
         "--port",
         str(port),
         "--data",

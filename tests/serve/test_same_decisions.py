@@ -23,7 +23,9 @@ def gpus_of(mask: int) -> tuple[int, ...]:
 
 
 @pytest.mark.parametrize("cache_capable", [True, False], ids=["nodeCacheCapable", "full-nodes"])
-@pytest.mark.parametrize("scheduler", ["fgd", "bestfit", "ai:openb-gates"])  # + the shipped model
+@pytest.mark.parametrize(
+    "scheduler", ["fgd", "bestfit", "ai:openb-gates", "ai:openb-rerank"]
+)  # + the shipped models
 def test_same_placements_as_fillup(
     openb_slice: Scenario,
     scheduler: str,

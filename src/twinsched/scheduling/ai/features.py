@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from twinsched.metrics.fragmentation import TypicalPods, fragmentation
-from twinsched.model.cluster import I64, MILLI_PER_GPU, Pods
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, Pods
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.filters import model_in_mask
 from twinsched.scheduling.framework import MAX_SCORE, PodView
@@ -151,21 +151,11 @@ FRAG_NAMES = ("frag_before", "frag_after", "frag_added")  # the costly columns
 
 
 def node_features(
-    state: ClusterState,
-    pod: PodView,
-    nodes: I64,
-    typical: TypicalPods,
-    scales: Scales,
-    fgd: tuple[I64, I64] | None = None,
+    state: ClusterState, pod: PodView, nodes: I64, typical: TypicalPods, scales: Scales
 ) -> tuple[F32, I64]:
-    """Feature rows ``(len(nodes), N_FEATURES)`` and each node's GPU for a share pod.
-
-    ``fgd``: FGD's integer scores of these nodes and the GPU it picks for a share pod (-1:
-    none), when the caller has them already; the :data:`FRAG_NAMES` columns are then not
-    computed (left at 0), which saves most of the cost.
-    """
-    if fgd is not None:
-        return rows_from_scores(state, pod, nodes, scales, fgd), fgd[1]
+    """Feature rows ``(len(nodes), N_FEATURES)`` and each node's GPU for a share pod
+    (:class:`ScoredRows` makes the same rows but fragmentation, for a fraction of the cost,
+    where FGD's scores are known)."""
     out = np.empty((nodes.size, N_FEATURES), dtype=np.float32)
     n = state.nodes
     cpu_cap, mem_cap = n.cpu_milli[nodes], n.memory_mib[nodes]
@@ -213,54 +203,57 @@ def node_features(
 _COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
-def rows_from_scores(
-    state: ClusterState,
-    pod: PodView,
-    nodes: I64,
-    scales: Scales,
-    fgd: tuple[I64, I64],
-    extra: int = 0,
-) -> F32:
-    """:func:`node_features` from FGD's integer scores and share GPUs, in fewer NumPy calls
-    (columns computed together); every value as there but :data:`FRAG_NAMES`, left at 0.
-    ``extra`` zero columns follow, for the caller to fill."""
-    k, c = nodes.size, _COL
-    out = np.zeros((k, N_FEATURES + extra), dtype=np.float32)
-    n = state.nodes
-    free = state.free[nodes]  # free CPU, memory, GPU milli
-    caps = np.stack(
-        [n.cpu_milli[nodes], n.memory_mib[nodes], n.gpu_count[nodes] * MILLI_PER_GPU], 1
-    )
-    divs = np.maximum(caps, 1)
-    per = np.array([scales.cpu, scales.mem, MILLI_PER_GPU * scales.gpus])
-    out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / per
-    out[:, c["cpu_total"] : c["cpu_total"] + 3] = caps / per
-    out[:, c["cpu_free_frac"] : c["cpu_free_frac"] + 3] = free / divs
-    whole = state.gpu_whole_free[nodes]
-    out[:, c["whole_gpus_free"]] = whole / scales.gpus
-    out[:, c["up"]] = state.up[nodes]
-    out[:, c["model_ok"]] = _model_ok(state, pod, nodes)
-    labels = n.labels[nodes] if pod.preferred_labels or pod.retracted_labels else None
-    if labels is not None:
-        out[:, c["preferred_labels"]] = _label_hits(labels, pod.preferred_labels)
-        out[:, c["retracted_labels"]] = _label_hits(labels, pod.retracted_labels)
-    if pod.data_pool >= 0:
-        out[:, c["latency"]] = _latency(state, pod, nodes)
-    gpu_left = state.gpu_left[nodes]
-    left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
-    out[:, c["gpu0_free"] : c["gpu0_free"] + left.shape[1]] = left / MILLI_PER_GPU
-    scores, share = fgd
-    cpu_after = free[:, 0] - pod.cpu_milli
-    out[:, c["cpu_after_frac"]] = cpu_after / divs[:, 0]
-    out[:, c["gpu_after_frac"]] = (free[:, 2] - pod.gpu_request) / divs[:, 2]
-    if pod.is_share:
-        taken = gpu_left[np.arange(k), np.maximum(share, 0)] - pod.gpu_milli
-        out[:, c["share_left_after"]] = np.where(share >= 0, taken, 0) / MILLI_PER_GPU
-    out[:, c["whole_gpus_after"]] = (whole - (0 if pod.is_share else pod.gpu_count)) / scales.gpus
-    out[:, c["cpu_after"]] = cpu_after / scales.cpu
-    out[:, c["fgd_score"]] = (scores / MAX_SCORE).astype(np.float32)
-    out[:, c["pod_cpu"] : N_FEATURES] = pod_row(pod, scales)[None, :]
-    return out
+class ScoredRows:
+    """:func:`node_features` from FGD's integer scores and share GPUs, in few NumPy calls:
+    per-node constants once per cluster, columns computed together. Every value is as there
+    but the :data:`FRAG_NAMES` columns, left at 0 (tested)."""
+
+    def __init__(self, state: ClusterState, scales: Scales) -> None:
+        n = state.nodes
+        caps = np.stack([n.cpu_milli, n.memory_mib, n.gpu_count * MILLI_PER_GPU], axis=1)
+        self.scales = scales
+        self.per = np.array([scales.cpu, scales.mem, MILLI_PER_GPU * scales.gpus])
+        self.totals: F64 = caps / self.per
+        self.divs: F64 = np.maximum(caps, 1).astype(np.float64)
+
+    def rows(
+        self, state: ClusterState, pod: PodView, nodes: I64, fgd: tuple[I64, I64], extra: int = 0
+    ) -> F32:
+        """Rows of ``nodes`` given FGD's scores and share GPUs of them, then ``extra`` zero
+        columns for the caller to fill."""
+        k, c, scales = nodes.size, _COL, self.scales
+        out = np.zeros((k, N_FEATURES + extra), dtype=np.float32)
+        free = state.free[nodes]  # free CPU, memory, GPU milli
+        divs = self.divs[nodes]
+        out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / self.per
+        out[:, c["cpu_total"] : c["cpu_total"] + 3] = self.totals[nodes]
+        out[:, c["cpu_free_frac"] : c["cpu_free_frac"] + 3] = free / divs
+        whole = state.gpu_whole_free[nodes]
+        out[:, c["whole_gpus_free"]] = whole / scales.gpus
+        out[:, c["up"]] = state.up[nodes]
+        out[:, c["model_ok"]] = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask)
+        if pod.preferred_labels or pod.retracted_labels:
+            labels = state.nodes.labels[nodes]
+            out[:, c["preferred_labels"]] = _label_hits(labels, pod.preferred_labels)
+            out[:, c["retracted_labels"]] = _label_hits(labels, pod.retracted_labels)
+        if pod.data_pool >= 0:
+            out[:, c["latency"]] = _latency(state, pod, nodes)
+        gpu_left = state.gpu_left[nodes]
+        left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
+        out[:, c["gpu0_free"] : c["gpu0_free"] + left.shape[1]] = left / MILLI_PER_GPU
+        scores, share = fgd
+        cpu_after = free[:, 0] - pod.cpu_milli
+        out[:, c["cpu_after_frac"]] = cpu_after / divs[:, 0]
+        out[:, c["gpu_after_frac"]] = (free[:, 2] - pod.gpu_request) / divs[:, 2]
+        if pod.is_share:
+            taken = gpu_left[np.arange(k), np.maximum(share, 0)] - pod.gpu_milli
+            out[:, c["share_left_after"]] = np.where(share >= 0, taken, 0) / MILLI_PER_GPU
+        taken_whole = 0 if pod.is_share else pod.gpu_count
+        out[:, c["whole_gpus_after"]] = (whole - taken_whole) / scales.gpus
+        out[:, c["cpu_after"]] = cpu_after / scales.cpu
+        out[:, c["fgd_score"]] = (scores / MAX_SCORE).astype(np.float32)
+        out[:, c["pod_cpu"] : N_FEATURES] = pod_row(pod, scales)
+        return out
 
 
 def fgd_column(outcome: Outcome) -> F32:

@@ -29,8 +29,8 @@ from twinsched.scheduling.ai.features import (
     FRAG_NAMES,
     N_FEATURES,
     Scales,
+    ScoredRows,
     node_features,
-    rows_from_scores,
 )
 from twinsched.scheduling.ai.model_store import ModelCard
 from twinsched.scheduling.ai.policy import Policy
@@ -116,6 +116,7 @@ class RunFeatures:
     model: I64  # per node: its GPU model's index (the last index: no GPU)
     model_capacity: F64  # per model index: GPU milli of all its nodes (at least 1)
     cpu_capacity: float  # CPU milli of all nodes
+    scored: ScoredRows  # rows from FGD's scores (what a served reranker computes)
 
     @classmethod
     def of(cls, state: ClusterState, workload: Pods) -> RunFeatures:
@@ -132,10 +133,11 @@ class RunFeatures:
         demand /= max(request.sum(), 1.0)
         supply /= max(capacity.sum(), 1.0)
         model = np.where(nodes.gpu_model >= 0, nodes.gpu_model, models).astype(np.int64)
+        scales = Scales.of(state)
         return cls(
-            typical_pods(workload), Scales.of(state), workload_context(workload),
+            typical_pods(workload), scales, workload_context(workload),
             demand[model], supply[model], model, model_capacity,
-            float(max(nodes.cpu_milli.sum(), 1)),
+            float(max(nodes.cpu_milli.sum(), 1)), ScoredRows(state, scales),
         )  # fmt: skip
 
     def model_free(self, state: ClusterState, nodes: I64) -> F64:
@@ -162,7 +164,7 @@ def candidate_rows(
         rows, _ = node_features(state, pod, nodes, run.typical, run.scales)
         out: F32 = np.concatenate([rows, np.empty((nodes.size, width), np.float32)], axis=1)
     else:
-        out = rows_from_scores(state, pod, nodes, run.scales, fgd, width)
+        out = run.scored.rows(state, pod, nodes, fgd, width)
     extra = out[:, N_FEATURES:]
     score = out[:, FGD_SCORE]
     extra[:, 0] = allocated_fraction(state)

@@ -156,6 +156,9 @@ def plot_gains(gains: dict[str, tuple[float, float]], model: str, path: Path) ->
     names = list(gains)
     ax.bar(names, [gains[n][0] for n in names], yerr=[gains[n][1] for n in names], capsize=4)
     ax.axhline(0.0, color="black", linewidth=0.8)
+    for i, name in enumerate(names):
+        if gains[name] == (0.0, 0.0):  # every run placed exactly as FGD
+            ax.annotate("= FGD", (i, 0.0), xytext=(0, 4), textcoords="offset points", ha="center")
     ax.set_ylabel(f"{model} - fgd (points)")
     ax.set_title("GPU allocation at 100 % arrived, paired by fill-up order")
     fig.tight_layout()

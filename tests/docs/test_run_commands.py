@@ -50,6 +50,8 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
     "README.md: twinsched run --scenario openb --schedulers fgd,bestfit --seeds 0-2": [
         ("--seeds 0-2", "--seeds 0")
     ],
+    "README.md: twinsched run --trace alibaba-gpu-2023 --variant cpu072 --schedulers "
+    "ai:openb-rerank,fgd,bestfit --seeds 0-2": [("--seeds 0-2", "--seeds 0")],
     "docs/learning.md: twinsched agent check docs/agents/edge-autoscaler.toml": [
         (  # the file is the checkout's; check needs the token variable set
             "twinsched agent check docs/",
@@ -128,6 +130,10 @@ RECIPE = (  # the README's openb-gates command, also in docs/ai.md and docs/depl
     "gpuspec10,gpuspec33 --val-variants cpu250,gpuspec25 --val-seeds 100,101,102,103,104 "
     "--prior fgd_score=100 --epochs 0 --gate-seeds 0-4 --es-val-on-train --out out/train-gates "
     "--register openb-gates"
+)
+DISTIL = (
+    "the distillation recipe: 36 look-ahead fill-ups, about half an hour; "
+    "tests/training/test_distil.py runs it small"
 )
 LONG: dict[str, str] = {
     (
@@ -325,6 +331,11 @@ LONG: dict[str, str] = {
     "lookahead:fgd,fgd": (
         "a look-ahead fill-up: minutes; tests/scheduling/test_lookahead.py runs it small"
     ),
+    "docs/ai.md: twinsched distil --workers 2 --register openb-rerank": DISTIL,
+    "README.md: twinsched distil --workers 2 --register openb-rerank": DISTIL,
+    "docs/ai.md: python bench/heldout.py --model ai:openb-rerank --baselines fgd,bestfit "
+    "--seeds 0-9 --jobs 2 --plot docs/img/heldout-rerank.png": BENCH,
+    "docs/ai.md: python bench/ai.py --model ai:openb-rerank --repeat 3": BENCH,
     "docs/deploy.md: pip install 'twinsched[serve]'": "installs from the package index",
     "docs/ai.md: " + RECIPE: TRAINING,
     "docs/deploy.md: " + RECIPE: TRAINING,
@@ -344,6 +355,13 @@ LONG: dict[str, str] = {
     ),
     "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --variant default "
     "--check ai:openb-gates": SHIPPED_DRIVE,
+    "docs/deploy.md: TWINSCHED_MODELS=/tmp/empty twinsched scheduler serve --scheduler "
+    "ai:openb-rerank --port 8282 &": (
+        "starts a server: the shipped model served from the built wheel in "
+        "tests/deploy/test_wheel.py"
+    ),
+    "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --variant default "
+    "--check ai:openb-rerank": SHIPPED_DRIVE,
     "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --variant default "
     "--full-nodes --check ai:openb-gates": SHIPPED_DRIVE,
     "docs/learning.md: twinsched autoscale --trace nasa-http-1995 --window 3h --sweep --out "

@@ -23,6 +23,8 @@ def shortlist(state: ClusterState, key: I64, count: int, window: int) -> I64:
     m = min(SCAN * count, key.size)
     if m == 0:
         return np.zeros(0, dtype=np.int64)
+    # keys are distinct where eligible (the tie-break is a per-node rank), so the m largest
+    # are the same nodes whichever way they are partitioned
     top = (
         np.argpartition(key, key.size - m)[key.size - m :] if m < key.size else np.arange(key.size)
     )

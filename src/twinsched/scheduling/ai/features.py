@@ -156,64 +156,44 @@ def node_features(
     """Feature rows ``(len(nodes), N_FEATURES)`` and each node's GPU for a share pod
     (:class:`ScoredRows` makes the same rows but fragmentation, for a fraction of the cost,
     where FGD's scores are known)."""
-    out = np.empty((nodes.size, N_FEATURES), dtype=np.float32)
-    n = state.nodes
-    cpu_cap, mem_cap = n.cpu_milli[nodes], n.memory_mib[nodes]
-    gpu_cap = n.gpu_count[nodes] * MILLI_PER_GPU
-    cpu_div, gpu_div = np.maximum(cpu_cap, 1), np.maximum(gpu_cap, 1)
-    cpu, mem, idle = state.cpu_free[nodes], state.mem_free[nodes], state.gpu_idle[nodes]
-    whole = state.gpu_whole_free[nodes]
-    gpu_scale = MILLI_PER_GPU * scales.gpus
     outcome = placement_outcome(state, pod, nodes, typical)
     before, after, share = outcome.before, outcome.after, outcome.share_gpu
-    gpu_left = state.gpu_left[nodes]
-    left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
-    share_left = np.where(
-        share >= 0, gpu_left[np.arange(nodes.size), np.maximum(share, 0)] - pod.gpu_milli, 0
-    )
-    labels = n.labels[nodes]
-    node_columns = (
-        cpu / scales.cpu, mem / scales.mem, idle / gpu_scale,
-        cpu_cap / scales.cpu, mem_cap / scales.mem, gpu_cap / gpu_scale,
-        cpu / cpu_div, mem / np.maximum(mem_cap, 1), idle / gpu_div,
-        whole / scales.gpus, state.up[nodes], _model_ok(state, pod, nodes),
-        _label_hits(labels, pod.preferred_labels), _label_hits(labels, pod.retracted_labels),
-        _latency(state, pod, nodes),
+    caps = _capacities(state, nodes)
+    out = _rows(
+        state, pod, nodes, scales, (fgd_score(before, after), share),
+        caps / _per(scales), np.maximum(caps, 1).astype(np.float64),
     )  # fmt: skip
-    for j, column in enumerate(node_columns):
-        out[:, j] = column
-    width = len(node_columns)
-    out[:, width : width + MAX_GPUS] = 0.0
-    out[:, width : width + left.shape[1]] = left / MILLI_PER_GPU
-    o = len(NODE_NAMES)
-    cpu_after = cpu - pod.cpu_milli
-    outcome_columns: tuple[npt.NDArray[np.floating], ...] = (
-        before / MILLI_PER_GPU, after / MILLI_PER_GPU,
-        (after - before) / MILLI_PER_GPU, cpu_after / cpu_div,
-        (idle - pod.gpu_request) / gpu_div, share_left / MILLI_PER_GPU,
-        (whole - (0 if pod.is_share else pod.gpu_count)) / scales.gpus,
-        cpu_after / scales.cpu, fgd_column(outcome),
-    )  # fmt: skip
-    for j, column in enumerate(outcome_columns):
-        out[:, o + j] = column
-    out[:, o + len(OUTCOME_NAMES) :] = pod_row(pod, scales)[None, :]
+    frag = _COL["frag_before"]
+    out[:, frag : frag + 3] = np.stack([before, after, after - before], axis=1) / MILLI_PER_GPU
     return out, share
 
 
 _COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
+def _capacities(state: ClusterState, nodes: I64 | slice) -> I64:
+    """Per node: CPU milli, memory MiB and GPU milli, as columns."""
+    n = state.nodes
+    caps: I64 = np.stack(
+        [n.cpu_milli[nodes], n.memory_mib[nodes], n.gpu_count[nodes] * MILLI_PER_GPU], axis=1
+    )
+    return caps
+
+
+def _per(scales: Scales) -> F64:
+    """What the free and total CPU, memory and GPU columns are divided by."""
+    return np.array([scales.cpu, scales.mem, MILLI_PER_GPU * scales.gpus])
+
+
 class ScoredRows:
-    """:func:`node_features` from FGD's integer scores and share GPUs, in few NumPy calls:
-    per-node constants once per cluster, columns computed together. Every value is as there
-    but the :data:`FRAG_NAMES` columns, left at 0 (tested)."""
+    """:func:`node_features` from FGD's integer scores and share GPUs, without computing the
+    fragmentation (the :data:`FRAG_NAMES` columns are left at 0), with per-node constants
+    computed once per cluster: what a served reranker needs, for a fraction of the cost."""
 
     def __init__(self, state: ClusterState, scales: Scales) -> None:
-        n = state.nodes
-        caps = np.stack([n.cpu_milli, n.memory_mib, n.gpu_count * MILLI_PER_GPU], axis=1)
+        caps = _capacities(state, slice(None))
         self.scales = scales
-        self.per = np.array([scales.cpu, scales.mem, MILLI_PER_GPU * scales.gpus])
-        self.totals: F64 = caps / self.per
+        self.totals: F64 = caps / _per(scales)
         self.divs: F64 = np.maximum(caps, 1).astype(np.float64)
 
     def rows(
@@ -221,51 +201,62 @@ class ScoredRows:
     ) -> F32:
         """Rows of ``nodes`` given FGD's scores and share GPUs of them, then ``extra`` zero
         columns for the caller to fill."""
-        k, c, scales = nodes.size, _COL, self.scales
-        out = np.zeros((k, N_FEATURES + extra), dtype=np.float32)
-        free = state.free[nodes]  # free CPU, memory, GPU milli
-        divs = self.divs[nodes]
-        out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / self.per
-        out[:, c["cpu_total"] : c["cpu_total"] + 3] = self.totals[nodes]
-        out[:, c["cpu_free_frac"] : c["cpu_free_frac"] + 3] = free / divs
-        whole = state.gpu_whole_free[nodes]
-        out[:, c["whole_gpus_free"]] = whole / scales.gpus
-        out[:, c["up"]] = state.up[nodes]
-        out[:, c["model_ok"]] = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask)
-        if pod.preferred_labels or pod.retracted_labels:
-            labels = state.nodes.labels[nodes]
-            out[:, c["preferred_labels"]] = _label_hits(labels, pod.preferred_labels)
-            out[:, c["retracted_labels"]] = _label_hits(labels, pod.retracted_labels)
-        if pod.data_pool >= 0:
-            out[:, c["latency"]] = _latency(state, pod, nodes)
-        gpu_left = state.gpu_left[nodes]
-        left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
-        out[:, c["gpu0_free"] : c["gpu0_free"] + left.shape[1]] = left / MILLI_PER_GPU
-        scores, share = fgd
-        cpu_after = free[:, 0] - pod.cpu_milli
-        out[:, c["cpu_after_frac"]] = cpu_after / divs[:, 0]
-        out[:, c["gpu_after_frac"]] = (free[:, 2] - pod.gpu_request) / divs[:, 2]
-        if pod.is_share:
-            taken = gpu_left[np.arange(k), np.maximum(share, 0)] - pod.gpu_milli
-            out[:, c["share_left_after"]] = np.where(share >= 0, taken, 0) / MILLI_PER_GPU
-        taken_whole = 0 if pod.is_share else pod.gpu_count
-        out[:, c["whole_gpus_after"]] = (whole - taken_whole) / scales.gpus
-        out[:, c["cpu_after"]] = cpu_after / scales.cpu
-        out[:, c["fgd_score"]] = (scores / MAX_SCORE).astype(np.float32)
-        out[:, c["pod_cpu"] : N_FEATURES] = pod_row(pod, scales)
-        return out
+        return _rows(
+            state, pod, nodes, self.scales, fgd, self.totals[nodes], self.divs[nodes], extra
+        )
+
+
+def _rows(
+    state: ClusterState,
+    pod: PodView,
+    nodes: I64,
+    scales: Scales,
+    fgd: tuple[I64, I64],
+    totals: F64,
+    divs: F64,
+    extra: int = 0,
+) -> F32:
+    """Every column but :data:`FRAG_NAMES` (left at 0), from FGD's integer scores and share
+    GPUs of ``nodes`` and their totals and divisors (:class:`ScoredRows`); ``extra`` zero
+    columns follow."""
+    k, c = nodes.size, _COL
+    out = np.zeros((k, N_FEATURES + extra), dtype=np.float32)
+    free = state.free[nodes]  # free CPU, memory, GPU milli
+    out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / _per(scales)
+    out[:, c["cpu_total"] : c["cpu_total"] + 3] = totals
+    out[:, c["cpu_free_frac"] : c["cpu_free_frac"] + 3] = free / divs
+    whole = state.gpu_whole_free[nodes]
+    out[:, c["whole_gpus_free"]] = whole / scales.gpus
+    out[:, c["up"]] = state.up[nodes]
+    out[:, c["model_ok"]] = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask)
+    if pod.preferred_labels or pod.retracted_labels:
+        labels = state.nodes.labels[nodes]
+        out[:, c["preferred_labels"]] = _label_hits(labels, pod.preferred_labels)
+        out[:, c["retracted_labels"]] = _label_hits(labels, pod.retracted_labels)
+    if pod.data_pool >= 0:
+        out[:, c["latency"]] = _latency(state, pod, nodes)
+    gpu_left = state.gpu_left[nodes]
+    left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
+    out[:, c["gpu0_free"] : c["gpu0_free"] + left.shape[1]] = left / MILLI_PER_GPU
+    scores, share = fgd
+    cpu_after = free[:, 0] - pod.cpu_milli
+    out[:, c["cpu_after_frac"]] = cpu_after / divs[:, 0]
+    out[:, c["gpu_after_frac"]] = (free[:, 2] - pod.gpu_request) / divs[:, 2]
+    if pod.is_share:
+        taken = gpu_left[np.arange(k), np.maximum(share, 0)] - pod.gpu_milli
+        out[:, c["share_left_after"]] = np.where(share >= 0, taken, 0) / MILLI_PER_GPU
+    taken_whole = 0 if pod.is_share else pod.gpu_count
+    out[:, c["whole_gpus_after"]] = (whole - taken_whole) / scales.gpus
+    out[:, c["cpu_after"]] = cpu_after / scales.cpu
+    out[:, c["fgd_score"]] = (scores / MAX_SCORE).astype(np.float32)
+    out[:, c["pod_cpu"] : N_FEATURES] = pod_row(pod, scales)
+    return out
 
 
 def fgd_column(outcome: Outcome) -> F32:
     """The ``fgd_score`` feature: FGD's integer score of the placement, scaled to [0, 1]."""
     column: F32 = (fgd_score(outcome.before, outcome.after) / MAX_SCORE).astype(np.float32)
     return column
-
-
-def _model_ok(state: ClusterState, pod: PodView, nodes: I64) -> F32:
-    """1 where the node has GPUs of a model the pod allows (CPU pods too: unlike the filter)."""
-    ok: F32 = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask).astype(np.float32)
-    return ok
 
 
 def _label_hits(labels: npt.NDArray[np.uint64], mask: int) -> F32:

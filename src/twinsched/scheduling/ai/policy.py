@@ -152,7 +152,7 @@ class Policy:
         except (OSError, KeyError, ValueError) as exc:
             raise TwinschedError(f"{source}: not a twinsched policy file ({exc})") from exc
         features = tuple(header.get("features", ()))
-        if features != expected and not (subset and _ordered_subset(features, expected)):
+        if features != expected and not (subset and ordered_subset(features, expected)):
             raise TwinschedError(
                 f"{source}: trained on features {features[:3]}..., this version computes "
                 f"{expected[:3]}...; retrain the model"
@@ -160,7 +160,7 @@ class Policy:
         return cls(weights, biases, mean, std, features, dict(header.get("meta", {})), prior)
 
 
-def _ordered_subset(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
+def ordered_subset(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
     """Whether ``part`` is non-empty and has only names of ``whole``, in ``whole``'s order."""
     at = {name: i for i, name in enumerate(whole)}
     places = [at.get(name, -1) for name in part]

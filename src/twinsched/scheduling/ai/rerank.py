@@ -33,7 +33,7 @@ from twinsched.scheduling.ai.features import (
     node_features,
 )
 from twinsched.scheduling.ai.model_store import ModelCard
-from twinsched.scheduling.ai.policy import Policy
+from twinsched.scheduling.ai.policy import Policy, ordered_subset
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, CONTEXT_SCALE, workload_context
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
 from twinsched.scheduling.gpus import placement
@@ -183,16 +183,15 @@ class RerankScheduler:
     (by more than the margin over FGD's first)."""
 
     def __init__(self, name: str, policy: Policy, base: PluginScheduler) -> None:
-        at = {f: i for i, f in enumerate(RERANK_FEATURES)}
-        cols = [at.get(f, -1) for f in policy.features]
         meta = policy.meta.get("shortlist")
-        if not cols or min(cols) < 0 or cols != sorted(set(cols)) or not isinstance(meta, dict):
+        if not ordered_subset(policy.features, RERANK_FEATURES) or not isinstance(meta, dict):
             raise TwinschedError(
                 f"{name}: not a reranker policy (it needs a shortlist and features among "
                 "RERANK_FEATURES, in their order)"
             )
         self.name, self.policy, self.base = name, policy, base
-        self._cols: I64 | None = None if len(cols) == len(at) else np.array(cols)
+        cols = [RERANK_FEATURES.index(f) for f in policy.features]
+        self._cols: I64 | None = None if len(cols) == len(RERANK_FEATURES) else np.array(cols)
         self._lean = not set(FRAG_NAMES) & set(policy.features)  # rows without fragmentation
         self.params = Shortlist.of(meta)
         self.reranked = self.changed = 0

@@ -36,9 +36,15 @@ def _reference(state, key, count, window):  # type: ignore[no-untyped-def]
     count=st.integers(1, 5),
     window=st.integers(0, 3),
     seed=st.integers(0, 99),
+    narrower=st.lists(st.booleans(), min_size=40, max_size=40) | st.none(),
 )
 def test_shortlist_is_the_first_node_of_each_distinct_state_best_first(
-    scores: list[int], used: list[bool], count: int, window: int, seed: int
+    scores: list[int],
+    used: list[bool],
+    count: int,
+    window: int,
+    seed: int,
+    narrower: list[bool] | None,
 ) -> None:
     n = len(scores)
     sc = scenario([(4000, 8000, 2, "A")] * n, [(1000, 1000, 1, 500)] * n)
@@ -49,5 +55,10 @@ def test_shortlist_is_the_first_node_of_each_distinct_state_best_first(
             state.apply(Bind(i, i, (0,)))
     tiebreak = np.random.default_rng(seed).permutation(n)
     key = np.where(np.array(scores) >= 0, np.array(scores) * (n + 1) + tiebreak, -1)
-    got = shortlist(state, key.astype(np.int64), count, window).tolist()
+    if narrower is None:  # the keys alone say which nodes are eligible
+        got = shortlist(state, key.astype(np.int64), count, window).tolist()
+    else:  # a caller's narrower mask counts as -1 keys
+        eligible = np.array(narrower[:n])
+        got = shortlist(state, key.astype(np.int64), count, window, eligible).tolist()
+        key = np.where(eligible, key, -1)
     assert got == _reference(state, key, count, window)

@@ -11,7 +11,7 @@ from tests.builders import scenario
 from tests.regression.fingerprint import recording, run_events
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Scenario
-from twinsched.model.events import Arrive, Bind
+from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Release
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.features import FRAG_NAMES
@@ -21,6 +21,7 @@ from twinsched.scheduling.ai.rerank import (
     KIND,
     MIX_FEATURES,
     RERANK_FEATURES,
+    FreeTracker,
     RerankScheduler,
     RunFeatures,
     Shortlist,
@@ -185,7 +186,7 @@ def test_rows_from_fgds_own_scores_equal_the_full_rows_but_fragmentation() -> No
 
         def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
             key, gpu = base.node_keys(state, pod, eligible)
-            nodes = shortlist(state, np.where(eligible, key, -1), 4, 100)
+            nodes = shortlist(state, key, 4, 100, eligible)
             if nodes.size:
                 full = candidate_rows(state, pod, nodes, self.run)
                 known = (key[nodes] // (state.nodes.n + 1), gpu[nodes])
@@ -215,3 +216,44 @@ def test_model_scarcity_follows_what_is_bound_on_each_gpu_model() -> None:
     cpu_left = 1 - sc.pods.cpu_milli[fit_one] / (4 * 16_000 + 3 * 32_000)
     assert np.allclose(rows[:, column], cpu_left)
     assert np.allclose(rows[:, RERANK_FEATURES.index("model_free_frac")], [a_free, 1.0])
+
+
+def test_the_served_free_tracker_follows_every_change_as_a_full_recount_would() -> None:
+    sc = _cluster()
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    run = RunFeatures.of(state, sc.pods)
+    tracker = FreeTracker(run, state)
+    rng = np.random.default_rng(7)
+    bound: list[int] = []
+    checked = 0
+    for pod in range(sc.pods.n):
+        state.apply(Arrive(pod))
+        node = int(rng.integers(sc.nodes.n))
+        gpus = _first_fitting_gpus(state, pod, node)
+        if gpus is not None:
+            state.apply(Bind(pod, node, gpus))
+            bound.append(pod)
+        if bound and rng.random() < 0.3:  # releases, node failures and returns change it too
+            state.apply(Release(bound.pop(int(rng.integers(len(bound))))))
+        if rng.random() < 0.05:
+            down = int(rng.integers(sc.nodes.n))
+            state.apply(NodeDown(down) if state.up[down] else NodeUp(down))
+        if rng.random() < 0.5:  # asked now and then: several changes folded at once
+            got, want = tracker.now(state), run.free_now(state)
+            assert got.gpu.tolist() == want.gpu.tolist() and got.cpu == want.cpu
+            checked += 1
+    assert checked > 10 and state.allocated_gpu_milli > 0
+    other = state.copy()  # another state: the tracker starts again from it
+    other.apply(Release(bound[0]))
+    assert tracker.now(other).cpu == run.free_now(other).cpu != run.free_now(state).cpu
+
+
+def _first_fitting_gpus(state: ClusterState, pod: int, node: int) -> tuple[int, ...] | None:
+    """The lowest GPUs of ``node`` that can take ``pod`` (None: it does not fit there)."""
+    p = state.pods
+    if state.cpu_free[node] < p.cpu_milli[pod] or state.mem_free[node] < p.memory_mib[pod]:
+        return None
+    count, milli = int(p.gpu_count[pod]), int(p.gpu_milli[pod])
+    fitting = [g for g, left in enumerate(state.gpu_left[node].tolist()) if left >= milli]
+    fitting = fitting[: int(state.nodes.gpu_count[node])]
+    return tuple(fitting[:count]) if len(fitting) >= count else None

@@ -158,10 +158,11 @@ def node_features(
     where FGD's scores are known)."""
     outcome = placement_outcome(state, pod, nodes, typical)
     before, after, share = outcome.before, outcome.after, outcome.share_gpu
-    caps = _capacities(state, nodes)
+    caps, per = _capacities(state, nodes), _per(scales)
     out = _rows(
-        state, pod, nodes, scales, (fgd_score(before, after), share),
-        caps / _per(scales), np.maximum(caps, 1).astype(np.float64),
+        state, pod, nodes, (fgd_score(before, after), share),
+        _Known(scales, per, caps / per, np.maximum(caps, 1).astype(np.float64)),
+        pod_row(pod, scales),
     )  # fmt: skip
     frag = _COL["frag_before"]
     out[:, frag : frag + 3] = np.stack([before, after, after - before], axis=1) / MILLI_PER_GPU
@@ -185,45 +186,61 @@ def _per(scales: Scales) -> F64:
     return np.array([scales.cpu, scales.mem, MILLI_PER_GPU * scales.gpus])
 
 
+@dataclass(frozen=True)
+class _Known:
+    """What rows are computed from besides the state: the scales, the free columns'
+    divisors and, per node of the rows, its scaled totals and its capacities (at least 1)."""
+
+    scales: Scales
+    per: F64
+    totals: F64
+    divs: F64
+
+
 class ScoredRows:
     """:func:`node_features` from FGD's integer scores and share GPUs, without computing the
     fragmentation (the :data:`FRAG_NAMES` columns are left at 0), with per-node constants
-    computed once per cluster: what a served reranker needs, for a fraction of the cost."""
+    computed once per cluster and the pod columns once per pod shape: what a served
+    reranker needs, for a fraction of the cost."""
 
     def __init__(self, state: ClusterState, scales: Scales) -> None:
         caps = _capacities(state, slice(None))
         self.scales = scales
-        self.totals: F64 = caps / _per(scales)
+        self.per = _per(scales)
+        self.totals: F64 = caps / self.per
         self.divs: F64 = np.maximum(caps, 1).astype(np.float64)
+        self._pod_rows: dict[tuple[int, int, int, int], F32] = {}
 
     def rows(
         self, state: ClusterState, pod: PodView, nodes: I64, fgd: tuple[I64, I64], extra: int = 0
     ) -> F32:
         """Rows of ``nodes`` given FGD's scores and share GPUs of them, then ``extra`` zero
         columns for the caller to fill."""
-        return _rows(
-            state, pod, nodes, self.scales, fgd, self.totals[nodes], self.divs[nodes], extra
-        )
+        shape = (pod.cpu_milli, pod.memory_mib, pod.gpu_count, pod.gpu_milli)  # all pod_row reads
+        pod_values = self._pod_rows.get(shape)
+        if pod_values is None:
+            pod_values = self._pod_rows[shape] = pod_row(pod, self.scales)
+        known = _Known(self.scales, self.per, self.totals[nodes], self.divs[nodes])
+        return _rows(state, pod, nodes, fgd, known, pod_values, extra)
 
 
 def _rows(
     state: ClusterState,
     pod: PodView,
     nodes: I64,
-    scales: Scales,
     fgd: tuple[I64, I64],
-    totals: F64,
-    divs: F64,
+    known: _Known,
+    pod_values: F32,
     extra: int = 0,
 ) -> F32:
     """Every column but :data:`FRAG_NAMES` (left at 0), from FGD's integer scores and share
-    GPUs of ``nodes`` and their totals and divisors (:class:`ScoredRows`); ``extra`` zero
-    columns follow."""
-    k, c = nodes.size, _COL
+    GPUs of ``nodes``, what else is known of them (:class:`_Known`) and the pod's own
+    columns (:func:`pod_row`); ``extra`` zero columns follow."""
+    k, c, scales, divs = nodes.size, _COL, known.scales, known.divs
     out = np.zeros((k, N_FEATURES + extra), dtype=np.float32)
     free = state.free[nodes]  # free CPU, memory, GPU milli
-    out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / _per(scales)
-    out[:, c["cpu_total"] : c["cpu_total"] + 3] = totals
+    out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / known.per
+    out[:, c["cpu_total"] : c["cpu_total"] + 3] = known.totals
     out[:, c["cpu_free_frac"] : c["cpu_free_frac"] + 3] = free / divs
     whole = state.gpu_whole_free[nodes]
     out[:, c["whole_gpus_free"]] = whole / scales.gpus
@@ -248,8 +265,8 @@ def _rows(
     taken_whole = 0 if pod.is_share else pod.gpu_count
     out[:, c["whole_gpus_after"]] = (whole - taken_whole) / scales.gpus
     out[:, c["cpu_after"]] = cpu_after / scales.cpu
-    out[:, c["fgd_score"]] = (scores / MAX_SCORE).astype(np.float32)
-    out[:, c["pod_cpu"] : N_FEATURES] = pod_row(pod, scales)
+    out[:, c["fgd_score"]] = scores / MAX_SCORE  # (float64 to float32, as astype rounds)
+    out[:, c["pod_cpu"] : N_FEATURES] = pod_values
     return out
 
 

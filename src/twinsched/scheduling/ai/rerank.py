@@ -98,10 +98,6 @@ class Shortlist:
             raise TwinschedError(f"a reranker's 'shortlist' meta is incomplete: {exc}") from exc
 
 
-def allocated_fraction(state: ClusterState) -> float:
-    return state.allocated_gpu_milli / max(state.nodes.total_gpu_milli, 1)
-
-
 @dataclass(frozen=True)
 class RunFeatures:
     """What a run's candidate rows share: the workload's typical pods and mix, the scales,
@@ -115,7 +111,8 @@ class RunFeatures:
     supply: F64  # per node
     model: I64  # per node: its GPU model's index (the last index: no GPU)
     model_capacity: F64  # per model index: GPU milli of all its nodes (at least 1)
-    cpu_capacity: float  # CPU milli of all nodes
+    cpu_capacity: float  # CPU milli of all nodes (at least 1)
+    gpu_capacity: float  # GPU milli of all nodes (at least 1)
     scored: ScoredRows  # rows from FGD's scores (what a served reranker computes)
 
     @classmethod
@@ -137,15 +134,67 @@ class RunFeatures:
         return cls(
             typical_pods(workload), scales, workload_context(workload),
             demand[model], supply[model], model, model_capacity,
-            float(max(nodes.cpu_milli.sum(), 1)), ScoredRows(state, scales),
+            float(max(nodes.cpu_milli.sum(), 1)), float(max(nodes.total_gpu_milli, 1)),
+            ScoredRows(state, scales),
         )  # fmt: skip
+
+    def allocated(self, state: ClusterState) -> float:
+        """The share of the cluster's GPU milli allocated now."""
+        return state.allocated_gpu_milli / self.gpu_capacity
+
+    def free_now(self, state: ClusterState) -> Free:
+        """What is free now, summed over the cluster (see :class:`Free`)."""
+        size = self.model_capacity.size
+        gpu = np.bincount(self.model, weights=state.gpu_idle, minlength=size).astype(np.float64)
+        return Free(gpu, float(state.cpu_free.sum()))
 
     def model_free(self, state: ClusterState, nodes: I64) -> F64:
         """Per node of ``nodes``: the share of its GPU model's capacity still free now (how
         scarce that model has become; 0 for nodes without GPUs)."""
-        free = np.bincount(self.model, weights=state.gpu_idle, minlength=self.model_capacity.size)
-        share: F64 = (free / self.model_capacity)[self.model[nodes]]
+        return self.free_now(state).model_share(self, nodes)
+
+
+@dataclass(frozen=True)
+class Free:
+    """Free GPU milli per GPU model index (float sums of integers: exact) and free CPU milli
+    of the whole cluster."""
+
+    gpu: F64
+    cpu: float
+
+    def model_share(self, run: RunFeatures, nodes: I64) -> F64:
+        share: F64 = (self.gpu / run.model_capacity)[run.model[nodes]]
         return share
+
+
+class FreeTracker:
+    """:meth:`RunFeatures.free_now`, kept in step with a state's change log: a decision
+    refolds only the nodes changed since the previous one (a served reranker's path)."""
+
+    def __init__(self, run: RunFeatures, state: ClusterState) -> None:
+        self.run = run
+        self._start(state)
+
+    def _start(self, state: ClusterState) -> None:
+        self.state, self.seen = state, len(state.changes)
+        self.idle, self.cpu = state.gpu_idle.copy(), state.cpu_free.copy()
+        self.free = self.run.free_now(state)
+        self._gpu, self._cpu = self.free.gpu.copy(), self.free.cpu
+
+    def now(self, state: ClusterState) -> Free:
+        end = len(state.changes)
+        if state is not self.state or end < self.seen:  # another state: start again
+            self._start(state)
+        elif end > self.seen:
+            stale = state.changed_since(self.seen)
+            self.seen = end
+            for node in stale.tolist():  # usually one node: plain integers cost least
+                idle, cpu = int(state.gpu_idle[node]), int(state.cpu_free[node])
+                self._gpu[self.run.model[node]] += idle - self.idle[node]
+                self._cpu += cpu - self.cpu[node]
+                self.idle[node], self.cpu[node] = idle, cpu
+            self.free = Free(self._gpu.copy(), self._cpu)
+        return self.free
 
 
 def candidate_rows(
@@ -154,28 +203,34 @@ def candidate_rows(
     nodes: I64,
     run: RunFeatures,
     fgd: tuple[I64, I64] | None = None,
+    free: Free | None = None,
 ) -> F32:
     """One row of :data:`RERANK_FEATURES` per candidate (``nodes`` in FGD's order).
 
     With ``fgd`` (FGD's integer scores and share GPUs of ``nodes``) the :data:`FRAG_NAMES`
-    columns are left at 0 and the rest costs a fraction (see :func:`node_features`)."""
+    columns are left at 0 and the rest costs a fraction (see :func:`node_features`);
+    ``free`` is what :meth:`RunFeatures.free_now` would say (a :class:`FreeTracker`'s)."""
     width = len(RERANK_EXTRA)
     if fgd is None:
         rows, _ = node_features(state, pod, nodes, run.typical, run.scales)
         out: F32 = np.concatenate([rows, np.empty((nodes.size, width), np.float32)], axis=1)
     else:
         out = run.scored.rows(state, pod, nodes, fgd, width)
+    free = run.free_now(state) if free is None else free
     extra = out[:, N_FEATURES:]
     score = out[:, FGD_SCORE]
-    extra[:, 0] = allocated_fraction(state)
-    extra[:, 1] = np.arange(nodes.size)
+    extra[:, 0] = run.allocated(state)
+    extra[:, 1] = _RANKS[: nodes.size]
     extra[:, 2] = score.max() - score
     extra[:, 3] = run.demand[nodes]
     extra[:, 4] = run.supply[nodes]
-    extra[:, 5] = run.model_free(state, nodes)
-    extra[:, 6] = state.cpu_free.sum() / run.cpu_capacity
+    extra[:, 5] = free.model_share(run, nodes)
+    extra[:, 6] = free.cpu / run.cpu_capacity
     extra[:, 7:] = run.mix
     return out
+
+
+_RANKS = np.arange(64, dtype=np.float32)  # candidate_rank, for up to 64 candidates
 
 
 class RerankScheduler:
@@ -197,33 +252,37 @@ class RerankScheduler:
         self.reranked = self.changed = 0
         self.open = True
         self._run: RunFeatures | None = None
+        self._free: FreeTracker | None = None  # made at the first reranked decision
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self.base.reset(state, ctx)
         self._run = RunFeatures.of(state, ctx.workload)
+        self._free = None
         self.reranked = self.changed = 0
         self.open = self.params.opens_on(self._run.mix)
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
-        assert self._run is not None, "reset() first"
+        run = self._run
+        assert run is not None, "reset() first"
         decision = self.base.place(state, pod, eligible)
         p = self.params
         if (
             not self.open
             or not isinstance(decision, Placement)
-            or 100 * allocated_fraction(state) < p.from_alloc
+            or 100 * run.allocated(state) < p.from_alloc
         ):
             return decision
         key, gpu = self.base.node_keys(state, pod, eligible)
-        nodes = shortlist(state, np.where(eligible, key, -1), p.candidates, p.window)
+        nodes = shortlist(state, key, p.candidates, p.window, eligible)
         if nodes.size < 2:
             return decision
         self.reranked += 1
-        n1 = state.nodes.n + 1
-        known = (key[nodes] // n1, gpu[nodes]) if self._lean else None
-        rows = candidate_rows(state, pod, nodes, self._run, known)
+        if self._free is None:
+            self._free = FreeTracker(run, state)
+        known = (key[nodes] // (state.nodes.n + 1), gpu[nodes]) if self._lean else None
+        rows = candidate_rows(state, pod, nodes, run, known, self._free.now(state))
         scores = self.policy.scores(rows if self._cols is None else rows[:, self._cols])
-        best = int(np.argmax(scores))  # the first best: FGD's order
+        best = int(scores.argmax())  # the first best: FGD's order
         if best == 0 or scores[best] - scores[0] <= p.margin:
             return decision
         self.changed += 1

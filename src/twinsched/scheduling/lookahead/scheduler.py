@@ -129,7 +129,7 @@ class LookaheadScheduler:
         """The base policy's best nodes within ``d`` points of its best, one per distinct
         node state (nodes in equal states lead to equal rollouts), best first."""
         key, gpu = self.base.node_keys(state, pod, eligible)
-        chosen = shortlist(state, np.where(eligible, key, -1), self.params.c, self.params.d)
+        chosen = shortlist(state, key, self.params.c, self.params.d, eligible)
         return [Candidate(int(n), placement(state, pod, int(n), int(gpu[n])).gpus) for n in chosen]
 
     def _look_ahead(self, state: ClusterState, pod: PodView, cands: list[Candidate]) -> int:

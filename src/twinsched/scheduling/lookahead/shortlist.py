@@ -10,33 +10,38 @@ from __future__ import annotations
 
 import numpy as np
 
-from twinsched.model.cluster import I64
+from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 
 SCAN = 16  # nodes scanned per candidate wanted: equal states are skipped
 
 
-def shortlist(state: ClusterState, key: I64, count: int, window: int) -> I64:
+def shortlist(
+    state: ClusterState, key: I64, count: int, window: int, eligible: BoolA | None = None
+) -> I64:
     """Up to ``count`` nodes, best first by ``key`` (score * (N + 1) + tie-break; < 0 means
-    not eligible), one per distinct state, scoring within ``window`` points of the best."""
-    n1 = state.nodes.n + 1
-    m = min(SCAN * count, key.size)
-    if m == 0:
-        return np.zeros(0, dtype=np.int64)
-    # keys are distinct where eligible (the tie-break is a per-node rank), so the m largest
-    # are the same nodes whichever way they are partitioned
-    top = (
-        np.argpartition(key, key.size - m)[key.size - m :] if m < key.size else np.arange(key.size)
-    )
-    top = top[np.argsort(-key[top], kind="stable")]
-    top = top[key[top] >= 0]
+    not eligible, as does False in ``eligible``), one per distinct state, among the
+    ``SCAN * count`` best eligible nodes, scoring within ``window`` points of the best."""
+    ok = key >= 0
+    if eligible is not None:
+        ok &= eligible
+    top = np.flatnonzero(ok)
+    m = SCAN * count
+    if top.size > m:
+        # keys are distinct where eligible (the tie-break is a per-node rank), so the m
+        # largest are the same nodes whichever way they are partitioned; partitioning the
+        # eligible keys alone is several times cheaper than all of them (most are -1)
+        top = top[np.argpartition(key[top], top.size - m)[top.size - m :]]
     if top.size == 0:
         return top
-    top = top[key[top] // n1 >= key[top[0]] // n1 - window]
+    top = top[np.argsort(-key[top])]  # distinct keys: any sort gives this order
+    n1 = state.nodes.n + 1
+    lowest = (key[top[0]] // n1 - window) * n1  # key >= lowest <=> score >= best - window
+    if key[top[-1]] < lowest:
+        top = top[key[top] >= lowest]
     rows = np.concatenate(
-        [state.cpu_free[top, None], state.mem_free[top, None], state.nodes.gpu_model[top, None],
-         state.gpu_left[top]], axis=1,
-    )  # fmt: skip
+        [state.free[top, :2], state.nodes.gpu_model[top, None], state.gpu_left[top]], axis=1
+    )
     seen: set[bytes] = set()
     chosen: list[int] = []
     for i, row in enumerate(rows):  # in FGD's order; usually done after a few rows

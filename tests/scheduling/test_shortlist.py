@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.builders import scenario, state_with
-from twinsched.model.events import Arrive, Bind
-from twinsched.scheduling.lookahead.shortlist import shortlist
+from twinsched.model.events import Arrive, Bind, Release
+from twinsched.scheduling.lookahead.shortlist import SCAN, Shortlister, shortlist
 
 
 def _reference(state, key, count, window):  # type: ignore[no-untyped-def]
@@ -62,3 +62,46 @@ def test_shortlist_is_the_first_node_of_each_distinct_state_best_first(
         got = shortlist(state, key.astype(np.int64), count, window, eligible).tolist()
         key = np.where(eligible, key, -1)
     assert got == _reference(state, key, count, window)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), count=st.integers(2, 3), window=st.sampled_from([5, 100]))
+def test_a_shortlister_kept_over_a_run_picks_as_a_fresh_one_would(
+    seed: int, count: int, window: int
+) -> None:
+    # Many nodes of few kinds (so that equal states repeat), keys drifting a little from one
+    # decision to the next and sometimes a lot, nodes binding and releasing pods, a few pod
+    # classes: what the shortlister remembers (state numbers, each class's scan floor)
+    # must never change a pick.
+    rng = np.random.default_rng(seed)
+    n = 120
+    kinds = [(4000, 8000, 2, "A"), (8000, 16000, 4, "B"), (2000, 4000, 0, "")]
+    sc = scenario([kinds[i % 3] for i in range(n)], [(1000, 1000, 1, 500)] * 400)
+    state = state_with(sc)
+    keep = Shortlister()
+    keys = {cls: rng.integers(-1, 60, n) for cls in range(3)}
+    bound: list[int] = []
+    floors_used = 0
+    for pod in range(400):
+        cls = int(rng.integers(3))
+        key = keys[cls]
+        moved = rng.integers(n, size=1 if rng.random() < 0.8 else 40)  # drift, or a jump
+        key[moved] = rng.integers(-1, 60, moved.size)
+        if rng.random() < 0.05:  # a collapse: all but two keys fall below the class's floor
+            high = key[rng.integers(n, size=2)].copy()
+            key[:] = np.minimum(key, 2)
+            key[rng.integers(n, size=2)] = np.maximum(high, 30)
+        ranked = np.where(key >= 0, key * (n + 1) + np.arange(n), -1).astype(np.int64)
+        eligible = rng.random(n) < 0.9 if rng.random() < 0.3 else None
+        floors_used += keep._floor.get(cls, -1) >= 0
+        got = keep.pick(state, ranked, count, window, eligible, cls).tolist()
+        masked = ranked if eligible is None else np.where(eligible, ranked, -1)
+        assert got == _reference(state, masked, count, window)
+        node = int(rng.integers(n))  # change some node's state, as binds and releases do
+        if state.nodes.gpu_count[node] and state.gpu_left[node][0] >= 500:
+            state.apply(Arrive(pod))
+            state.apply(Bind(pod, node, (0,)))
+            bound.append(pod)
+        elif bound:
+            state.apply(Release(bound.pop(0)))
+    assert floors_used > 100 and SCAN * count < n

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +12,10 @@ from tests.builders import scenario
 from tests.regression.fingerprint import recording, run_events
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Scenario
-from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Release
+from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Phase, Release
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
-from twinsched.scheduling.ai.features import FRAG_NAMES
+from twinsched.scheduling.ai.features import FRAG_NAMES, placement_outcome
 from twinsched.scheduling.ai.model_store import ModelRegistry
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.rerank import (
@@ -30,6 +31,7 @@ from twinsched.scheduling.ai.rerank import (
 )
 from twinsched.scheduling.ai.serving import create_ai_scheduler
 from twinsched.scheduling.framework import Decision, PodView, RunContext, pod_views
+from twinsched.scheduling.heuristics.fgd import fgd_score
 from twinsched.scheduling.lookahead.shortlist import shortlist
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.sim import run_fillup
@@ -224,28 +226,38 @@ def test_the_served_free_tracker_follows_every_change_as_a_full_recount_would() 
     run = RunFeatures.of(state, sc.pods)
     tracker = FreeTracker(run, state)
     rng = np.random.default_rng(7)
-    bound: list[int] = []
     checked = 0
-    for pod in range(sc.pods.n):
-        state.apply(Arrive(pod))
-        node = int(rng.integers(sc.nodes.n))
-        gpus = _first_fitting_gpus(state, pod, node)
-        if gpus is not None:
-            state.apply(Bind(pod, node, gpus))
-            bound.append(pod)
-        if bound and rng.random() < 0.3:  # releases, node failures and returns change it too
-            state.apply(Release(bound.pop(int(rng.integers(len(bound))))))
-        if rng.random() < 0.05:
-            down = int(rng.integers(sc.nodes.n))
-            state.apply(NodeDown(down) if state.up[down] else NodeUp(down))
+    for _ in _churn(state, rng, release=0.3, flip=0.05):  # failures and returns count too
         if rng.random() < 0.5:  # asked now and then: several changes folded at once
             got, want = tracker.now(state), run.free_now(state)
             assert got.gpu.tolist() == want.gpu.tolist() and got.cpu == want.cpu
             checked += 1
     assert checked > 10 and state.allocated_gpu_milli > 0
     other = state.copy()  # another state: the tracker starts again from it
-    other.apply(Release(bound[0]))
+    other.apply(Release(int(np.flatnonzero(state.phase == Phase.RUNNING)[0])))
     assert tracker.now(other).cpu == run.free_now(other).cpu != run.free_now(state).cpu
+
+
+def _churn(
+    state: ClusterState, rng: np.random.Generator, release: float, flip: float = 0.0
+) -> Iterator[int]:
+    """Every pod arrives in turn and binds to a random node where it fits (lowest GPUs);
+    after each, a random bound pod is released with probability ``release`` and a random
+    node goes down (or up) with probability ``flip``. Yields the pod's index."""
+    bound: list[int] = []
+    n = state.nodes.n
+    for pod in range(state.pods.n):
+        state.apply(Arrive(pod))
+        gpus = _first_fitting_gpus(state, pod, node := int(rng.integers(n)))
+        if gpus is not None:
+            state.apply(Bind(pod, node, gpus))
+            bound.append(pod)
+        if bound and rng.random() < release:
+            state.apply(Release(bound.pop(int(rng.integers(len(bound))))))
+        if rng.random() < flip:
+            down = int(rng.integers(n))
+            state.apply(NodeDown(down) if state.up[down] else NodeUp(down))
+        yield pod
 
 
 def _first_fitting_gpus(state: ClusterState, pod: int, node: int) -> tuple[int, ...] | None:
@@ -257,3 +269,30 @@ def _first_fitting_gpus(state: ClusterState, pod: int, node: int) -> tuple[int, 
     fitting = [g for g, left in enumerate(state.gpu_left[node].tolist()) if left >= milli]
     fitting = fitting[: int(state.nodes.gpu_count[node])]
     return tuple(fitting[:count]) if len(fitting) >= count else None
+
+
+def test_served_rows_kept_per_node_equal_rows_computed_afresh_after_any_number_of_changes() -> None:
+    # ScoredRows keeps the node-only columns per node and refreshes changed nodes one by one
+    # in Python (few changed) or as arrays (many): both must give node_features' values
+    # to the bit, on every column but fragmentation.
+    kinds = [(16_000, 64_000, 4, "A"), (32_000, 128_000, 8, "B"), (8_000, 16_000, 0, "")]
+    pods = [(2000, 4000, 1, 500), (4000, 8000, 1, 1000), (1000, 2000, 1, 250),
+            (8000, 8000, 2, 1000), (6000, 4000, 0, 0)]  # fmt: skip
+    sc = scenario([kinds[i % 3] for i in range(60)], pods * 80)
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    run = RunFeatures.of(state, sc.pods)
+    views = pod_views(sc.pods)
+    keep = [i for i, f in enumerate(RERANK_FEATURES) if f not in FRAG_NAMES]
+    rng = np.random.default_rng(3)
+    compared = 0
+    for pod in _churn(state, rng, release=0.2, flip=0.02):
+        if rng.random() < (0.5 if pod < 200 else 0.03):  # often (few changes), then rarely
+            nodes = rng.permutation(sc.nodes.n)[:5]
+            view = views[int(rng.integers(len(views)))]
+            full = candidate_rows(state, view, nodes, run)
+            outcome = placement_outcome(state, view, nodes, run.typical)
+            fgd = (fgd_score(outcome.before, outcome.after), outcome.share_gpu)
+            lean = candidate_rows(state, view, nodes, run, fgd)
+            assert np.array_equal(full[:, keep], lean[:, keep])
+            compared += 1
+    assert compared > 50

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from twinsched.metrics.fragmentation import TypicalPods, fragmentation
-from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, Pods
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, Pods
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.filters import model_in_mask
 from twinsched.scheduling.framework import MAX_SCORE, PodView
@@ -154,25 +154,35 @@ def node_features(
     state: ClusterState, pod: PodView, nodes: I64, typical: TypicalPods, scales: Scales
 ) -> tuple[F32, I64]:
     """Feature rows ``(len(nodes), N_FEATURES)`` and each node's GPU for a share pod
-    (:class:`ScoredRows` makes the same rows but fragmentation, for a fraction of the cost,
-    where FGD's scores are known)."""
+    (:class:`~twinsched.scheduling.ai.scored_rows.ScoredRows` makes the same rows but
+    fragmentation, for a fraction of the cost, where FGD's scores are known)."""
     outcome = placement_outcome(state, pod, nodes, typical)
     before, after, share = outcome.before, outcome.after, outcome.share_gpu
-    caps, per = _capacities(state, nodes), _per(scales)
-    out = _rows(
-        state, pod, nodes, (fgd_score(before, after), share),
-        _Known(scales, per, caps / per, np.maximum(caps, 1).astype(np.float64)),
-        pod_row(pod, scales),
+    caps, per = capacities(state, nodes), per_resource(scales)
+    divs = np.maximum(caps, 1).astype(np.float64)
+    out = np.zeros((nodes.size, N_FEATURES), dtype=np.float32)
+    fill_node_columns(out, state, nodes, Known(scales, per, caps / per, divs))
+    fill_pod_columns(
+        out, state, pod, nodes, (fgd_score(before, after), share),
+        have_now(state, nodes), after_divisors(divs, scales),
     )  # fmt: skip
-    frag = _COL["frag_before"]
+    out[:, POD_COLUMNS] = pod_row(pod, scales)
+    frag = COLUMN["frag_before"]
     out[:, frag : frag + 3] = np.stack([before, after, after - before], axis=1) / MILLI_PER_GPU
     return out, share
 
 
-_COL = {name: i for i, name in enumerate(FEATURE_NAMES)}
+COLUMN = {name: i for i, name in enumerate(FEATURE_NAMES)}  # a feature's column in a row
+POD_COLUMNS = slice(COLUMN["pod_cpu"], N_FEATURES)
+# The columns that depend on the node alone (not on the pod): what may be kept per node
+NODE_ONLY = (*NODE_NAMES[:11], *NODE_NAMES[15:])  # all but model_ok, labels and latency
+# What is left after placing: (have_now - the pod's take) / after_divisors, in these columns
+AFTER_COLUMNS = np.array(
+    [COLUMN[f] for f in ("cpu_after_frac", "gpu_after_frac", "whole_gpus_after", "cpu_after")]
+)
 
 
-def _capacities(state: ClusterState, nodes: I64 | slice) -> I64:
+def capacities(state: ClusterState, nodes: I64 | slice) -> I64:
     """Per node: CPU milli, memory MiB and GPU milli, as columns."""
     n = state.nodes
     caps: I64 = np.stack(
@@ -181,15 +191,35 @@ def _capacities(state: ClusterState, nodes: I64 | slice) -> I64:
     return caps
 
 
-def _per(scales: Scales) -> F64:
+def per_resource(scales: Scales) -> F64:
     """What the free and total CPU, memory and GPU columns are divided by."""
     return np.array([scales.cpu, scales.mem, MILLI_PER_GPU * scales.gpus])
 
 
+def have_now(state: ClusterState, nodes: I64 | slice) -> I64:
+    """Per node, what :data:`AFTER_COLUMNS` subtract a pod's take from: free CPU, free GPU
+    milli, whole free GPUs and free CPU again."""
+    have: I64 = np.stack(
+        [state.cpu_free[nodes], state.gpu_idle[nodes], state.gpu_whole_free[nodes],
+         state.cpu_free[nodes]], axis=1,
+    )  # fmt: skip
+    return have
+
+
+def after_divisors(divs: F64, scales: Scales) -> F64:
+    """Per node (rows of ``divs``, its capacities), what :data:`AFTER_COLUMNS` divide by."""
+    k = divs.shape[0]
+    out: F64 = np.stack(
+        [divs[:, 0], divs[:, 2], np.full(k, scales.gpus), np.full(k, scales.cpu)], axis=1
+    )
+    return out
+
+
 @dataclass(frozen=True)
-class _Known:
-    """What rows are computed from besides the state: the scales, the free columns'
-    divisors and, per node of the rows, its scaled totals and its capacities (at least 1)."""
+class Known:
+    """What the node-only columns are computed from besides the state: the scales, the
+    free columns' divisors (:func:`per_resource`) and, per node of the rows, its scaled
+    totals and its capacities (at least 1)."""
 
     scales: Scales
     per: F64
@@ -197,77 +227,50 @@ class _Known:
     divs: F64
 
 
-class ScoredRows:
-    """:func:`node_features` from FGD's integer scores and share GPUs, without computing the
-    fragmentation (the :data:`FRAG_NAMES` columns are left at 0), with per-node constants
-    computed once per cluster and the pod columns once per pod shape: what a served
-    reranker needs, for a fraction of the cost."""
-
-    def __init__(self, state: ClusterState, scales: Scales) -> None:
-        caps = _capacities(state, slice(None))
-        self.scales = scales
-        self.per = _per(scales)
-        self.totals: F64 = caps / self.per
-        self.divs: F64 = np.maximum(caps, 1).astype(np.float64)
-        self._pod_rows: dict[tuple[int, int, int, int], F32] = {}
-
-    def rows(
-        self, state: ClusterState, pod: PodView, nodes: I64, fgd: tuple[I64, I64], extra: int = 0
-    ) -> F32:
-        """Rows of ``nodes`` given FGD's scores and share GPUs of them, then ``extra`` zero
-        columns for the caller to fill."""
-        shape = (pod.cpu_milli, pod.memory_mib, pod.gpu_count, pod.gpu_milli)  # all pod_row reads
-        pod_values = self._pod_rows.get(shape)
-        if pod_values is None:
-            pod_values = self._pod_rows[shape] = pod_row(pod, self.scales)
-        known = _Known(self.scales, self.per, self.totals[nodes], self.divs[nodes])
-        return _rows(state, pod, nodes, fgd, known, pod_values, extra)
+def fill_node_columns(out: F32, state: ClusterState, nodes: I64, known: Known) -> None:
+    """The :data:`NODE_ONLY` columns of ``out`` (one row per node of ``nodes``)."""
+    c, free = COLUMN, state.free[nodes]  # free CPU, memory, GPU milli
+    out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / known.per
+    out[:, c["cpu_total"] : c["cpu_total"] + 3] = known.totals
+    out[:, c["cpu_free_frac"] : c["cpu_free_frac"] + 3] = free / known.divs
+    out[:, c["whole_gpus_free"]] = state.gpu_whole_free[nodes] / known.scales.gpus
+    out[:, c["up"]] = state.up[nodes]
+    left = np.sort(state.gpu_left[nodes], axis=1)[:, ::-1][:, :MAX_GPUS]
+    out[:, c["gpu0_free"] : c["gpu0_free"] + left.shape[1]] = left / MILLI_PER_GPU
 
 
-def _rows(
+def fill_pod_columns(
+    out: F32,
     state: ClusterState,
     pod: PodView,
     nodes: I64,
     fgd: tuple[I64, I64],
-    known: _Known,
-    pod_values: F32,
-    extra: int = 0,
-) -> F32:
-    """Every column but :data:`FRAG_NAMES` (left at 0), from FGD's integer scores and share
-    GPUs of ``nodes``, what else is known of them (:class:`_Known`) and the pod's own
-    columns (:func:`pod_row`); ``extra`` zero columns follow."""
-    k, c, scales, divs = nodes.size, _COL, known.scales, known.divs
-    out = np.zeros((k, N_FEATURES + extra), dtype=np.float32)
-    free = state.free[nodes]  # free CPU, memory, GPU milli
-    out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / known.per
-    out[:, c["cpu_total"] : c["cpu_total"] + 3] = known.totals
-    out[:, c["cpu_free_frac"] : c["cpu_free_frac"] + 3] = free / divs
-    whole = state.gpu_whole_free[nodes]
-    out[:, c["whole_gpus_free"]] = whole / scales.gpus
-    out[:, c["up"]] = state.up[nodes]
-    out[:, c["model_ok"]] = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask)
+    have: I64,
+    divisors: F64,
+    model_ok: BoolA | None = None,
+) -> None:
+    """The columns of ``out`` that depend on the pod, but :data:`FRAG_NAMES` and the pod's
+    own (:func:`pod_row`), from FGD's integer scores and share GPUs of ``nodes``, their
+    :func:`have_now` and :func:`after_divisors` rows and, if known, whether the pod's GPU
+    model constraint admits them."""
+    c = COLUMN
+    if model_ok is None:
+        model_ok = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask)
+    out[:, c["model_ok"]] = model_ok
     if pod.preferred_labels or pod.retracted_labels:
         labels = state.nodes.labels[nodes]
         out[:, c["preferred_labels"]] = _label_hits(labels, pod.preferred_labels)
         out[:, c["retracted_labels"]] = _label_hits(labels, pod.retracted_labels)
     if pod.data_pool >= 0:
         out[:, c["latency"]] = _latency(state, pod, nodes)
-    gpu_left = state.gpu_left[nodes]
-    left = np.sort(gpu_left, axis=1)[:, ::-1][:, :MAX_GPUS]
-    out[:, c["gpu0_free"] : c["gpu0_free"] + left.shape[1]] = left / MILLI_PER_GPU
     scores, share = fgd
-    cpu_after = free[:, 0] - pod.cpu_milli
-    out[:, c["cpu_after_frac"]] = cpu_after / divs[:, 0]
-    out[:, c["gpu_after_frac"]] = (free[:, 2] - pod.gpu_request) / divs[:, 2]
+    whole_taken = 0 if pod.is_share else pod.gpu_count
+    take = np.array([pod.cpu_milli, pod.gpu_request, whole_taken, pod.cpu_milli])
+    out[:, AFTER_COLUMNS] = (have - take) / divisors
     if pod.is_share:
-        taken = gpu_left[np.arange(k), np.maximum(share, 0)] - pod.gpu_milli
+        taken = state.gpu_left[nodes, np.maximum(share, 0)] - pod.gpu_milli
         out[:, c["share_left_after"]] = np.where(share >= 0, taken, 0) / MILLI_PER_GPU
-    taken_whole = 0 if pod.is_share else pod.gpu_count
-    out[:, c["whole_gpus_after"]] = (whole - taken_whole) / scales.gpus
-    out[:, c["cpu_after"]] = cpu_after / scales.cpu
     out[:, c["fgd_score"]] = scores / MAX_SCORE  # (float64 to float32, as astype rounds)
-    out[:, c["pod_cpu"] : N_FEATURES] = pod_values
-    return out
 
 
 def fgd_column(outcome: Outcome) -> F32:

@@ -29,15 +29,15 @@ from twinsched.scheduling.ai.features import (
     FRAG_NAMES,
     N_FEATURES,
     Scales,
-    ScoredRows,
     node_features,
 )
 from twinsched.scheduling.ai.model_store import ModelCard
 from twinsched.scheduling.ai.policy import Policy, ordered_subset
+from twinsched.scheduling.ai.scored_rows import ScoredRows
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, CONTEXT_SCALE, workload_context
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
 from twinsched.scheduling.gpus import placement
-from twinsched.scheduling.lookahead.shortlist import shortlist
+from twinsched.scheduling.lookahead.shortlist import Shortlister
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
 KIND = "twinsched.reranker"  # the model card's kind
@@ -113,6 +113,7 @@ class RunFeatures:
     model_capacity: F64  # per model index: GPU milli of all its nodes (at least 1)
     cpu_capacity: float  # CPU milli of all nodes (at least 1)
     gpu_capacity: float  # GPU milli of all nodes (at least 1)
+    fixed: F32  # per node, the RERANK_EXTRA columns fixed for the run (demand, supply, mix)
     scored: ScoredRows  # rows from FGD's scores (what a served reranker computes)
 
     @classmethod
@@ -130,12 +131,13 @@ class RunFeatures:
         demand /= max(request.sum(), 1.0)
         supply /= max(capacity.sum(), 1.0)
         model = np.where(nodes.gpu_model >= 0, nodes.gpu_model, models).astype(np.int64)
-        scales = Scales.of(state)
+        scales, mix = Scales.of(state), workload_context(workload)
+        fixed = np.zeros((nodes.n, len(RERANK_EXTRA)), dtype=np.float32)
+        fixed[:, 3], fixed[:, 4], fixed[:, 7:] = demand[model], supply[model], mix
         return cls(
-            typical_pods(workload), scales, workload_context(workload),
-            demand[model], supply[model], model, model_capacity,
-            float(max(nodes.cpu_milli.sum(), 1)), float(max(nodes.total_gpu_milli, 1)),
-            ScoredRows(state, scales),
+            typical_pods(workload), scales, mix, demand[model], supply[model], model,
+            model_capacity, float(max(nodes.cpu_milli.sum(), 1)),
+            float(max(nodes.total_gpu_milli, 1)), fixed, ScoredRows(state, scales, fixed),
         )  # fmt: skip
 
     def allocated(self, state: ClusterState) -> float:
@@ -210,23 +212,19 @@ def candidate_rows(
     With ``fgd`` (FGD's integer scores and share GPUs of ``nodes``) the :data:`FRAG_NAMES`
     columns are left at 0 and the rest costs a fraction (see :func:`node_features`);
     ``free`` is what :meth:`RunFeatures.free_now` would say (a :class:`FreeTracker`'s)."""
-    width = len(RERANK_EXTRA)
     if fgd is None:
         rows, _ = node_features(state, pod, nodes, run.typical, run.scales)
-        out: F32 = np.concatenate([rows, np.empty((nodes.size, width), np.float32)], axis=1)
-    else:
-        out = run.scored.rows(state, pod, nodes, fgd, width)
+        out: F32 = np.concatenate([rows, run.fixed[nodes]], axis=1)
+    else:  # demand, supply and the mix come with the rows (fixed per node)
+        out = run.scored.rows(state, pod, nodes, fgd)
     free = run.free_now(state) if free is None else free
     extra = out[:, N_FEATURES:]
     score = out[:, FGD_SCORE]
     extra[:, 0] = run.allocated(state)
     extra[:, 1] = _RANKS[: nodes.size]
     extra[:, 2] = score.max() - score
-    extra[:, 3] = run.demand[nodes]
-    extra[:, 4] = run.supply[nodes]
     extra[:, 5] = free.model_share(run, nodes)
     extra[:, 6] = free.cpu / run.cpu_capacity
-    extra[:, 7:] = run.mix
     return out
 
 
@@ -253,11 +251,13 @@ class RerankScheduler:
         self.open = True
         self._run: RunFeatures | None = None
         self._free: FreeTracker | None = None  # made at the first reranked decision
+        self._shortlist = Shortlister()
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self.base.reset(state, ctx)
         self._run = RunFeatures.of(state, ctx.workload)
         self._free = None
+        self._shortlist = Shortlister()
         self.reranked = self.changed = 0
         self.open = self.params.opens_on(self._run.mix)
 
@@ -273,7 +273,7 @@ class RerankScheduler:
         ):
             return decision
         key, gpu = self.base.node_keys(state, pod, eligible)
-        nodes = shortlist(state, key, p.candidates, p.window, eligible)
+        nodes = self._shortlist.pick(state, key, p.candidates, p.window, eligible, pod.cls)
         if nodes.size < 2:
             return decision
         self.reranked += 1

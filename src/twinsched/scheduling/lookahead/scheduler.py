@@ -31,7 +31,7 @@ from twinsched.scheduling.framework import (
 from twinsched.scheduling.gpus import placement
 from twinsched.scheduling.lookahead.lean import ClassIndex
 from twinsched.scheduling.lookahead.rollout import Candidate, Live, TopLists, rollouts
-from twinsched.scheduling.lookahead.shortlist import shortlist
+from twinsched.scheduling.lookahead.shortlist import Shortlister
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
 
@@ -61,6 +61,7 @@ class LookaheadScheduler:
         self._ctx: RunContext | None = None
         self._index: ClassIndex | None = None
         self._eligible = EligibleMemo()
+        self._shortlist = Shortlister()
         self._workload_cls: I64 = np.zeros(0, dtype=np.int64)
         self._typical: TypicalPods | None = None
         self._compared: tuple[int, ...] | None = None
@@ -83,6 +84,7 @@ class LookaheadScheduler:
         self.base.reset(state, ctx)
         self._index = ClassIndex(state)
         self._eligible = EligibleMemo()
+        self._shortlist = Shortlister()
         views = [self._index.view(v) for v in pod_views(ctx.workload)]
         self._workload_cls = np.array([v.cls for v in views], dtype=np.int64)
         self._typical = typical_pods(ctx.workload)
@@ -129,7 +131,7 @@ class LookaheadScheduler:
         """The base policy's best nodes within ``d`` points of its best, one per distinct
         node state (nodes in equal states lead to equal rollouts), best first."""
         key, gpu = self.base.node_keys(state, pod, eligible)
-        chosen = shortlist(state, key, self.params.c, self.params.d, eligible)
+        chosen = self._shortlist.pick(state, key, self.params.c, self.params.d, eligible, pod.cls)
         return [Candidate(int(n), placement(state, pod, int(n), int(gpu[n])).gpus) for n in chosen]
 
     def _look_ahead(self, state: ClusterState, pod: PodView, cands: list[Candidate]) -> int:

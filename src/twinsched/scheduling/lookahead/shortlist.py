@@ -4,6 +4,11 @@ Nodes in equal states (free CPU, memory, GPU model and per-GPU free shares) woul
 equal futures, so only the first of each state (in the base policy's order) is kept.
 Shared by the look-ahead (which rolls the candidates out) and the learned reranker (which
 scores them with a model distilled from those rollouts).
+
+A :class:`Shortlister` serves one run: it numbers the distinct node states as nodes change
+(so that finding the distinct ones compares integers) and remembers, per pod class, the
+lowest key of the previous shortlist's scan (so that the next scan usually partitions a few
+dozen keys instead of every eligible node's).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 
 SCAN = 16  # nodes scanned per candidate wanted: equal states are skipped
+SLACK = 48  # nodes scanned beyond: the next pod of the class may find its scan above them
 
 
 def shortlist(
@@ -22,34 +28,100 @@ def shortlist(
     """Up to ``count`` nodes, best first by ``key`` (score * (N + 1) + tie-break; < 0 means
     not eligible, as does False in ``eligible``), one per distinct state, among the
     ``SCAN * count`` best eligible nodes, scoring within ``window`` points of the best."""
-    ok = key >= 0
-    if eligible is not None:
-        ok &= eligible
-    top = np.flatnonzero(ok)
-    m = SCAN * count
-    if top.size > m:
-        # keys are distinct where eligible (the tie-break is a per-node rank), so the m
-        # largest are the same nodes whichever way they are partitioned; partitioning the
-        # eligible keys alone is several times cheaper than all of them (most are -1)
-        top = top[np.argpartition(key[top], top.size - m)[top.size - m :]]
-    if top.size == 0:
-        return top
-    top = top[np.argsort(-key[top])]  # distinct keys: any sort gives this order
-    n1 = state.nodes.n + 1
-    lowest = (key[top[0]] // n1 - window) * n1  # key >= lowest <=> score >= best - window
-    if key[top[-1]] < lowest:
-        top = top[key[top] >= lowest]
-    rows = np.concatenate(
-        [state.free[top, :2], state.nodes.gpu_model[top, None], state.gpu_left[top]], axis=1
-    )
-    seen: set[bytes] = set()
-    chosen: list[int] = []
-    for i, row in enumerate(rows):  # in FGD's order; usually done after a few rows
-        state_bytes = row.tobytes()
-        if state_bytes not in seen:
-            seen.add(state_bytes)
-            chosen.append(i)
-            if len(chosen) == count:
-                break
-    picked: I64 = top[chosen]
-    return picked
+    return Shortlister().pick(state, key, count, window, eligible)
+
+
+class Shortlister:
+    """:func:`shortlist` for the decisions of one run, with what one decision learns kept
+    for the next (see the module's docstring); the picks are the same."""
+
+    def __init__(self) -> None:
+        self._state: ClusterState | None = None
+        self._seen = 0
+        self._ids: dict[tuple[int, ...], int] = {}  # node state -> its number
+        self._node_ids: I64 = np.zeros(0, dtype=np.int64)
+        self._floor: dict[int, int] = {}  # per pod class: the previous scan's lowest key
+
+    def pick(
+        self,
+        state: ClusterState,
+        key: I64,
+        count: int,
+        window: int,
+        eligible: BoolA | None = None,
+        cls: int | None = None,
+    ) -> I64:
+        """:func:`shortlist`; ``cls`` names the pod class whose keys these are (None: keys
+        of no class, nothing remembered)."""
+        m = SCAN * count
+        floor = None if cls is None else self._floor.get(cls)
+        top = self._scan(key, m, eligible, floor)
+        if top.size == 0:
+            return top
+        top = top[np.argsort(-key[top])]  # distinct keys: any sort gives this order
+        if cls is not None:
+            self._floor[cls] = int(key[top[-1]]) if top.size >= m else -1
+        top = top[:m]
+        n1 = state.nodes.n + 1
+        lowest = (key[top[0]] // n1 - window) * n1  # key >= lowest <=> score >= best - window
+        if key[top[-1]] < lowest:
+            top = top[key[top] >= lowest]
+        ids = self._state_ids(state)[top].tolist()
+        seen: set[int] = set()
+        chosen: list[int] = []
+        for i, state_id in enumerate(ids):  # in FGD's order; usually done after a few rows
+            if state_id not in seen:
+                seen.add(state_id)
+                chosen.append(i)
+                if len(chosen) == count:
+                    break
+        picked: I64 = top[chosen]
+        return picked
+
+    @staticmethod
+    def _scan(key: I64, m: int, eligible: BoolA | None, floor: int | None) -> I64:
+        """At least the ``m`` eligible nodes of highest key (all eligible nodes, if fewer)
+        and up to ``SLACK`` more, the next highest."""
+        if floor is not None and floor >= 0:
+            # keys change little from one pod of a class to the next: when at least m
+            # eligible keys still reach the previous scan's lowest, the m highest are among
+            # them
+            ok = key >= floor
+            if eligible is not None:
+                ok &= eligible
+            top = np.flatnonzero(ok)
+            if top.size >= m:
+                return _highest(key, top, m + SLACK)
+        ok = key >= 0
+        if eligible is not None:
+            ok &= eligible
+        return _highest(key, np.flatnonzero(ok), m + SLACK)
+
+    def _state_ids(self, state: ClusterState) -> I64:
+        """Per node, the number of its state (equal numbers: equal states)."""
+        end = len(state.changes)
+        changed: I64 | None = None
+        if state is not self._state or end < self._seen:
+            self._state, self._ids = state, {}
+            self._node_ids = np.zeros(state.nodes.n, dtype=np.int64)
+            changed = np.arange(state.nodes.n, dtype=np.int64)
+        elif end > self._seen:
+            changed = state.changed_since(self._seen)
+        self._seen = end
+        if changed is not None:
+            ids, model = self._ids, state.nodes.gpu_model
+            for node in changed.tolist():  # usually one node: plain integers cost least
+                row = (*state.free[node, :2].tolist(), int(model[node]),
+                       *state.gpu_left[node].tolist())  # fmt: skip
+                self._node_ids[node] = ids.setdefault(row, len(ids))
+        return self._node_ids
+
+
+def _highest(key: I64, nodes: I64, m: int) -> I64:
+    """The ``m`` nodes of ``nodes`` with the highest keys (all of them, if fewer); keys are
+    distinct where eligible (the tie-break is a per-node rank), so these are the same nodes
+    whichever way they are partitioned."""
+    if nodes.size <= m:
+        return nodes
+    highest: I64 = nodes[np.argpartition(key[nodes], nodes.size - m)[nodes.size - m :]]
+    return highest

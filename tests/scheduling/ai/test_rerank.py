@@ -230,7 +230,7 @@ def test_the_served_free_tracker_follows_every_change_as_a_full_recount_would() 
     for _ in _churn(state, rng, release=0.3, flip=0.05):  # failures and returns count too
         if rng.random() < 0.5:  # asked now and then: several changes folded at once
             got, want = tracker.now(state), run.free_now(state)
-            assert got.gpu.tolist() == want.gpu.tolist() and got.cpu == want.cpu
+            assert got.share.tolist() == want.share.tolist() and got.cpu == want.cpu
             checked += 1
     assert checked > 10 and state.allocated_gpu_milli > 0
     other = state.copy()  # another state: the tracker starts again from it

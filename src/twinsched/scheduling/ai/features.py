@@ -177,9 +177,9 @@ POD_COLUMNS = slice(COLUMN["pod_cpu"], N_FEATURES)
 # The columns that depend on the node alone (not on the pod): what may be kept per node
 NODE_ONLY = (*NODE_NAMES[:11], *NODE_NAMES[15:])  # all but model_ok, labels and latency
 # What is left after placing: (have_now - the pod's take) / after_divisors, in these columns
-AFTER_COLUMNS = np.array(
-    [COLUMN[f] for f in ("cpu_after_frac", "gpu_after_frac", "whole_gpus_after", "cpu_after")]
-)
+AFTER = ("cpu_after_frac", "gpu_after_frac", "share_left_after", "whole_gpus_after", "cpu_after")
+AFTER_COLUMNS = slice(COLUMN[AFTER[0]], COLUMN[AFTER[-1]] + 1)
+assert tuple(FEATURE_NAMES[AFTER_COLUMNS]) == AFTER, "the after columns must be adjacent"
 
 
 def capacities(state: ClusterState, nodes: I64 | slice) -> I64:
@@ -197,22 +197,31 @@ def per_resource(scales: Scales) -> F64:
 
 
 def have_now(state: ClusterState, nodes: I64 | slice) -> I64:
-    """Per node, what :data:`AFTER_COLUMNS` subtract a pod's take from: free CPU, free GPU
-    milli, whole free GPUs and free CPU again."""
+    """Per node, what the :data:`AFTER` columns subtract a pod's :func:`take` from: free
+    CPU, free GPU milli, 0 (a share pod's column is its own), whole free GPUs, free CPU."""
+    cpu = state.cpu_free[nodes]
     have: I64 = np.stack(
-        [state.cpu_free[nodes], state.gpu_idle[nodes], state.gpu_whole_free[nodes],
-         state.cpu_free[nodes]], axis=1,
-    )  # fmt: skip
+        [cpu, state.gpu_idle[nodes], np.zeros_like(cpu), state.gpu_whole_free[nodes], cpu],
+        axis=1,
+    )
     return have
 
 
 def after_divisors(divs: F64, scales: Scales) -> F64:
-    """Per node (rows of ``divs``, its capacities), what :data:`AFTER_COLUMNS` divide by."""
+    """Per node (rows of ``divs``, its capacities), what the :data:`AFTER` columns divide
+    by (1 for the share pod's column)."""
     k = divs.shape[0]
     out: F64 = np.stack(
-        [divs[:, 0], divs[:, 2], np.full(k, scales.gpus), np.full(k, scales.cpu)], axis=1
+        [divs[:, 0], divs[:, 2], np.ones(k), np.full(k, scales.gpus), np.full(k, scales.cpu)],
+        axis=1,
     )
     return out
+
+
+def take(pod: PodView) -> I64:
+    """What placing ``pod`` takes from a node's :func:`have_now` row."""
+    whole = 0 if pod.is_share else pod.gpu_count
+    return np.array([pod.cpu_milli, pod.gpu_request, 0, whole, pod.cpu_milli], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -247,16 +256,16 @@ def fill_pod_columns(
     fgd: tuple[I64, I64],
     have: I64,
     divisors: F64,
-    model_ok: BoolA | None = None,
+    known: tuple[BoolA, I64] | None = None,
 ) -> None:
     """The columns of ``out`` that depend on the pod, but :data:`FRAG_NAMES` and the pod's
     own (:func:`pod_row`), from FGD's integer scores and share GPUs of ``nodes``, their
-    :func:`have_now` and :func:`after_divisors` rows and, if known, whether the pod's GPU
-    model constraint admits them."""
+    :func:`have_now` and :func:`after_divisors` rows and, if ``known``, whether the pod's
+    GPU model constraint admits them and its :func:`take`."""
     c = COLUMN
-    if model_ok is None:
-        model_ok = model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask)
-    out[:, c["model_ok"]] = model_ok
+    if known is None:
+        known = (model_in_mask(state.nodes.gpu_model[nodes], pod.model_mask), take(pod))
+    out[:, c["model_ok"]] = known[0]
     if pod.preferred_labels or pod.retracted_labels:
         labels = state.nodes.labels[nodes]
         out[:, c["preferred_labels"]] = _label_hits(labels, pod.preferred_labels)
@@ -264,9 +273,7 @@ def fill_pod_columns(
     if pod.data_pool >= 0:
         out[:, c["latency"]] = _latency(state, pod, nodes)
     scores, share = fgd
-    whole_taken = 0 if pod.is_share else pod.gpu_count
-    take = np.array([pod.cpu_milli, pod.gpu_request, whole_taken, pod.cpu_milli])
-    out[:, AFTER_COLUMNS] = (have - take) / divisors
+    out[:, AFTER_COLUMNS] = (have - known[1]) / divisors
     if pod.is_share:
         taken = state.gpu_left[nodes, np.maximum(share, 0)] - pod.gpu_milli
         out[:, c["share_left_after"]] = np.where(share >= 0, taken, 0) / MILLI_PER_GPU

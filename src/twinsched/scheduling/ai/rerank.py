@@ -146,9 +146,13 @@ class RunFeatures:
 
     def free_now(self, state: ClusterState) -> Free:
         """What is free now, summed over the cluster (see :class:`Free`)."""
+        return Free(self.free_gpu(state) / self.model_capacity, float(state.cpu_free.sum()))
+
+    def free_gpu(self, state: ClusterState) -> F64:
+        """Free GPU milli per GPU model index (float sums of integers: exact)."""
         size = self.model_capacity.size
         gpu = np.bincount(self.model, weights=state.gpu_idle, minlength=size).astype(np.float64)
-        return Free(gpu, float(state.cpu_free.sum()))
+        return gpu
 
     def model_free(self, state: ClusterState, nodes: I64) -> F64:
         """Per node of ``nodes``: the share of its GPU model's capacity still free now (how
@@ -158,14 +162,14 @@ class RunFeatures:
 
 @dataclass(frozen=True)
 class Free:
-    """Free GPU milli per GPU model index (float sums of integers: exact) and free CPU milli
-    of the whole cluster."""
+    """Per GPU model index, the share of its capacity free (from float sums of integers:
+    exact), and the free CPU milli of the whole cluster."""
 
-    gpu: F64
+    share: F64
     cpu: float
 
     def model_share(self, run: RunFeatures, nodes: I64) -> F64:
-        share: F64 = (self.gpu / run.model_capacity)[run.model[nodes]]
+        share: F64 = self.share[run.model[nodes]]
         return share
 
 
@@ -180,8 +184,8 @@ class FreeTracker:
     def _start(self, state: ClusterState) -> None:
         self.state, self.seen = state, len(state.changes)
         self.idle, self.cpu = state.gpu_idle.copy(), state.cpu_free.copy()
-        self.free = self.run.free_now(state)
-        self._gpu, self._cpu = self.free.gpu.copy(), self.free.cpu
+        self._gpu, self._cpu = self.run.free_gpu(state), float(state.cpu_free.sum())
+        self.free = Free(self._gpu / self.run.model_capacity, self._cpu)
 
     def now(self, state: ClusterState) -> Free:
         end = len(state.changes)
@@ -195,7 +199,7 @@ class FreeTracker:
                 self._gpu[self.run.model[node]] += idle - self.idle[node]
                 self._cpu += cpu - self.cpu[node]
                 self.idle[node], self.cpu[node] = idle, cpu
-            self.free = Free(self._gpu.copy(), self._cpu)
+            self.free = Free(self._gpu / self.run.model_capacity, self._cpu)
         return self.free
 
 
@@ -222,7 +226,7 @@ def candidate_rows(
     score = out[:, FGD_SCORE]
     extra[:, 0] = run.allocated(state)
     extra[:, 1] = _RANKS[: nodes.size]
-    extra[:, 2] = score.max() - score
+    extra[:, 2] = score[0] - score  # the first has the highest FGD score (FGD's order)
     extra[:, 5] = free.model_share(run, nodes)
     extra[:, 6] = free.cpu / run.cpu_capacity
     return out

@@ -29,6 +29,7 @@ from twinsched.scheduling.ai.features import (
     have_now,
     per_resource,
     pod_row,
+    take,
 )
 from twinsched.scheduling.filters import model_in_mask
 from twinsched.scheduling.framework import PodView
@@ -36,6 +37,7 @@ from twinsched.scheduling.framework import PodView
 SCALAR_REFRESH = 16  # up to this many changed nodes are refreshed one by one, in Python
 _FIRST = slice(COLUMN["cpu_free"], COLUMN["up"] + 1)  # node-only columns before model_ok
 _GPUS = COLUMN["gpu0_free"]
+_BETWEEN = (0.0,) * (_GPUS - _FIRST.stop)  # model_ok, labels and latency: the pod's
 
 
 class ScoredRows:
@@ -52,13 +54,17 @@ class ScoredRows:
         divs = np.maximum(caps, 1).astype(np.float64)
         self.known = Known(scales, per, caps / per, divs)
         self._after_divisors = after_divisors(divs, scales)
-        self._pod_rows: dict[tuple[int, int, int, int], F32] = {}
+        self._pod_rows: dict[tuple[int, int, int, int], tuple[F32, I64]] = {}
         self._model_ok: dict[int, BoolA] = {}
         width = 0 if fixed is None else fixed.shape[1]
         self._table = np.zeros((n, N_FEATURES + width), dtype=np.float32)
         if fixed is not None:
             self._table[:, N_FEATURES:] = fixed
-        self._have = np.zeros((n, 4), dtype=np.int64)
+        self._have = np.zeros((n, 5), dtype=np.int64)
+        # _refresh_one's constants as Python numbers: the divisors, then per node its
+        # capacities (at least 1) and scaled totals
+        self._per: list[float] = per.tolist()
+        self._node_constants = np.concatenate([divs, self.known.totals], axis=1).tolist()
         self._state = state
         self._seen = 0
         self._refresh(state, np.arange(n, dtype=np.int64))
@@ -71,13 +77,14 @@ class ScoredRows:
         if model_ok is None:
             model_ok = model_in_mask(state.nodes.gpu_model, pod.model_mask)
             self._model_ok[pod.model_mask] = model_ok
-        have, divisors = self._have[nodes], self._after_divisors[nodes]
-        fill_pod_columns(out, state, pod, nodes, fgd, have, divisors, model_ok[nodes])
-        shape = (pod.cpu_milli, pod.memory_mib, pod.gpu_count, pod.gpu_milli)  # all pod_row reads
+        shape = (pod.cpu_milli, pod.memory_mib, pod.gpu_count, pod.gpu_milli)  # all they read
         pod_values = self._pod_rows.get(shape)
         if pod_values is None:
-            pod_values = self._pod_rows[shape] = pod_row(pod, self.known.scales)
-        out[:, POD_COLUMNS] = pod_values
+            pod_values = self._pod_rows[shape] = (pod_row(pod, self.known.scales), take(pod))
+        have, divisors = self._have[nodes], self._after_divisors[nodes]
+        known = (model_ok[nodes], pod_values[1])
+        fill_pod_columns(out, state, pod, nodes, fgd, have, divisors, known)
+        out[:, POD_COLUMNS] = pod_values[0]
         return out
 
     def _sync(self, state: ClusterState) -> None:
@@ -106,16 +113,15 @@ class ScoredRows:
     def _refresh_one(self, state: ClusterState, node: int) -> None:
         """:func:`fill_node_columns` and :func:`have_now` for one node with Python numbers:
         the same IEEE divisions of the same integers, so the same float32 values (tests
-        compare them)."""
-        k = self.known
-        p_cpu, p_mem, p_gpu = k.per.tolist()
-        d_cpu, d_mem, d_gpu = k.divs[node].tolist()
+        compare them); the columns between (pod-dependent) stay 0."""
+        p_cpu, p_mem, p_gpu = self._per
+        d_cpu, d_mem, d_gpu, *totals = self._node_constants[node]
         cpu, mem, gpu = state.free[node].tolist()
         whole = int(state.gpu_whole_free[node])
-        self._table[node, _FIRST] = (
-            cpu / p_cpu, mem / p_mem, gpu / p_gpu, *k.totals[node].tolist(),
-            cpu / d_cpu, mem / d_mem, gpu / d_gpu, whole / k.scales.gpus, float(state.up[node]),
-        )  # fmt: skip
         left = sorted(state.gpu_left[node].tolist(), reverse=True)[:MAX_GPUS]
-        self._table[node, _GPUS : _GPUS + len(left)] = [x / MILLI_PER_GPU for x in left]
-        self._have[node] = (cpu, gpu, whole, cpu)
+        self._table[node, _FIRST.start : _GPUS + len(left)] = (
+            cpu / p_cpu, mem / p_mem, gpu / p_gpu, *totals,
+            cpu / d_cpu, mem / d_mem, gpu / d_gpu, whole / self.known.scales.gpus,
+            float(state.up[node]), *_BETWEEN, *[x / MILLI_PER_GPU for x in left],
+        )  # fmt: skip
+        self._have[node] = (cpu, gpu, 0, whole, cpu)

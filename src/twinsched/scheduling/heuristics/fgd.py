@@ -7,10 +7,12 @@ pod where the weighted fragmentation grows least: ``int(100 sigmoid((F - F') / 1
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from twinsched.metrics.fragmentation import TypicalPods, fragmentation, typical_pods
-from twinsched.model.cluster import F64, I64, MILLI_PER_GPU
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, RunContext, Scores
 from twinsched.scheduling.rows import distinct_rows
@@ -35,11 +37,18 @@ def share_candidates(left: I64, milli: int) -> tuple[I64, I64]:
     GPUs of a row with equal free milli are interchangeable, so only the first is kept.
     Sorted by row, then GPU.
     """
-    g = left.shape[1]
-    earlier_equal = (left[:, :, None] == left[:, None, :]) & np.tri(g, k=-1, dtype=bool).T[None]
+    earlier_equal = (left[:, :, None] == left[:, None, :]) & _earlier(left.shape[1])
     candidate = (left >= milli) & ~earlier_equal.any(axis=1)
     rows, gpus = np.nonzero(candidate)
     return rows.astype(np.int64), gpus.astype(np.int64)
+
+
+@functools.cache
+def _earlier(g: int) -> BoolA:
+    """``[0, i, j]``: GPU i comes before GPU j (of ``g``), broadcast over rows (read-only)."""
+    mask: BoolA = np.tri(g, k=-1, dtype=bool).T[None]
+    mask.flags.writeable = False
+    return mask
 
 
 class FragmentationGradient(BaseScore):
@@ -96,7 +105,7 @@ class FragmentationGradient(BaseScore):
         )
         score = fgd_score(both[:k][rows], both[k:])
         key = score * (g + 1) + (g - gpus)  # best score, then lowest GPU index
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
         best = np.maximum.reduceat(key, starts)
         values[rows[starts]] = best // (g + 1)
         chosen[rows[starts]] = g - best % (g + 1)

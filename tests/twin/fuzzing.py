@@ -20,6 +20,7 @@ answer is counted once:
 from __future__ import annotations
 
 import json
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,12 @@ class Report:
 
     tallies: dict[str, Tally] = field(default_factory=dict)
     statuses: Counter[int] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)  # the first few 5xx and tracebacks
+
+    def failed(self, what: str) -> None:
+        """Keep what a failing answer was, so that a rare failure can be diagnosed."""
+        if len(self.failures) < 5:
+            self.failures.append(what[:800])
 
     def tally(self, target: str) -> Tally:
         return self.tallies.setdefault(target, Tally())
@@ -78,7 +85,7 @@ class Report:
         lines = list(fuzz_table.HEADER)
         for target in sorted(self.tallies):
             lines.append(self.tallies[target].row(f"twin `{target}`{suffix}"))
-        return lines
+        return lines + [f"failure: {what}" for what in self.failures]
 
 
 # -- hostile requests -------------------------------------------------------------------------
@@ -253,9 +260,10 @@ def _one(
             )  # fmt: skip
         else:
             response = case.call(headers=AUTH)
-    except Exception:  # an exception out of the app: what a client sees as a dropped answer
+    except Exception as exc:  # out of the app: what a client sees as a dropped answer
         tally.tracebacks += 1
         tally.server_errors += 1
+        report.failed(f"{target}: raised {traceback.format_exception_only(exc)[-1].strip()}")
         return
     status = response.status_code
     report.statuses[status] += 1
@@ -263,6 +271,8 @@ def _one(
         tally.server_errors += 1
     if status >= 400 and not _is_problem(response):
         tally.tracebacks += 1
+    if status >= 500 or (status >= 400 and not _is_problem(response)):
+        report.failed(f"{target}: {status} {response.text!r}")
     elif 400 <= status < 500:
         tally.clear += 1
     elif status < 400:

@@ -47,6 +47,7 @@ RERANK_EXTRA = (
     "model_free_frac", "cluster_cpu_free_frac", *MIX_FEATURES,
 )  # fmt: skip
 RERANK_FEATURES = FEATURE_NAMES + RERANK_EXTRA  # what is recorded; a model reads a subset
+_EXTRA = {name: i for i, name in enumerate(RERANK_EXTRA)}  # a column among the extra ones
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,9 @@ class RunFeatures:
         model = np.where(nodes.gpu_model >= 0, nodes.gpu_model, models).astype(np.int64)
         scales, mix = Scales.of(state), workload_context(workload)
         fixed = np.zeros((nodes.n, len(RERANK_EXTRA)), dtype=np.float32)
-        fixed[:, 3], fixed[:, 4], fixed[:, 7:] = demand[model], supply[model], mix
+        fixed[:, _EXTRA["model_demand"]] = demand[model]
+        fixed[:, _EXTRA["model_supply"]] = supply[model]
+        fixed[:, _EXTRA[MIX_FEATURES[0]] :] = mix
         return cls(
             typical_pods(workload), scales, mix, demand[model], supply[model], model,
             model_capacity, float(max(nodes.cpu_milli.sum(), 1)),
@@ -224,11 +227,11 @@ def candidate_rows(
     free = run.free_now(state) if free is None else free
     extra = out[:, N_FEATURES:]
     score = out[:, FGD_SCORE]
-    extra[:, 0] = run.allocated(state)
-    extra[:, 1] = _RANKS[: nodes.size]
-    extra[:, 2] = score[0] - score  # the first has the highest FGD score (FGD's order)
-    extra[:, 5] = free.model_share(run, nodes)
-    extra[:, 6] = free.cpu / run.cpu_capacity
+    extra[:, _EXTRA["alloc_frac"]] = run.allocated(state)
+    extra[:, _EXTRA["candidate_rank"]] = _RANKS[: nodes.size]
+    extra[:, _EXTRA["fgd_gap"]] = score[0] - score  # the first scores highest (FGD's order)
+    extra[:, _EXTRA["model_free_frac"]] = free.model_share(run, nodes)
+    extra[:, _EXTRA["cluster_cpu_free_frac"]] = free.cpu / run.cpu_capacity
     return out
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tests.builders import context, scenario, state_with
 from tests.strategies import scenarios
 from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Release
-from twinsched.model.state import ClusterState
+from twinsched.model.state import ChangeCursor, ClusterState
 from twinsched.scheduling import filters, registry
 from twinsched.scheduling.cache import EligibleMemo, ReasonMemo
 from twinsched.scheduling.framework import Placement, pod_views
@@ -31,6 +31,26 @@ def test_changed_since_lists_each_node_once_in_order_of_first_change() -> None:
             expected = [0, 1, 2, 3]
         assert state.changed_since(seen).tolist() == expected, seen
     assert state.changed_since(len(state.changes)).tolist() == []
+
+
+def test_a_change_cursor_folds_each_change_once_and_starts_again_on_another_state() -> None:
+    sc = scenario([(64000, 65536, 2, "T4")] * 4, [(100, 10, 0, 0)] * 6)
+    state = ClusterState(sc.nodes, sc.pods)
+    cursor = ChangeCursor()
+    fresh, nodes = cursor.advance(state)
+    assert fresh and nodes.tolist() == [0, 1, 2, 3]
+    assert cursor.advance(state)[1].tolist() == []  # nothing changed since
+    for pod, node in enumerate([2, 0, 2]):
+        state.apply(Arrive(pod))
+        state.apply(Bind(pod, node, ()))
+    fresh, nodes = cursor.advance(state)
+    assert not fresh and nodes.tolist() == [2, 0]  # in order of first change, once each
+    other = state.copy()
+    assert cursor.advance(other)[0]  # another state: start again
+    assert cursor.advance(state)[0]  # and back: again
+    state.changes.clear()  # a log shorter than what was seen
+    fresh, nodes = cursor.advance(state)
+    assert fresh and nodes.tolist() == [0, 1, 2, 3]
 
 
 @given(sc=scenarios(), data=st.data())

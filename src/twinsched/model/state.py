@@ -285,3 +285,28 @@ class ClusterState:
             problems.append("a pod has a node but never ran, or runs without a node")
         if problems:
             raise InvariantError("; ".join(problems))
+
+
+class ChangeCursor:
+    """How far a per-node mirror of a state (a cache, a running total) has followed its
+    change log. :meth:`advance` says which nodes to fold in since the previous call, or that
+    the mirror must start again: another state, or a log shorter than what was seen."""
+
+    def __init__(self) -> None:
+        self._state: ClusterState | None = None
+        self._seen = 0
+
+    def advance(self, state: ClusterState) -> tuple[bool, I64]:
+        """``(True, every node)`` to start again from ``state``, else ``(False, the nodes
+        changed since the previous call)`` (in :meth:`ClusterState.changed_since`'s order,
+        possibly none)."""
+        end = len(state.changes)
+        if state is not self._state or end < self._seen:
+            self._state, self._seen = state, end
+            return True, np.arange(state.nodes.n, dtype=np.int64)
+        seen, self._seen = self._seen, end
+        return False, state.changed_since(seen) if end > seen else _NO_NODES
+
+
+_NO_NODES: I64 = np.zeros(0, dtype=np.int64)
+_NO_NODES.flags.writeable = False

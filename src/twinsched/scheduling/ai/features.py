@@ -174,8 +174,6 @@ def node_features(
 
 COLUMN = {name: i for i, name in enumerate(FEATURE_NAMES)}  # a feature's column in a row
 POD_COLUMNS = slice(COLUMN["pod_cpu"], N_FEATURES)
-# The columns that depend on the node alone (not on the pod): what may be kept per node
-NODE_ONLY = (*NODE_NAMES[:11], *NODE_NAMES[15:])  # all but model_ok, labels and latency
 # What is left after placing: (have_now - the pod's take) / after_divisors, in these columns
 AFTER = ("cpu_after_frac", "gpu_after_frac", "share_left_after", "whole_gpus_after", "cpu_after")
 AFTER_COLUMNS = slice(COLUMN[AFTER[0]], COLUMN[AFTER[-1]] + 1)
@@ -237,7 +235,8 @@ class Known:
 
 
 def fill_node_columns(out: F32, state: ClusterState, nodes: I64, known: Known) -> None:
-    """The :data:`NODE_ONLY` columns of ``out`` (one row per node of ``nodes``)."""
+    """The columns of ``out`` that depend on the node alone (one row per node of
+    ``nodes``): all of :data:`NODE_NAMES` but model_ok, the labels and latency."""
     c, free = COLUMN, state.free[nodes]  # free CPU, memory, GPU milli
     out[:, c["cpu_free"] : c["cpu_free"] + 3] = free / known.per
     out[:, c["cpu_total"] : c["cpu_total"] + 3] = known.totals

@@ -21,7 +21,7 @@ import numpy as np
 from twinsched.errors import TwinschedError
 from twinsched.metrics.fragmentation import TypicalPods, typical_pods
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, Pods
-from twinsched.model.state import ClusterState
+from twinsched.model.state import ChangeCursor, ClusterState
 from twinsched.scheduling.ai.features import (
     F32,
     FEATURE_NAMES,
@@ -181,23 +181,21 @@ class FreeTracker:
     refolds only the nodes changed since the previous one (a served reranker's path)."""
 
     def __init__(self, run: RunFeatures, state: ClusterState) -> None:
-        self.run = run
+        self.run, self._cursor = run, ChangeCursor()
+        self._cursor.advance(state)  # (a first state: nothing to fold, all counted below)
         self._start(state)
 
     def _start(self, state: ClusterState) -> None:
-        self.state, self.seen = state, len(state.changes)
         self.idle, self.cpu = state.gpu_idle.copy(), state.cpu_free.copy()
         self._gpu, self._cpu = self.run.free_gpu(state), float(state.cpu_free.sum())
         self.free = Free(self._gpu / self.run.model_capacity, self._cpu)
 
     def now(self, state: ClusterState) -> Free:
-        end = len(state.changes)
-        if state is not self.state or end < self.seen:  # another state: start again
+        fresh, changed = self._cursor.advance(state)
+        if fresh:  # another state: start again
             self._start(state)
-        elif end > self.seen:
-            stale = state.changed_since(self.seen)
-            self.seen = end
-            for node in stale.tolist():  # usually one node: plain integers cost least
+        elif changed.size:
+            for node in changed.tolist():  # usually one node: plain integers cost least
                 idle, cpu = int(state.gpu_idle[node]), int(state.cpu_free[node])
                 self._gpu[self.run.model[node]] += idle - self.idle[node]
                 self._cpu += cpu - self.cpu[node]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
-from twinsched.model.state import ClusterState
+from twinsched.model.state import ChangeCursor, ClusterState
 from twinsched.scheduling.ai.features import (
     COLUMN,
     F32,
@@ -65,9 +65,8 @@ class ScoredRows:
         # capacities (at least 1) and scaled totals
         self._per: list[float] = per.tolist()
         self._node_constants = np.concatenate([divs, self.known.totals], axis=1).tolist()
-        self._state = state
-        self._seen = 0
-        self._refresh(state, np.arange(n, dtype=np.int64))
+        self._cursor = ChangeCursor()
+        self._sync(state)
 
     def rows(self, state: ClusterState, pod: PodView, nodes: I64, fgd: tuple[I64, I64]) -> F32:
         """Rows of ``nodes`` given FGD's scores and share GPUs of them."""
@@ -90,13 +89,9 @@ class ScoredRows:
     def _sync(self, state: ClusterState) -> None:
         """Fold the nodes changed since the previous call into the tables (all of them for
         another state)."""
-        end = len(state.changes)
-        if state is not self._state or end < self._seen:
-            self._state = state
-            self._refresh(state, np.arange(state.nodes.n, dtype=np.int64))
-        elif end > self._seen:
-            self._refresh(state, state.changed_since(self._seen))
-        self._seen = end
+        _, changed = self._cursor.advance(state)
+        if changed.size:
+            self._refresh(state, changed)
 
     def _refresh(self, state: ClusterState, nodes: I64) -> None:
         if nodes.size > SCALAR_REFRESH:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from twinsched.model.cluster import I64, BoolA
-from twinsched.model.state import ClusterState
+from twinsched.model.state import ChangeCursor, ClusterState
 
 SCAN = 16  # nodes scanned per candidate wanted: equal states are skipped
 SLACK = 48  # nodes scanned beyond: the next pod of the class may find its scan above them
@@ -36,8 +36,7 @@ class Shortlister:
     for the next (see the module's docstring); the picks are the same."""
 
     def __init__(self) -> None:
-        self._state: ClusterState | None = None
-        self._seen = 0
+        self._cursor = ChangeCursor()
         self._ids: dict[tuple[int, ...], int] = {}  # node state -> its number
         self._node_ids: I64 = np.zeros(0, dtype=np.int64)
         self._floor: dict[int, int] = {}  # per pod class: the previous scan's lowest key
@@ -86,35 +85,31 @@ class Shortlister:
             # keys change little from one pod of a class to the next: when at least m
             # eligible keys still reach the previous scan's lowest, the m highest are among
             # them
-            ok = key >= floor
-            if eligible is not None:
-                ok &= eligible
-            top = np.flatnonzero(ok)
+            top = _reaching(key, floor, eligible)
             if top.size >= m:
                 return _highest(key, top, m + SLACK)
-        ok = key >= 0
-        if eligible is not None:
-            ok &= eligible
-        return _highest(key, np.flatnonzero(ok), m + SLACK)
+        return _highest(key, _reaching(key, 0, eligible), m + SLACK)
 
     def _state_ids(self, state: ClusterState) -> I64:
         """Per node, the number of its state (equal numbers: equal states)."""
-        end = len(state.changes)
-        changed: I64 | None = None
-        if state is not self._state or end < self._seen:
-            self._state, self._ids = state, {}
-            self._node_ids = np.zeros(state.nodes.n, dtype=np.int64)
-            changed = np.arange(state.nodes.n, dtype=np.int64)
-        elif end > self._seen:
-            changed = state.changed_since(self._seen)
-        self._seen = end
-        if changed is not None:
-            ids, model = self._ids, state.nodes.gpu_model
-            for node in changed.tolist():  # usually one node: plain integers cost least
-                row = (*state.free[node, :2].tolist(), int(model[node]),
-                       *state.gpu_left[node].tolist())  # fmt: skip
-                self._node_ids[node] = ids.setdefault(row, len(ids))
+        fresh, changed = self._cursor.advance(state)
+        if fresh:
+            self._ids, self._node_ids = {}, np.zeros(state.nodes.n, dtype=np.int64)
+        ids, model = self._ids, state.nodes.gpu_model
+        for node in changed.tolist():  # usually one node: plain integers cost least
+            row = (*state.free[node, :2].tolist(), int(model[node]),
+                   *state.gpu_left[node].tolist())  # fmt: skip
+            self._node_ids[node] = ids.setdefault(row, len(ids))
         return self._node_ids
+
+
+def _reaching(key: I64, lowest: int, eligible: BoolA | None) -> I64:
+    """The nodes whose key is at least ``lowest`` (>= 0) and that ``eligible`` allows."""
+    ok = key >= lowest
+    if eligible is not None:
+        ok &= eligible
+    nodes: I64 = np.flatnonzero(ok)
+    return nodes
 
 
 def _highest(key: I64, nodes: I64, m: int) -> I64:

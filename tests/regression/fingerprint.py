@@ -55,6 +55,34 @@ def cases() -> dict[str, dict[str, Any]]:
         "trace": "synthetic-continuum", "variant": "", "mode": "fillup",
         "scheduler": "aggregate:fgd|bestfit", "seed": 0,
     }  # fmt: skip
+    out |= _composite_cases(openb, cont)
+    return out
+
+
+def _composite_cases(openb: dict[str, Any], cont: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Composites, learned models, dynamics and the episode (recorded before issue 32)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in (
+        "aggregate:fgd|bestfit", "bandit/s=0.03/l=2:fgd|bestfit", "ai:openb-rerank",
+        "bestfit*3+labels", "fgd+labels",
+    ):  # fmt: skip
+        out[f"openb/default/fillup/{name}/0"] = openb | {"scheduler": name, "seed": 0}
+    out["openb/multigpu40/fillup/ai:openb-rerank/1"] = openb | {
+        "variant": "multigpu40", "scheduler": "ai:openb-rerank", "seed": 1,
+    }  # fmt: skip
+    out["openb/multigpu40/fillup/lookahead:fgd/c=4/h=32/s=4/a=35@60/0"] = openb | {
+        "variant": "multigpu40", "scheduler": "lookahead:fgd/c=4/h=32/s=4/a=35", "seed": 0,
+        "target_pct": 60.0,
+    }  # fmt: skip
+    for name in ("fgd", "bestfit", "fgd+carbon", "bandit/s=0.03/l=2:fgd|leastallocated"):
+        out[f"continuum/replay+demo-dynamics/{name}/0"] = cont | {
+            "scheduler": name, "seed": 0, "dynamics": "demo",
+        }  # fmt: skip
+    out["continuum/replay+defrag/fgd/0"] = cont | {
+        "scheduler": "fgd", "seed": 0, "descheduler": "defrag/threshold=30",
+    }  # fmt: skip
+    for seed in (0, 1):
+        out[f"episode/default/first-eligible/{seed}"] = {"driver": "episode", "seed": seed}
     return out
 
 
@@ -135,15 +163,62 @@ def fingerprint(run: Callable[[], Any]) -> dict[str, Any]:
         "reasons_sha": _sha(reasons),
         "curve_sha": _sha(result.curve),
         "summary_sha": _sha(_deterministic(result.summary)),
-        "alloc_at_100": result.at(100) if result.curve and result.mode == "fillup" else None,
+        "alloc_at_100": _at_100(result),
     }
 
 
+def _at_100(result: Any) -> float | None:
+    """GPU allocation at 100 % arrived, for fill-ups that got there."""
+    reached = result.mode == "fillup" and result.curve
+    if not reached or result.curve[-1]["arrived_gpu_pct"] < 100:
+        return None
+    return float(result.at(100))
+
+
 def run_case(fields: dict[str, Any]) -> dict[str, Any]:
-    """The fingerprint of one case, run in this process through the experiment runner."""
+    """The fingerprint of one case, run in this process through the experiment runner (or,
+    for ``driver: episode``, through the placement environment)."""
     from twinsched.experiments.runner import RunSpec, execute
 
+    fields = dict(fields)
+    if fields.pop("driver", None) == "episode":
+        return fingerprint_episode(int(fields["seed"]))
+    if fields.pop("dynamics", None) == "demo":
+        from twinsched.cli.dynamics import demo_dynamics
+
+        fields["faults"], fields["energy"] = demo_dynamics()
     return fingerprint(lambda: execute(RunSpec(**fields)))
+
+
+def fingerprint_episode(seed: int) -> dict[str, Any]:
+    """Two episodes of the placement environment (openb ``default``, 300-pod segments), the
+    agent taking the last eligible node, or an ineligible one every 7th step (fallback)."""
+    from twinsched.envs.placement import ClusterPlacementEnv
+
+    env = ClusterPlacementEnv(segment_length=300, invalid_action="fallback")
+    rewards: list[float] = []
+    with recording() as log:
+        for episode in range(2):
+            env.reset(seed=seed * 10 + episode)
+            done, step = False, 0
+            while not done:
+                mask = env.action_masks()
+                eligible = [int(i) for i in mask.nonzero()[0]]
+                blocked = [i for i in range(len(mask)) if not mask[i]]
+                action = blocked[0] if step % 7 == 6 and blocked else eligible[-1]
+                _, value, terminated, truncated, _ = env.step(action)
+                rewards.append(round(value, 9))
+                done, step = terminated or truncated, step + 1
+    events = [e for _, e in log if isinstance(e, Bind | Reject)]
+    decisions = [
+        ["bind", e.pod, e.node, list(e.gpus)] if isinstance(e, Bind) else ["reject", e.pod]
+        for e in events
+    ]
+    return {
+        "decisions": len(decisions),
+        "decisions_sha": _sha(decisions),
+        "rewards_sha": _sha(rewards),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,9 @@
 
 ``run`` fires the file's agents on the wall clock and answers ``/healthz`` and ``/metrics``
 on ``--host``/``--port``; SIGTERM or Ctrl-C stops it (exit 0). ``check`` validates the file
-and builds its agents without sending a request (exit 2 with every bad field named).
+and builds its agents without sending a request (exit 2 with every bad field named). Both
+go through the same :func:`~twinsched.learning.agents.loader.open_agents`, so ``run``
+refuses exactly what ``check`` refuses, with the same message.
 """
 
 from __future__ import annotations
@@ -36,13 +38,11 @@ MOST_S = 1e9
 @app.command("check")
 def check(file: AgentFileArg) -> None:
     """Validate FILE and build its agents (no request is sent)."""
-    from twinsched.learning.agents.config import load_agent_file
-    from twinsched.learning.agents.loader import build_agents, twin_client
+    from twinsched.learning.agents.loader import open_agents
 
     with expected_errors():
-        spec = load_agent_file(file)
-        with twin_client(spec) as client:
-            agents = build_agents(spec, client)
+        client, agents = open_agents(file)
+    client.close()
     for agent in agents:
         typer.echo(f"{agent.name}: {agent.trigger!r}, {type(agent.rule).__name__}, "
                    f"{type(agent.actuator).__name__}")  # fmt: skip
@@ -61,18 +61,18 @@ def run(
     log_level: Annotated[str, typer.Option(help="critical, error, warning, info, debug")] = "info",
 ) -> None:
     """Run FILE's agents on the wall clock, serving /healthz and /metrics."""
-    from twinsched.learning.agents.config import load_agent_file
-    from twinsched.learning.agents.loader import build_agents, twin_client
+    from twinsched.learning.agents.loader import open_agents
     from twinsched.learning.agents.service import AgentService
 
     if log_level.upper() not in ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG"):
         raise error_exit(ValueError(f"--log-level {log_level!r}: critical..debug"))
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     with expected_errors():
-        spec = load_agent_file(file)
-        client = twin_client(spec)
-        service = AgentService(build_agents(spec, client))
+        client, agents = open_agents(file)
+    # force: this process's log goes to this command's stderr, whatever configured it before
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s",
+                        force=True)  # fmt: skip
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+    service = AgentService(agents)
     try:
         bound = service.serve(host, port)
     except OSError as exc:

@@ -68,16 +68,13 @@ def run(
         raise error_exit(ValueError(f"--log-level {log_level!r}: critical..debug"))
     with expected_errors():
         client, agents = open_agents(file)
-    # force: this process's log goes to this command's stderr, whatever configured it before
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s",
-                        force=True)  # fmt: skip
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     service = AgentService(agents)
     try:
         bound = service.serve(host, port)
     except OSError as exc:
         client.close()
         raise error_exit(exc, f"--port {port}: ") from exc
+    handler = _log_to_stderr(log_level.upper())
     typer.echo(f"agent: {len(service.agents)} agent(s) from {file}; "
                f"http://{host}:{bound}/healthz and /metrics", err=True)  # fmt: skip
     signal.signal(signal.SIGTERM, _interrupt)
@@ -91,6 +88,18 @@ def run(
     finally:
         service.shutdown()
         client.close()
+        logging.getLogger().removeHandler(handler)  # its stream ends with the command
+
+
+def _log_to_stderr(level: str) -> logging.Handler:
+    """A handler of the root logger on this command's stderr (removed when it ends)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+    return handler
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

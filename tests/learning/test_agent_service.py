@@ -156,8 +156,10 @@ def test_agent_check_names_every_bad_field(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["agent", "check", str(bad)])
     assert result.exit_code == 2
     out = " ".join(result.output.split())
-    assert "agents[0].trigger.every_s: Input should be greater than 0 (got -1)" in out
-    assert "agents[0].rule.per_instance: Input should be greater than 0 (got 0)" in out
+    assert "agents[0].trigger.every_s: Input should be greater than or equal to 0.1 (got -1)" in out
+    assert (
+        "agents[0].rule.per_instance: Input should be greater than or equal to 0.001 (got 0)" in out
+    )
     assert "agents[0].service: Value error, a service needs a nodepool or a label selector" in out
 
     unknown = tmp_path / "unknown.toml"

@@ -2,7 +2,9 @@
 
 ``run`` fires the file's agents on the wall clock and answers ``/healthz`` and ``/metrics``
 on ``--host``/``--port``; SIGTERM or Ctrl-C stops it (exit 0). ``check`` validates the file
-and builds its agents without sending a request (exit 2 with every bad field named).
+and builds its agents without sending a request (exit 2 with every bad field named). Both
+go through the same :func:`~twinsched.learning.agents.loader.open_agents`, so ``run``
+refuses exactly what ``check`` refuses, with the same message.
 """
 
 from __future__ import annotations
@@ -36,13 +38,11 @@ MOST_S = 1e9
 @app.command("check")
 def check(file: AgentFileArg) -> None:
     """Validate FILE and build its agents (no request is sent)."""
-    from twinsched.learning.agents.config import load_agent_file
-    from twinsched.learning.agents.loader import build_agents, twin_client
+    from twinsched.learning.agents.loader import open_agents
 
     with expected_errors():
-        spec = load_agent_file(file)
-        with twin_client(spec) as client:
-            agents = build_agents(spec, client)
+        client, agents = open_agents(file)
+    client.close()
     for agent in agents:
         typer.echo(f"{agent.name}: {agent.trigger!r}, {type(agent.rule).__name__}, "
                    f"{type(agent.actuator).__name__}")  # fmt: skip
@@ -61,23 +61,20 @@ def run(
     log_level: Annotated[str, typer.Option(help="critical, error, warning, info, debug")] = "info",
 ) -> None:
     """Run FILE's agents on the wall clock, serving /healthz and /metrics."""
-    from twinsched.learning.agents.config import load_agent_file
-    from twinsched.learning.agents.loader import build_agents, twin_client
+    from twinsched.learning.agents.loader import open_agents
     from twinsched.learning.agents.service import AgentService
 
     if log_level.upper() not in ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG"):
         raise error_exit(ValueError(f"--log-level {log_level!r}: critical..debug"))
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     with expected_errors():
-        spec = load_agent_file(file)
-        client = twin_client(spec)
-        service = AgentService(build_agents(spec, client))
+        client, agents = open_agents(file)
+    service = AgentService(agents)
     try:
         bound = service.serve(host, port)
     except OSError as exc:
         client.close()
         raise error_exit(exc, f"--port {port}: ") from exc
+    handler = _log_to_stderr(log_level.upper())
     typer.echo(f"agent: {len(service.agents)} agent(s) from {file}; "
                f"http://{host}:{bound}/healthz and /metrics", err=True)  # fmt: skip
     signal.signal(signal.SIGTERM, _interrupt)
@@ -91,6 +88,18 @@ def run(
     finally:
         service.shutdown()
         client.close()
+        logging.getLogger().removeHandler(handler)  # its stream ends with the command
+
+
+def _log_to_stderr(level: str) -> logging.Handler:
+    """A handler of the root logger on this command's stderr (removed when it ends)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+    return handler
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -81,8 +81,8 @@ class AgentRunner:
         start = self.clock.now()
         for index, agent in enumerate(self.agents):
             first = agent.trigger.next_after(start - 1e-6)
-            if first is not None:
-                engine.at(first, Kind.SAMPLE, index)
+            if first is not None:  # a firing due a microsecond ago runs now: time never goes back
+                engine.at(max(first, start), Kind.SAMPLE, index)
         fired: list[Firing] = []
 
         def handle(kind: Kind, index: int) -> None:

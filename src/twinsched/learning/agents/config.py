@@ -1,7 +1,10 @@
 """The ``agent.toml`` schema: a twin to talk to, and agents (trigger, service, sensor, rule,
 actuator), validated by pydantic; a bad file is refused naming the field and what it accepts.
 
-Times are seconds. A file (``docs/agents/edge-autoscaler.toml`` is one)::
+This is the one validation of an agent file: ``twinsched agent check`` and ``agent run``
+both go through :func:`load_agent_file` (and :func:`twinsched.learning.agents.loader.open_agents`),
+so what ``check`` accepts ``run`` runs. Every option has a range (docs/learning.md lists
+them); times are seconds. A file (``docs/agents/edge-autoscaler.toml`` is one)::
 
     [twin]
     url = "http://127.0.0.1:8181"        # the token is read from $TWINSCHED_TWIN_TOKEN
@@ -13,61 +16,77 @@ Times are seconds. A file (``docs/agents/edge-autoscaler.toml`` is one)::
     sensor = { kind = "twin", window_s = 60 }
     rule = { kind = "forecast", forecaster = "seasonal-naive", step_s = 60,
              lookback_s = 172800, horizon_steps = 15, day_steps = 1440, per_instance = 40 }
-    actuator = { kind = "twin" }         # or { kind = "kubernetes", deployment = "web" }
+    actuator = { kind = "twin", max_replicas = 8, max_step = 4, min_interval_s = 60 }
 """
 
 from __future__ import annotations
 
-import tomllib
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from twinsched.errors import TwinschedError
-from twinsched.learning.agents.cron import parse_cron
+from twinsched.learning.agents.excerpt import clip, excerpt
+from twinsched.learning.agents.filetext import AgentConfigError, read_agent_toml
+from twinsched.learning.agents.ranges import (
+    LAST_START_S,
+    MAX_INTERVAL_S,
+    MAX_KEYS,
+    MAX_REPLICAS,
+    MAX_STEP,
+    MAX_STEPS,
+    MIN_INTERVAL_S,
+    MIN_S,
+    MOST,
+    WEEK_S,
+    Dns1123Label,
+    Dns1123Name,
+    Name,
+    Text,
+    check_cron,
+    check_url,
+)
+from twinsched.model.document import Id
 
-WEEK_S = 7 * 24 * 3600.0
-MAX_REPLICAS = 100_000
-MAX_STEPS = 100_000
-
-
-class AgentConfigError(TwinschedError, ValueError):
-    """An agent file that cannot be read or does not follow the schema."""
+__all__ = ["AgentConfigError", "AgentFile", "load_agent_file", "parse_agent_file"]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class TwinSection(_Section):
-    url: str = Field(pattern=r"^https?://", description="The twin's base URL.")
-    token_env: str = Field("TWINSCHED_TWIN_TOKEN", description="Variable holding the token.")
-    timeout_s: float = Field(10.0, gt=0, le=300, description="HTTP timeout.")
+    url: str = Field(max_length=2048, description="The twin's base URL, http(s)://host[:port]")
+    token_env: str = Field(
+        "TWINSCHED_TWIN_TOKEN", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$", description="Token."
+    )
+    timeout_s: float = Field(10.0, ge=MIN_S, le=300, description="HTTP timeout.")
+
+    _url = field_validator("url")(check_url)
 
 
 class TriggerSection(_Section):
-    every_s: float | None = Field(None, gt=0, le=WEEK_S, description="Fire every this often.")
-    start: float | None = Field(None, ge=0, description="First firing (epoch s; default now).")
-    cron: str | None = Field(None, description="Fire at the minutes a cron expression matches.")
+    every_s: float | None = Field(None, ge=MIN_S, le=WEEK_S, description="Fire every this often.")
+    start: float | None = Field(None, ge=0, le=LAST_START_S, description="First firing (epoch s).")
+    cron: str | None = Field(None, max_length=256, description="Minutes a cron expression matches.")
 
-    @field_validator("cron")
-    @classmethod
-    def _cron(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_cron(value)  # ValueError names the cron field
-        return value
+    _cron = field_validator("cron")(check_cron)
 
     @model_validator(mode="after")
     def _some(self) -> TriggerSection:
         if self.every_s is None and self.cron is None:
             raise ValueError("a trigger needs every_s or cron")
+        if self.start is not None and self.every_s is None:
+            raise ValueError("start is the first firing of every_s: give every_s with it")
         return self
 
 
 class ServiceSection(_Section):
-    nodepool: str | None = Field(None, min_length=1, description="The service's nodepool.")
-    selector: dict[str, str] = Field(default_factory=dict, description="Labels its nodes have.")
+    nodepool: Id | None = Field(None, description="The service's nodepool.")
+    selector: dict[Id, Text] = Field(
+        default_factory=dict, max_length=MAX_KEYS, description="Labels its nodes have."
+    )
 
     @model_validator(mode="after")
     def _some(self) -> ServiceSection:
@@ -77,44 +96,44 @@ class ServiceSection(_Section):
 
 
 class ReadSection(_Section):
-    metric: str = Field(min_length=1)
+    metric: Name
     combine: Literal["sum", "max", "mean"] = "sum"
 
 
 class TwinSensorSection(_Section):
     kind: Literal["twin"] = "twin"
-    window_s: float = Field(60.0, gt=0, le=WEEK_S, description="Newest sample within this.")
-    reads: dict[str, ReadSection] | None = Field(None, description="Reading key -> metric.")
+    window_s: float = Field(60.0, ge=MIN_S, le=WEEK_S, description="Newest sample within this.")
+    reads: dict[Name, ReadSection] | None = Field(None, max_length=MAX_KEYS, description="Reads.")
 
 
 class _Replicas(_Section):
-    per_instance: float = Field(gt=0, le=1e12, description="Load one replica serves.")
+    per_instance: float = Field(ge=0.001, le=1e12, description="Load one replica serves.")
     min_replicas: int = Field(1, ge=0, le=MAX_REPLICAS)
-    max_replicas: int = Field(MAX_REPLICAS, ge=0, le=MAX_REPLICAS)
+    max_replicas: int | None = Field(
+        None, ge=1, le=MAX_REPLICAS, description="Default: the actuator's."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> _Replicas:
-        if self.max_replicas < self.min_replicas:
+        if self.max_replicas is not None and self.max_replicas < self.min_replicas:
             raise ValueError(f"max_replicas {self.max_replicas} < min_replicas {self.min_replicas}")
         return self
 
 
 class TargetRuleSection(_Replicas):
     kind: Literal["target-tracking"]
-    key: str = Field("load", min_length=1, description="The reading to track.")
+    key: Name = Field("load", description="The reading to track.")
 
 
 class ForecastRuleSection(_Replicas):
     kind: Literal["forecast"]
-    forecaster: str = Field(
-        "seasonal-naive",
-        min_length=1,
-        description="A forecaster's name, or stored:NAME[@VERSION] (fitted, never refitted).",
+    forecaster: Text = Field(
+        "seasonal-naive", description="A forecaster's name, or stored:NAME[@VERSION]."
     )
     seed: int = Field(0, ge=0, le=2**32 - 1)
-    metric: str = Field("requests_per_min", min_length=1, description="The twin metric.")
-    step_s: float = Field(60.0, gt=0, le=WEEK_S, description="One step of the series.")
-    lookback_s: float = Field(2 * 24 * 3600.0, gt=0, le=53 * WEEK_S, description="Fit on this.")
+    metric: Name = Field("requests_per_min", description="The twin metric.")
+    step_s: float = Field(60.0, ge=1, le=WEEK_S, description="One step of the series.")
+    lookback_s: float = Field(2 * 24 * 3600.0, ge=1, le=53 * WEEK_S, description="Fit on this.")
     horizon_steps: int = Field(15, ge=1, le=MAX_STEPS, description="Predict this many steps.")
     day_steps: int = Field(1440, ge=1, le=MAX_STEPS, description="Steps in the daily season.")
     week_steps: int | None = Field(None, ge=1, le=7 * MAX_STEPS, description="Default 7 days.")
@@ -127,14 +146,24 @@ class ForecastRuleSection(_Replicas):
         return self
 
 
-class TwinActuatorSection(_Section):
+class _Limits(_Section):
+    """What the actuator may be asked (docs/learning.md, "Actuation limits")."""
+
+    max_replicas: int = Field(MOST, ge=1, le=MAX_REPLICAS, description="Most replicas it sets.")
+    max_step: int = Field(MAX_STEP, ge=1, le=MAX_REPLICAS, description="Most change per action.")
+    min_interval_s: float = Field(
+        MIN_INTERVAL_S, ge=0, le=MAX_INTERVAL_S, description="Least time between actuations."
+    )
+
+
+class TwinActuatorSection(_Limits):
     kind: Literal["twin"] = "twin"
 
 
-class KubernetesActuatorSection(_Section):
+class KubernetesActuatorSection(_Limits):
     kind: Literal["kubernetes"]
-    deployment: str = Field(min_length=1)
-    namespace: str = Field("default", min_length=1)
+    deployment: Dns1123Name
+    namespace: Dns1123Label = "default"
 
 
 RuleSection = Annotated[TargetRuleSection | ForecastRuleSection, Field(discriminator="kind")]
@@ -150,6 +179,20 @@ class AgentSection(_Section):
     sensor: TwinSensorSection = Field(default_factory=TwinSensorSection)
     rule: RuleSection
     actuator: ActuatorSection = Field(default_factory=TwinActuatorSection)
+
+    @model_validator(mode="after")
+    def _within_the_actuator(self) -> AgentSection:
+        most, rule = self.actuator.max_replicas, self.rule
+        for field in ("min_replicas", "max_replicas"):
+            value = getattr(rule, field)
+            if value is not None and value > most:
+                raise ValueError(f"rule.{field} {value} > actuator.max_replicas {most}")
+        return self
+
+    @property
+    def max_replicas(self) -> int:
+        """The rule's ``max_replicas``, else the actuator's."""
+        return self.rule.max_replicas or self.actuator.max_replicas
 
 
 class AgentFile(_Section):
@@ -169,34 +212,29 @@ class AgentFile(_Section):
 
 
 def parse_agent_file(data: dict[str, Any], source: str = "agent file") -> AgentFile:
-    """Validate a parsed agent file; :class:`AgentConfigError` lists each bad field."""
+    """Validate a parsed agent file; :class:`AgentConfigError` lists each bad field, each
+    value quoted as a bounded :func:`~twinsched.learning.agents.excerpt.excerpt`."""
     try:
         return AgentFile.model_validate(data)
     except ValidationError as exc:
-        lines = [f"{source}: {len(exc.errors())} error(s)"]
-        for error in exc.errors():
+        lines = [f"{source}: {exc.error_count()} error(s)"]
+        for error in exc.errors(include_url=False, include_context=False):
             where = _location(error["loc"])
             value = error.get("input")
-            plain = error["type"] != "missing" and not isinstance(value, dict | list)
-            given = f" (got {value!r})" if plain else ""
-            lines.append(f"  {where}: {error['msg']}{given}")
+            plain = error["type"] not in _QUOTING and not isinstance(value, dict | list)
+            given = f" (got {excerpt(value)})" if plain else ""
+            lines.append(f"  {where}: {clip(error['msg'], 300)}{given}")
         raise AgentConfigError("\n".join(lines)) from None
 
 
 def load_agent_file(path: Path) -> AgentFile:
-    """Read and validate ``path`` (TOML)."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentConfigError(f"{path}: cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise AgentConfigError(f"{path}: not TOML: {exc}") from None
-    return parse_agent_file(data, str(path))
+    """Read (bounded: size, nesting) and validate ``path`` (TOML)."""
+    return parse_agent_file(read_agent_toml(path), str(path))
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
     """``('agents', 0, 'rule', 'forecast', 'step_s')`` as ``agents[0].rule.step_s`` (the
-    union's tag dropped); ``(file)`` for the whole file."""
+    union's tag dropped; a key quoted as an excerpt); ``(file)`` for the whole file."""
     out = ""
     for i, part in enumerate(loc):
         if isinstance(part, int):
@@ -204,8 +242,11 @@ def _location(loc: tuple[int | str, ...]) -> str:
         elif i > 0 and loc[i - 1] in ("rule", "actuator") and part in _TAGS:
             continue
         else:
-            out += f".{part}" if out else part
+            name = part if _PLAIN.fullmatch(part) else excerpt(part, 40)
+            out += f".{name}" if out else name
     return out or "(file)"
 
 
 _TAGS = {"target-tracking", "forecast", "twin", "kubernetes"}
+_QUOTING = {"missing", "value_error"}  # no value, or our message quotes it already
+_PLAIN = re.compile(r"[A-Za-z0-9_.-]{1,64}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from twinsched.learning.agents.excerpt import excerpt
+
 ALIASES = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
@@ -43,7 +45,9 @@ def parse_cron(expression: str) -> CronSpec:
     text = ALIASES.get(expression.strip().lower(), expression.strip().lower())
     fields = text.split()
     if len(fields) != 5:
-        raise ValueError(f"a cron expression has 5 fields, got {len(fields)}: {expression!r}")
+        raise ValueError(
+            f"a cron expression has 5 fields, got {len(fields)}: {excerpt(expression)}"
+        )
     sets = [_field(f, i) for i, f in enumerate(fields)]
     weekdays = frozenset(d % 7 for d in sets[4])
     return CronSpec(
@@ -73,7 +77,7 @@ def _field(text: str, index: int) -> set[int]:
             start = _number(body, names)
             stop = hi if step_text else start
         if not (lo <= start <= stop <= hi) or step < 1:
-            raise ValueError(f"cron field {index + 1} ({text!r}) is outside {lo}-{hi}")
+            raise ValueError(f"cron field {index + 1} ({excerpt(text)}) is outside {lo}-{hi}")
         values.update(range(start, stop + 1, step))
     return values
 
@@ -81,8 +85,8 @@ def _field(text: str, index: int) -> set[int]:
 def _number(text: str, names: dict[str, int]) -> int:
     if text in names:
         return names[text]
-    if not text.isdigit():
-        raise ValueError(f"not a cron number or name: {text!r}")
+    if not (text.isascii() and text.isdigit()):  # not '²', which int() refuses
+        raise ValueError(f"not a cron number or name: {excerpt(text)}")
     return int(text)
 
 

@@ -1,24 +1,28 @@
 """Agents from an agent file: each section becomes its sensor, rule, actuator and trigger.
 
-:func:`build_agents` only builds (no request leaves), so ``twinsched agent check`` runs it to
-catch what the schema cannot see: an unknown forecaster name, a missing token. Every agent
-is a :class:`SupervisedAgent`: a firing that fails (twin down, forecaster error) is counted
-and logged, and the next firing runs as planned.
+:func:`open_agents` is the one path from a file to running agents: ``twinsched agent check``
+and ``agent run`` both call it, so they refuse the same files with the same messages. It
+validates the file (:func:`~twinsched.learning.agents.config.load_agent_file`), reads the
+token and builds the agents (no request leaves), catching what the schema cannot see: an
+unknown forecaster name, a missing token. Every agent is a :class:`SupervisedAgent`: a
+firing that fails (twin down, forecaster error) is counted and logged, the next firing runs
+as planned, and its actions pass the actuator's limits.
 """
 
 from __future__ import annotations
 
 import copy
-import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from twinsched.errors import TwinschedError
-from twinsched.learning.agents.agent import Action, Actuator, Agent, Firing, Reading, Rule
+from twinsched.learning.agents.agent import Action, Actuator, Reading, Rule
 from twinsched.learning.agents.config import (
     AgentConfigError,
     AgentFile,
@@ -27,8 +31,11 @@ from twinsched.learning.agents.config import (
     KubernetesActuatorSection,
     TargetRuleSection,
     TriggerSection,
+    load_agent_file,
 )
+from twinsched.learning.agents.excerpt import clip
 from twinsched.learning.agents.forecasting import ForecastRule, TwinLoadSeries, replicas_for
+from twinsched.learning.agents.supervised import ActuationLimits, AgentStats, SupervisedAgent
 from twinsched.learning.agents.triggers import AnyOf, CronTrigger, IntervalTrigger, Trigger
 from twinsched.learning.agents.twin import (
     DEFAULT_READS,
@@ -40,47 +47,13 @@ from twinsched.learning.agents.twin import (
 from twinsched.learning.forecasters.base import Forecaster, make_forecaster
 from twinsched.learning.forecasters.stored import is_stored, load_latest
 
+TOKEN = re.compile(r"[!-~]{1,4096}")  # an HTTP header value: printable ASCII, no space
+
 if TYPE_CHECKING:
     from twinsched.twin.client import TwinClient
 
-log = logging.getLogger(__name__)
+__all__ = ["AgentStats", "SupervisedAgent", "build_agents", "open_agents", "twin_client"]
 ForecasterLoader = Callable[[str, int], Forecaster]
-
-
-@dataclass
-class AgentStats:
-    """What an agent did since it started (the service's ``/metrics`` read it)."""
-
-    firings: int = 0
-    actions: int = 0
-    errors: int = 0
-    last_replicas: float = math.nan
-    last_firing: float = math.nan
-    last_error: str = ""
-
-
-@dataclass
-class SupervisedAgent(Agent):
-    """An agent whose failed firings are counted and logged instead of ending the run."""
-
-    stats: AgentStats = field(default_factory=AgentStats)
-
-    def fire(self, now: float) -> Firing:
-        self.stats.firings += 1
-        self.stats.last_firing = now
-        try:
-            firing = super().fire(now)
-        except Exception as exc:  # the twin down, a forecaster that cannot fit: try next time
-            self.stats.errors += 1
-            self.stats.last_error = f"{type(exc).__name__}: {exc}"
-            log.exception("agent %s: firing at %.3f failed", self.name, now)
-            return Firing(self.name, now, {}, None)
-        if firing.action is not None:
-            self.stats.actions += 1
-            self.stats.last_replicas = float(firing.action.replicas)
-            log.info("agent %s: %d replicas (%s)", self.name, firing.action.replicas,
-                     firing.action.reason)  # fmt: skip
-        return firing
 
 
 @dataclass
@@ -111,7 +84,25 @@ def twin_client(spec: AgentFile, environ: Mapping[str, str] | None = None) -> Tw
     token = environ.get(spec.twin.token_env)
     if not token:
         raise AgentConfigError(f"twin.token_env: ${spec.twin.token_env} is not set")
+    if not TOKEN.fullmatch(token):  # never quoted: it is a secret
+        raise AgentConfigError(
+            f"twin.token_env: ${spec.twin.token_env} must be 1-4096 printable ASCII characters"
+        )
     return TwinClient(spec.twin.url, token, timeout=spec.twin.timeout_s)
+
+
+def open_agents(
+    path: Path, environ: Mapping[str, str] | None = None, start: float | None = None
+) -> tuple[TwinClient, list[SupervisedAgent]]:
+    """The agents of the file at ``path`` and the client they share (close it): the one
+    validation ``agent check`` and ``agent run`` both go through."""
+    spec = load_agent_file(path)
+    client = twin_client(spec, environ)
+    try:
+        return client, build_agents(spec, client, start)
+    except BaseException:
+        client.close()
+        raise
 
 
 def build_agents(
@@ -135,12 +126,14 @@ def _agent(
         reads = {k: MetricRead(r.metric, r.combine) for k, r in section.sensor.reads.items()}
     sensor = TwinSensor(client, service, dict(reads), section.sensor.window_s)
     where = f"agents '{section.name}'"
+    limits = section.actuator
     return SupervisedAgent(
         section.name,
         trigger_of(section.trigger, start),
         sensor,
-        _rule(section.rule, client, service, forecasters, where),
+        _rule(section, client, service, forecasters, where),
         _actuator(section.actuator, client, service),
+        limits=ActuationLimits(limits.max_replicas, limits.max_step, limits.min_interval_s),
     )
 
 
@@ -156,16 +149,15 @@ def trigger_of(section: TriggerSection, start: float) -> Trigger:
 
 
 def _rule(
-    section: TargetRuleSection | ForecastRuleSection,
+    agent: AgentSection,
     client: TwinClient,
     service: TwinService,
     forecasters: ForecasterLoader,
     where: str,
 ) -> Rule:
+    section, most = agent.rule, agent.max_replicas
     if isinstance(section, TargetRuleSection):
-        return TrackReading(
-            section.key, section.per_instance, section.min_replicas, section.max_replicas
-        )
+        return TrackReading(section.key, section.per_instance, section.min_replicas, most)
     factory, fitted = _forecaster(section, forecasters, where)
     series = TwinLoadSeries(client, service, section.metric, section.step_s, section.lookback_s)
     return ForecastRule(
@@ -176,7 +168,7 @@ def _rule(
         section.week_steps or 7 * section.day_steps,
         section.per_instance,
         section.min_replicas,
-        section.max_replicas,
+        most,
         fitted=fitted,
     )
 
@@ -190,12 +182,12 @@ def _forecaster(
         try:
             forecasters(name, seed)  # an unknown name fails here, listed
         except (LookupError, ValueError, ImportError) as exc:
-            raise AgentConfigError(f"{where}: rule.forecaster: {exc}") from None
+            raise AgentConfigError(f"{where}: rule.forecaster: {clip(str(exc), 300)}") from None
         return lambda: forecasters(name, seed), False
     try:
         stored, card = load_latest(name)  # $TWINSCHED_MODELS, else the user data folder
     except (TwinschedError, OSError, ImportError) as exc:
-        raise AgentConfigError(f"{where}: rule.forecaster: {exc}") from None
+        raise AgentConfigError(f"{where}: rule.forecaster: {clip(str(exc), 300)}") from None
     if card.spec["day"] != section.day_steps:
         raise AgentConfigError(
             f"{where}: rule.forecaster: {card.ref} was fitted with a day of {card.spec['day']} "

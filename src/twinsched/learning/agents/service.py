@@ -21,7 +21,7 @@ from typing import Any
 from twinsched.extras import require
 from twinsched.learning.agents.agent import AgentRunner
 from twinsched.learning.agents.forecasting import ForecastRule
-from twinsched.learning.agents.loader import SupervisedAgent
+from twinsched.learning.agents.supervised import SupervisedAgent
 from twinsched.sim.clock import WallClock
 
 PREFIX = "twinsched_agent"
@@ -39,11 +39,14 @@ class AgentService:
     _server: ThreadingHTTPServer | None = None
 
     def run(self, until: float = math.inf) -> None:
-        """Fire the agents as their triggers say until ``until`` (epoch s) or an interrupt."""
+        """Fire the agents as their triggers say until ``until`` (epoch s) or an interrupt;
+        the service answers until then even when no firing is due before it."""
         runner = AgentRunner(list(self.agents), WallClock(time.time()), keep_log=False)
         self.running = True
         try:
             runner.run(until)
+            while (left := until - time.time()) > 0:  # the engine stops at its last event
+                time.sleep(min(left, 3600.0))
         finally:
             self.running = False
 
@@ -75,6 +78,8 @@ class AgentService:
                     "firings": a.stats.firings,
                     "actions": a.stats.actions,
                     "errors": a.stats.errors,
+                    "refused": a.stats.refused,
+                    "clamped": a.stats.clamped,
                     "last_firing": _finite(a.stats.last_firing),
                     "last_replicas": _finite(a.stats.last_replicas),
                     "last_error": a.stats.last_error or None,
@@ -100,6 +105,8 @@ class AgentCollector:
             "firings": "Times the agent fired.",
             "actions": "Firings that changed the replicas.",
             "errors": "Firings that failed (see the log and /healthz).",
+            "refused": "Actions refused by the actuator's limits (replicas, interval).",
+            "clamped": "Actions whose change the actuator's max_step cut down.",
         }
         for name, doc in counters.items():
             family = core.CounterMetricFamily(f"{PREFIX}_{name}", doc, labels=["agent"])

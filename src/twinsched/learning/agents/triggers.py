@@ -51,8 +51,8 @@ class IntervalTrigger(Trigger):
     end: float | None = None
 
     def __post_init__(self) -> None:
-        if self.every <= 0:
-            raise ValueError("an interval must be positive")
+        if not (math.isfinite(self.every) and self.every > 0 and math.isfinite(self.start)):
+            raise ValueError(f"an interval is finite and positive, its start finite: {self}")
 
     def next_after(self, t: float) -> float | None:
         if t < self.start:

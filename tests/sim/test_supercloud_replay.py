@@ -10,7 +10,7 @@ import pytest
 from twinsched.metrics.cluster import offered_load_pct
 from twinsched.scheduling import registry
 from twinsched.sim import run_replay
-from twinsched.traces import supercloud
+from twinsched.traces.supercloud import jobs as supercloud
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "mit_supercloud_sample"
 DAY_S = 86_400.0

@@ -31,10 +31,10 @@ from tests.traces.fuzzing import (
 from twinsched.model.convert import document_to_scenario, scenario_to_document
 from twinsched.model.schema import validate_document
 from twinsched.store.importers import get_importer
-from twinsched.traces.decice import from_decice
+from twinsched.traces.decice.dt_json import from_decice
 from twinsched.traces.jsonlines import line_of
 from twinsched.traces.prometheus import from_prometheus
-from twinsched.traces.supercloud_tables import from_tables
+from twinsched.traces.supercloud.tables import from_tables
 from twinsched.traces.twin_csv import write_tables
 from twinsched.traces.twin_json import from_twin
 

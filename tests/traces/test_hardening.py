@@ -31,10 +31,10 @@ from tests.traces.fuzzing import Table, render
 from twinsched.errors import TraceFormatError
 from twinsched.model.document import DocumentError
 from twinsched.store.importers import get_importer
-from twinsched.traces import supercloud
-from twinsched.traces.decice import from_decice
-from twinsched.traces.supercloud import RowProblem, parse_job
-from twinsched.traces.supercloud_tables import from_tables
+from twinsched.traces.decice.dt_json import from_decice
+from twinsched.traces.supercloud import jobs as supercloud
+from twinsched.traces.supercloud.jobs import RowProblem, parse_job
+from twinsched.traces.supercloud.tables import from_tables
 from twinsched.traces.twin_json import from_twin
 
 

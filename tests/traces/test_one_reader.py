@@ -14,7 +14,8 @@ import pytest
 
 from tests.model.test_document import tiny
 from twinsched.store.importers import get_importer
-from twinsched.traces import supercloud, twin_json
+from twinsched.traces import twin_json
+from twinsched.traces.supercloud import jobs as supercloud
 from twinsched.twin.harmonize import harmonize
 
 JOB_ROW = {
@@ -72,4 +73,4 @@ def test_store_importers_and_harmonize_name_the_same_readers() -> None:
 
     assert sc_importer.supercloud is supercloud and json_importer.twin_json is twin_json
     assert CONVERTERS["twin"] is twin_json.from_twin
-    assert CONVERTERS["tables"].__module__ == "twinsched.traces.supercloud_tables"
+    assert CONVERTERS["tables"].__module__ == "twinsched.traces.supercloud.tables"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twinsched.traces import supercloud
+from twinsched.traces.supercloud import jobs as supercloud
 
 HEADER = (
     "id_job,nodes_alloc,nodelist,time_submit,time_start,time_end,tres_req,constraints,partition"

@@ -20,7 +20,7 @@ from jsonschema import Draft7Validator
 
 from tests.twin.conftest import AUTH, SyncASGI, make_client
 from twinsched.model.document import TwinDocument
-from twinsched.traces.decice_d22_export import to_d22
+from twinsched.traces.decice.d22_export import to_d22
 from twinsched.twin.api.schemas import D22Document
 from twinsched.twin.core.settings import TwinSettings
 from twinsched.twin.harmonize import HarmonizeResult, harmonize

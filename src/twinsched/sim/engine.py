@@ -38,6 +38,15 @@ class Engine:
     def __len__(self) -> int:
         return len(self._heap)
 
+    def step(self, handler: Handler) -> bool:
+        """Hand the next event to ``handler``; False when there is none."""
+        if not self._heap:
+            return False
+        time, kind, _, payload = heapq.heappop(self._heap)
+        self.clock.advance_to(time)
+        handler(Kind(kind), payload)
+        return True
+
     def run(self, handler: Handler, until: float = float("inf")) -> None:
         while self._heap and self._heap[0][0] <= until:
             time, kind, _, payload = heapq.heappop(self._heap)

@@ -15,21 +15,19 @@ import numpy as np
 from twinsched.metrics import cluster as cm
 from twinsched.metrics import exposition as ex
 from twinsched.model.cluster import F64, Scenario
-from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Reject, Release
+from twinsched.model.events import Arrive, Reject, Release
 from twinsched.model.run import RunResult
-from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
-from twinsched.scheduling.controller import Binding, SchedulerController
-from twinsched.scheduling.framework import PodView, Reason
+from twinsched.scheduling.controller import Binding
+from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 from twinsched.sim.clock import Clock
-from twinsched.sim.energy import CARBON_TICK, EnergyMeter, deferred_arrivals, start_meter
+from twinsched.sim.energy import CARBON_TICK, deferred_arrivals, start_meter
 from twinsched.sim.engine import Engine, Kind
-from twinsched.sim.faults import Disruptions, fault_schedule
-from twinsched.sim.links import LinkFaults, link_schedule, link_spans
 from twinsched.sim.migration import DeschedulerArg, Migrations
-from twinsched.sim.runs import RunOptions, SchedulerArg, rewards, scheduler_report
+from twinsched.sim.node_events import NodeEvents
+from twinsched.sim.replay_summary import deadlines, replay_summary, sample
+from twinsched.sim.runs import RunOptions, SchedulerArg, rewards
 from twinsched.sim.runs import start as start_run
-from twinsched.sim.runs import summary as run_summary
 from twinsched.sim.timeline import tier_sample
 
 if TYPE_CHECKING:  # pydantic is imported only by runs that have faults or energy
@@ -101,203 +99,215 @@ def run_replay(
     deferrable jobs may wait for greener hours, and the summary gives kWh and g CO2 per run
     and per nodepool.
     """
-    started = time.perf_counter()
-    pods = scenario.pods
-    control = start_run(scenario, pods, scheduler, seed, **options)
-    state, views = control.state, control.views
-    observers = control.observers
-    sampled = observers.sampled  # per-node metrics only when an observer takes them
-    engine = Engine(clock)
-    control.ctx.clock = engine.clock.now
-    start_t = np.full(pods.n, np.nan)
-    queue = PendingQueue()
-    never_fits: dict[int, bool] = {}  # pod class -> cannot fit even on the empty cluster
-    samples: list[dict[str, float]] = []
-    energy_j, last_t, last_power = 0.0, 0.0, cm.power_w(state)
-    arrival_s, meter, deferral = pods.arrival_s, None, dict[str, object]()
-    if energy is not None:
-        meter = start_meter(engine, state, energy, carbon, seed)
-        control.ctx.grid = meter
-        arrival_s, deferral = deferred_arrivals(pods, energy, meter.carbon, scenario.nodes)
+    run = ReplayRun(
+        scenario, scheduler, seed, sample_every_s=sample_every_s, clock=clock, faults=faults,
+        energy=energy, carbon=carbon, descheduler=descheduler, **options,
+    )  # fmt: skip
+    while run.step():
+        pass
+    return run.result()
 
-    for i in np.argsort(arrival_s, kind="stable").tolist():
-        engine.at(float(arrival_s[i]), Kind.ARRIVE, i)
-    if len(pods.arrival_s):
-        end = float(np.max(pods.arrival_s))
-        for t in np.arange(0.0, end + sample_every_s, sample_every_s):
-            engine.at(float(t), Kind.SAMPLE)
-    disrupt = Disruptions() if faults is not None and faults.enabled else None
-    links: LinkFaults | None = None
-    if disrupt is not None and faults is not None:
-        horizon = float(np.max(pods.arrival_s)) if pods.n else 0.0
-        for t, node, up in fault_schedule(faults, scenario.nodes, horizon, seed):
-            engine.at(t, Kind.NODE, 2 * node + up)
-        if faults.links_enabled:  # link k's events come after the nodes' in Kind.NODE
-            links = LinkFaults(link_spans(faults, scenario.nodes, horizon, seed), state)
-            for t, k, up in link_schedule(links.spans):
-                engine.at(t, Kind.NODE, 2 * (scenario.nodes.n + k) + up)
-    mover = Migrations(descheduler, control, engine, start_t) if descheduler else None
 
-    def cycle(now: float) -> None:
-        ready = queue.ready(views)
+class ReplayRun:
+    """One replay, advanced an event at a time (as :class:`twinsched.sim.fillup.FillupRun`
+    advances a fill-up a pod at a time); see :func:`run_replay` for what each option adds.
+
+    Each event kind has its handler; node and link faults (:class:`NodeEvents`), energy
+    (:class:`EnergyMeter`) and migration (:class:`Migrations`) are collaborators that exist
+    only in runs that have them.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        scheduler: SchedulerArg,
+        seed: int,
+        *,
+        sample_every_s: float = 3600.0,
+        clock: Clock | None = None,
+        faults: FaultSpec | None = None,
+        energy: EnergySpec | None = None,
+        carbon: CarbonIntensity | None = None,
+        descheduler: DeschedulerArg | None = None,
+        **options: Unpack[RunOptions],
+    ) -> None:
+        self.started = time.perf_counter()
+        self.scenario, self.seed, self.pods = scenario, seed, scenario.pods
+        self.control = start_run(scenario, self.pods, scheduler, seed, **options)
+        self.state, self.views = self.control.state, self.control.views
+        self.engine = Engine(clock)
+        self.control.ctx.clock = self.engine.clock.now
+        self.start_t = np.full(self.pods.n, np.nan)
+        self.queue = PendingQueue()
+        self.samples: list[dict[str, float]] = []
+        self._never_fits: dict[int, bool] = {}  # pod class -> cannot fit on the empty cluster
+        self._energy_j, self._last_t, self._last_power = 0.0, 0.0, cm.power_w(self.state)
+        self._faults, self._energy = faults, energy
+        arrival_s, self.meter, self._deferral = self.pods.arrival_s, None, dict[str, object]()
+        if energy is not None:
+            self.meter = start_meter(self.engine, self.state, energy, carbon, seed)
+            self.control.ctx.grid = self.meter
+            arrival_s, self._deferral = deferred_arrivals(
+                self.pods, energy, self.meter.carbon, scenario.nodes
+            )
+        self._schedule_arrivals(arrival_s, sample_every_s)
+        self.nodes: NodeEvents | None = None
+        if faults is not None and faults.enabled:
+            self.nodes = NodeEvents(faults, scenario, seed, self.state)
+            self.nodes.schedule(self.engine)
+        self.mover = (
+            Migrations(descheduler, self.control, self.engine, self.start_t)
+            if descheduler
+            else None
+        )
+        self._handlers = {
+            Kind.ARRIVE: self._arrive,
+            Kind.COMPLETE: self._complete,
+            Kind.NODE: self._node,
+            Kind.SAMPLE: self._sample,
+            Kind.ENERGY: self._energy_event,
+        }
+
+    def _schedule_arrivals(self, arrival_s: F64, sample_every_s: float) -> None:
+        for i in np.argsort(arrival_s, kind="stable").tolist():
+            self.engine.at(float(arrival_s[i]), Kind.ARRIVE, i)
+        if len(self.pods.arrival_s):
+            end = float(np.max(self.pods.arrival_s))
+            for t in np.arange(0.0, end + sample_every_s, sample_every_s):
+                self.engine.at(float(t), Kind.SAMPLE)
+
+    def step(self) -> bool:
+        """Handle the next event; False when none is left."""
+        return self.engine.step(self._handle)
+
+    def _handle(self, kind: Kind, i: int) -> None:
+        now = self.engine.clock.now()
+        self._energy_j += self._last_power * (now - self._last_t)
+        self._last_t = now
+        if self.meter is not None:
+            self.meter.advance(now, workload=kind is not Kind.ENERGY)
+        if not self._handlers[kind](i, now):
+            return  # nothing changed that a cycle would see
+        self._cycle(now)
+        if kind is Kind.NODE:
+            self.control.observers.feed(self.state)  # a node's change, at its own time
+        if self.mover is not None and self.mover.step(now, self.queue.pending):
+            self.queue.freed()  # the moves freed room where the pods left
+            self._cycle(now)
+        self._last_power = cm.power_w(self.state)
+        if self.meter is not None:
+            after = self._energy.power_off_after_s if self._energy is not None else None
+            for node in self.meter.refresh(now):
+                self.engine.at(now + (after or 0.0), Kind.ENERGY, node)
+
+    # One handler per event kind: True when a scheduling cycle should follow.
+
+    def _arrive(self, i: int, now: float) -> bool:
+        self.state.apply(Arrive(i))
+        self.queue.add(i)
+        return True
+
+    def _complete(self, i: int, now: float) -> bool:
+        if self.mover is not None:
+            stale = self.mover.stale(i, now)
+        else:
+            stale = self.nodes is not None and self.nodes.disrupt.stale(i)
+        if stale:
+            return False  # the pod was evicted or moved since this completion was scheduled
+        self.state.apply(Release(i))
+        self.queue.freed()
+        return True
+
+    def _node(self, payload: int, now: float) -> bool:
+        assert self.nodes is not None
+        outcome = self.nodes.apply(self.state, payload, now, self.start_t)
+        for pod in outcome.requeue:
+            self.queue.add(pod)
+        if outcome.freed:
+            self.queue.freed()
+        if outcome.recovered is not None and self.mover is not None:
+            self.mover.recovered(outcome.recovered)
+        return True
+
+    def _sample(self, _: int, now: float) -> bool:
+        state, meter = self.state, self.meter
+        self.samples.append(sample(state, now, len(self.queue), meter))
+        disrupt = self.nodes.disrupt if self.nodes is not None else None
+        if disrupt is not None or meter is not None:
+            self.samples[-1] |= tier_sample(state, meter, disrupt)
+        observers = self.control.observers
+        if observers.sampled:  # per-node metrics only when an observer takes them
+            watts = cm.node_power_linear_w(state) if meter is None else meter.watts
+            observers.sample(state, now, ex.twin_metrics(state, watts))
+        return False
+
+    def _energy_event(self, i: int, now: float) -> bool:
+        meter = self.meter
+        assert meter is not None
+        if i != CARBON_TICK:
+            meter.timer(i, now)
+        elif len(self.engine) and np.isfinite(change := meter.carbon.next_change(now)):
+            self.engine.at(change, Kind.ENERGY, CARBON_TICK)
+        return False
+
+    def _cycle(self, now: float) -> None:
+        """One scheduling cycle over the pending pods worth a try."""
+        ready = self.queue.ready(self.views)
         if not ready:
             return
-        skip = lambda pod: queue.stale(pod.cls)  # noqa: E731 (a class that failed in this cycle)
-        for i, outcome in control.schedule(ready, explain=False, skip=skip):
+        skip = lambda pod: self.queue.stale(pod.cls)  # noqa: E731 (a class that failed now)
+        for i, outcome in self.control.schedule(ready, explain=False, skip=skip):
             if isinstance(outcome, Binding):
-                queue.remove(i)
-                start_t[i] = begin = now if meter is None else meter.start_on(outcome.node, now)
-                if disrupt is not None:
-                    disrupt.rebound(i, now)
-                if np.isfinite(pods.duration_s[i]):
-                    engine.at(begin + float(pods.duration_s[i]), Kind.COMPLETE, i)
-                continue
-            cls = views[i].cls
-            if cls not in never_fits:
-                never_fits[cls] = not filters.fits_empty_cluster(state, views[i])
-            if outcome.reason == Reason.INVALID_PLACEMENT or never_fits[cls]:
-                reason = control.explain(views[i]) if never_fits[cls] else outcome
-                state.apply(Reject(i, reason.reason))  # could never run here: leaves the queue
-                queue.remove(i)
+                self._started(i, outcome.node, now)
             else:
-                queue.failed(cls)
+                self._unplaced(i, outcome)
 
-    def handle(kind: Kind, i: int) -> None:
-        nonlocal energy_j, last_t, last_power
-        now = engine.clock.now()
-        energy_j += last_power * (now - last_t)
-        last_t = now
+    def _started(self, i: int, node: int, now: float) -> None:
+        self.queue.remove(i)
+        begin = now if self.meter is None else self.meter.start_on(node, now)
+        self.start_t[i] = begin
+        if self.nodes is not None:
+            self.nodes.disrupt.rebound(i, now)
+        if np.isfinite(self.pods.duration_s[i]):
+            self.engine.at(begin + float(self.pods.duration_s[i]), Kind.COMPLETE, i)
+
+    def _unplaced(self, i: int, outcome: Unschedulable) -> None:
+        cls = self.views[i].cls
+        if cls not in self._never_fits:
+            self._never_fits[cls] = not filters.fits_empty_cluster(self.state, self.views[i])
+        if outcome.reason == Reason.INVALID_PLACEMENT or self._never_fits[cls]:
+            reason = self.control.explain(self.views[i]) if self._never_fits[cls] else outcome
+            self.state.apply(Reject(i, reason.reason))  # could never run here: leaves the queue
+            self.queue.remove(i)
+        else:
+            self.queue.failed(cls)
+
+    def result(self) -> RunResult:
+        """Reject what still waits (the trace ended), and the run's result."""
+        pending_at_end = len(self.queue)
+        for i in sorted(self.queue.pending):
+            self.state.apply(Reject(i, Reason.STILL_PENDING_AT_END))
+        self.control.finish()
+        pods, meter = self.pods, self.meter
+        summary = replay_summary(
+            self.control, pods.arrival_s, pods.duration_s, self.start_t, self._energy_j
+        )
+        if self.nodes is not None:
+            summary |= self.nodes.summary(pending_at_end)
+        if self.mover is not None:
+            summary |= self.mover.summary()
         if meter is not None:
-            meter.advance(now, workload=kind is not Kind.ENERGY)
-        if kind is Kind.ENERGY:
-            assert meter is not None
-            if i != CARBON_TICK:
-                meter.timer(i, now)
-            elif len(engine) and np.isfinite(change := meter.carbon.next_change(now)):
-                engine.at(change, Kind.ENERGY, CARBON_TICK)
-            return
-        if kind is Kind.ARRIVE:
-            state.apply(Arrive(i))
-            queue.add(i)
-        elif kind is Kind.COMPLETE:
-            if mover.stale(i, now) if mover else disrupt is not None and disrupt.stale(i):
-                return  # the pod was evicted or moved since this completion was scheduled
-            state.apply(Release(i))
-            queue.freed()
-        elif kind is Kind.NODE:
-            _node_event(i)
-        elif kind is Kind.SAMPLE:
-            samples.append(_sample(state, now, len(queue), meter))
-            if disrupt is not None or meter is not None:
-                samples[-1] |= tier_sample(state, meter, disrupt)
-            if sampled:
-                watts = cm.node_power_linear_w(state) if meter is None else meter.watts
-                observers.sample(state, now, ex.twin_metrics(state, watts))
-            return
-        cycle(now)
-        if kind is Kind.NODE:
-            observers.feed(state)  # a node's change reaches the observers at its own time
-        if mover is not None and mover.step(now, queue.pending):
-            queue.freed()  # the moves freed room where the pods left
-            cycle(now)
-        last_power = cm.power_w(state)
-        if meter is not None:
-            after = energy.power_off_after_s if energy is not None else None
-            for node in meter.refresh(now):
-                engine.at(now + (after or 0.0), Kind.ENERGY, node)
-
-    def _node_event(payload: int) -> None:
-        node, up = divmod(payload, 2)
-        assert disrupt is not None
-        now = engine.clock.now()
-        if node >= scenario.nodes.n:  # a link fault starts or ends
-            assert links is not None
-            k = node - scenario.nodes.n
-            for pod in links.change(state, k, bool(up), now, start_t, disrupt):
-                queue.add(pod)
-            queue.freed()  # latencies changed, and evicted pods freed room
-            return
-        if up:
-            state.apply(NodeUp(node))
-            queue.freed()  # its resources are back
-            if mover is not None:
-                mover.recovered(node)
-            return
-        state.apply(NodeDown(node))
-        for pod in disrupt.evict(state, node, engine.clock.now(), start_t):
-            queue.add(pod)
-
-    engine.run(handle)
-    pending_at_end = len(queue)
-    for i in sorted(queue.pending):  # still waiting at the end of the trace
-        state.apply(Reject(i, Reason.STILL_PENDING_AT_END))
-    control.finish()
-    return RunResult(
-        scheduler=control.scheduler.name,
-        seed=seed,
-        trace=scenario.name,
-        mode="replay",
-        wall_seconds=round(time.perf_counter() - started, 4),
-        curve=[],
-        summary=_summary(control, pods.arrival_s, pods.duration_s, start_t, energy_j)
-        | (disrupt.summary(pending_at_end) if disrupt is not None else {})
-        | (links.summary() if links is not None else {})
-        | (mover.summary() if mover is not None else {})
-        | (meter.summary() | deferral if meter is not None else {})
-        | (_deadlines(state, start_t, faults) if disrupt is not None or meter is not None else {}),
-        samples=samples,
-        rewards=rewards(control),
-    )
-
-
-def _summary(
-    control: SchedulerController,
-    arrival_s: np.ndarray,
-    duration_s: np.ndarray,
-    start_t: np.ndarray,
-    energy_j: float,
-) -> dict[str, object]:
-    state = control.state
-    started = ~np.isnan(start_t)
-    waits = (start_t - arrival_s)[started]
-    ran = started & np.isfinite(duration_s)
-    completion = start_t[ran] + duration_s[ran] - arrival_s[ran]
-    out = run_summary(state) | {
-        "pods": state.pods.n,
-        "started": int(started.sum()),
-        "completed": int((state.phase == Phase.SUCCEEDED).sum()),
-        "queue_wait_mean_s": round(float(waits.mean()), 3) if waits.size else 0.0,
-        "queue_wait_p95_s": round(float(np.percentile(waits, 95)), 3) if waits.size else 0.0,
-        "completion_mean_s": round(float(completion.mean()), 3) if ran.any() else 0.0,
-        "energy_kwh": round(energy_j / 3.6e6, 3),
-    }
-    return out | scheduler_report(control)
-
-
-def _deadlines(state: ClusterState, start_t: F64, faults: FaultSpec | None) -> dict[str, int]:
-    """The jobs that missed their deadline (``docs/faults.md``), in runs with faults or
-    energy accounting (where deferral may make them late); the slack is the faults' or the
-    default one."""
-    from twinsched.model.faults import DEFAULT_DEADLINE_SLACK
-
-    slack = faults.deadline_slack if faults is not None else DEFAULT_DEADLINE_SLACK
-    done = state.phase == Phase.SUCCEEDED
-    end_s = np.where(done, start_t + state.pods.duration_s, np.nan)
-    return cm.missed_deadlines(state.pods, end_s, slack)
-
-
-def _sample(
-    state: ClusterState, now: float, queued: int, meter: EnergyMeter | None
-) -> dict[str, float]:
-    out = {
-        "time_s": now,
-        "gpu_alloc_ratio_pct": round(cm.gpu_allocation_ratio(state), 4),
-        "cpu_alloc_ratio_pct": round(cm.cpu_allocation_ratio(state), 4),
-        "running": cm.running_pods(state),
-        "pending": queued,
-        "power_w": round(cm.power_w(state), 1),
-    }
-    if meter is not None:
-        out["power_w"] = round(float(meter.watts.sum()), 1)
-        out["nodes_off"] = int(meter.off.sum())
-    return out
+            summary |= meter.summary() | self._deferral
+        if self.nodes is not None or meter is not None:
+            summary |= deadlines(self.state, self.start_t, self._faults)
+        return RunResult(
+            scheduler=self.control.scheduler.name,
+            seed=self.seed,
+            trace=self.scenario.name,
+            mode="replay",
+            wall_seconds=round(time.perf_counter() - self.started, 4),
+            curve=[],
+            summary=summary,
+            samples=self.samples,
+            rewards=rewards(self.control),
+        )

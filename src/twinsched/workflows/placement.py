@@ -154,72 +154,94 @@ def place(
     blocked = unschedulable(dag, platform, scheduler)
     if blocked is not None:
         return blocked
-    classes, eligible = platform.eligibility(dag)
-    arrive, deliver = external_ready(dag, platform)
-    has_delivery = bool(dag.outputs)
-    node_tier = platform.tier
-    lat_to_node = platform.latency_s[:, node_tier]  # (tiers, N)
-    inv_bw_to_node = 1.0 / platform.bandwidth_bytes_s[:, node_tier]
-    inv_speed = 1.0 / platform.speed
-    never = np.inf
-    slots = CoreSlots(platform.cores, insertion)
-    gpu_free = np.where(
-        np.arange(max(1, int(platform.gpus.max())))[None, :] < platform.gpus[:, None], 0.0, never
-    )
-    p_off, p_par, p_edge = dag._parents_csr
-    off_l = p_off.tolist()
-    cores = [c.cores for c in dag.constraints]
-    gpus = [c.gpus for c in dag.constraints]
-    work = dag.work_s.tolist()
-    pin = pinned.tolist() if pinned is not None else [-1] * dag.n
-
-    node = np.full(dag.n, -1, dtype=np.int64)
-    start = np.zeros(dag.n)
-    finish = np.zeros(dag.n)
-    done = np.zeros(dag.n)
+    placer = _ListPlacer(dag, platform, pinned, insertion)
     for t in order.tolist():
-        lo, hi = off_l[t], off_l[t + 1]
-        ready = arrive[t][node_tier]
+        placer.place(t)
+    return Schedule(
+        scheduler, placer.node, placer.start, placer.finish, placer.done, order.astype(np.int64)
+    )
+
+
+class _ListPlacer:
+    """The tasks placed so far, and where the next one finishes earliest."""
+
+    def __init__(self, dag: DAG, platform: Platform, pinned: I64 | None, insertion: bool):
+        self.dag, self.platform, self.insertion = dag, platform, insertion
+        self.classes, self.eligible = platform.eligibility(dag)
+        self.arrive, self.deliver = external_ready(dag, platform)
+        self.has_delivery = bool(dag.outputs)
+        node_tier = self.node_tier = platform.tier
+        self.lat_to_node = platform.latency_s[:, node_tier]  # (tiers, N)
+        self.inv_bw_to_node = 1.0 / platform.bandwidth_bytes_s[:, node_tier]
+        self.inv_speed = 1.0 / platform.speed
+        self.slots = CoreSlots(platform.cores, insertion)
+        gpu_rank = np.arange(max(1, int(platform.gpus.max())))[None, :]
+        self.gpu_free = np.where(gpu_rank < platform.gpus[:, None], 0.0, np.inf)
+        p_off, self.p_par, self.p_edge = dag._parents_csr
+        self.off_l = p_off.tolist()
+        self.cores = [c.cores for c in dag.constraints]
+        self.gpus = [c.gpus for c in dag.constraints]
+        self.work = dag.work_s.tolist()
+        self.pin = pinned.tolist() if pinned is not None else [-1] * dag.n
+        self.node = np.full(dag.n, -1, dtype=np.int64)
+        self.start = np.zeros(dag.n)
+        self.finish = np.zeros(dag.n)
+        self.done = np.zeros(dag.n)
+
+    def ready(self, t: int) -> F64:
+        """When task ``t``'s inputs can be on each node: external ones and its parents'."""
+        lo, hi = self.off_l[t], self.off_l[t + 1]
+        ready: F64 = self.arrive[t][self.node_tier]
         if hi > lo:
-            parents = p_par[lo:hi]
-            sizes = dag.size_bytes[p_edge[lo:hi]]
-            where = node[parents]
-            src = node_tier[where]
+            parents = self.p_par[lo:hi]
+            sizes = self.dag.size_bytes[self.p_edge[lo:hi]]
+            where = self.node[parents]
+            src = self.node_tier[where]
+            finish = self.finish[parents]
             times = (
-                finish[parents][:, None] + lat_to_node[src] + sizes[:, None] * inv_bw_to_node[src]
+                finish[:, None] + self.lat_to_node[src] + sizes[:, None] * self.inv_bw_to_node[src]
             )
-            times[np.arange(hi - lo), where] = finish[parents]  # same node: nothing moves
+            times[np.arange(hi - lo), where] = finish  # same node: nothing moves
             ready = np.maximum(ready, times.max(axis=0))
-        c, g = cores[t], gpus[t]
-        begin = np.maximum(ready, slots.free[:, c - 1])
-        if g:
-            begin = np.maximum(begin, gpu_free[:, g - 1])
-        duration = work[t] * inv_speed
-        end = begin + duration
-        extra = deliver[t][node_tier] if has_delivery else np.zeros(platform.n)
-        score = end + extra
-        allowed = eligible[classes[t]].copy()
-        if pin[t] >= 0:
+        return ready
+
+    def allowed(self, t: int) -> BoolA:
+        """The nodes task ``t`` may go to: its class's eligible nodes, or its pinned one."""
+        allowed: BoolA = self.eligible[self.classes[t]].copy()
+        if self.pin[t] >= 0:
             allowed[:] = False
-            allowed[pin[t]] = True
-        score[~allowed] = never
+            allowed[self.pin[t]] = True
+        return allowed
+
+    def place(self, t: int) -> None:
+        """Task ``t`` on the node where it (and its delivery) ends first; a gap if allowed."""
+        ready = self.ready(t)
+        c, g = self.cores[t], self.gpus[t]
+        begin = np.maximum(ready, self.slots.free[:, c - 1])
+        if g:
+            begin = np.maximum(begin, self.gpu_free[:, g - 1])
+        duration = self.work[t] * self.inv_speed
+        end = begin + duration
+        extra = self.deliver[t][self.node_tier] if self.has_delivery else np.zeros(self.platform.n)
+        score = end + extra
+        allowed = self.allowed(t)
+        score[~allowed] = np.inf
         n = int(np.argmin(score))
         gap: tuple[int, float, int] | None = None
-        if insertion and c == 1 and not g:
-            gap = _best_gap(slots, float(score[n]), ready, duration, extra, allowed)
+        if self.insertion and c == 1 and not g:
+            gap = _best_gap(self.slots, float(score[n]), ready, duration, extra, allowed)
         if gap is not None:
             n, first, slot = gap
-            node[t], start[t], finish[t] = n, first, first + duration[n]
-            slots.insert(n, slot, first, finish[t])
+            self.node[t], self.start[t], self.finish[t] = n, first, first + duration[n]
+            self.slots.insert(n, slot, first, self.finish[t])
         else:
-            node[t], start[t], finish[t] = n, begin[n], end[n]
-            slots.take(n, c, float(begin[n]), float(end[n]))
+            self.node[t], self.start[t], self.finish[t] = n, begin[n], end[n]
+            self.slots.take(n, c, float(begin[n]), float(end[n]))
             if g:
-                grow = gpu_free[n]
+                grow = self.gpu_free[n]
                 grow[:g] = end[n]
                 grow.sort()
-        done[t] = finish[t] + extra[n]
-    return Schedule(scheduler, node, start, finish, done, order.astype(np.int64))
+        self.done[t] = self.finish[t] + extra[n]
 
 
 def _best_gap(

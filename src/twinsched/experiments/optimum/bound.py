@@ -126,55 +126,10 @@ def best_packing(
     start = [uses[p.node_type, p.counts] for p in patterns]
 
     # -- solve: column generation with a Lagrangian bound every round -----------------------
-    work, rounds, converged, lp_value = 0.0, 0, False, 0.0
-    pricing_budget = work_limit * PRICING_SHARE
-    centre: list[float] | None = None  # the duals of the best Lagrangian bound so far
-    best_lagrange = math.inf
-    smoothing = SMOOTHING
-    while rounds < MAX_ROUNDS and work < pricing_budget:
-        rounds += 1
-        if not master.solve():
-            break
-        lp_value = master.lp.Objective().Value()
-        duals = [max(0.0, c.dual_value()) for c in master.per_class]
-        if centre is not None and smoothing > 0:  # Wentges smoothing against tailing off
-            duals = [
-                smoothing * a + (1 - smoothing) * b for a, b in zip(centre, duals, strict=True)
-            ]
-        profit = [float(value[s]) - duals[s] for s in range(len(demand))]
-        lagrange = float(np.dot(duals, demand))
-        added, exact = 0, True
-        for t, n in enumerate(sizes):
-            left = max(pricing_budget - work, 0.01)
-            priced = price(g, t, profit, min(left, PRICING_WORK), seed)
-            work += priced.work
-            upper = priced.upper
-            if not priced.optimal:  # the pooled-GPU relaxation proves a bound much faster
-                pooled = price(g, t, profit, PRICING_WORK, seed, per_gpu=False)
-                work += pooled.work
-                upper = min(upper, pooled.upper)
-            exact &= priced.optimal
-            lagrange += n * max(0.0, upper)
-            found = priced.pattern
-            reduced = 0.0 if found is None else float(np.dot(profit, found.counts))
-            if found is not None and reduced > 1e-6 and (t, found.counts) not in seen:
-                seen.add((t, found.counts))
-                master.add(found)
-                added += 1
-        if lagrange < best_lagrange:
-            best_lagrange, centre = lagrange, duals
-            bound = min(bound, math.floor(lagrange + 1e-6))
-        if added == 0:
-            if smoothing == 0:
-                converged = exact
-                break
-            smoothing = 0.0  # a mis-priced round: price the LP's own duals next
-        else:
-            smoothing = SMOOTHING
-    lp_value = master.lp.Objective().Value() if master.solve() else lp_value
+    cg = _ColumnGeneration(master, g, sizes, seen, work_limit * PRICING_SHARE, seed)
+    bound, converged, lp_value = cg.run(bound)
+    work, rounds = cg.work, cg.rounds
     timer["pricing"] = time.perf_counter() - started
-    if converged:
-        bound = min(bound, math.floor(lp_value + 1e-6))
 
     # -- decode: the integer master over the generated patterns, then real binds ------------
     counts = _integer_master(patterns, start, g, value, max(work_limit - work, 0.5), seed)
@@ -276,3 +231,76 @@ def _integer_master(
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return start + [0] * (len(patterns) - len(start))  # the greedy itself
     return [int(solver.value(v)) for v in x]
+
+
+class _ColumnGeneration:
+    """Rounds of pricing against the master's (smoothed) duals, each giving a Lagrangian
+    bound; stops when no column prices out, or the pricing budget is spent."""
+
+    def __init__(
+        self,
+        master: _Master,
+        g: Any,
+        sizes: list[int],
+        seen: set[tuple[int, tuple[int, ...]]],
+        budget: float,
+        seed: int,
+    ) -> None:
+        self.master, self.g, self.sizes, self.seen = master, g, sizes, seen
+        self.budget, self.seed = budget, seed
+        self.work, self.rounds = 0.0, 0
+        self.centre: list[float] | None = None  # the duals of the best Lagrangian bound so far
+
+    def run(self, bound: int) -> tuple[int, bool, float]:
+        """(bound, converged, LP value) after the rounds."""
+        master, value, demand = self.master, self.g.value, self.g.demand
+        converged, lp_value, best_lagrange, smoothing = False, 0.0, math.inf, SMOOTHING
+        while self.rounds < MAX_ROUNDS and self.work < self.budget:
+            self.rounds += 1
+            if not master.solve():
+                break
+            lp_value = master.lp.Objective().Value()
+            duals = [max(0.0, c.dual_value()) for c in master.per_class]
+            if self.centre is not None and smoothing > 0:  # Wentges smoothing: no tailing off
+                duals = [
+                    smoothing * a + (1 - smoothing) * b
+                    for a, b in zip(self.centre, duals, strict=True)
+                ]
+            profit = [float(value[s]) - duals[s] for s in range(len(demand))]
+            lagrange, added, exact = self._price(profit, float(np.dot(duals, demand)))
+            if lagrange < best_lagrange:
+                best_lagrange, self.centre = lagrange, duals
+                bound = min(bound, math.floor(lagrange + 1e-6))
+            if added == 0:
+                if smoothing == 0:
+                    converged = exact
+                    break
+                smoothing = 0.0  # a mis-priced round: price the LP's own duals next
+            else:
+                smoothing = SMOOTHING
+        lp_value = master.lp.Objective().Value() if master.solve() else lp_value
+        if converged:
+            bound = min(bound, math.floor(lp_value + 1e-6))
+        return bound, converged, lp_value
+
+    def _price(self, profit: list[float], lagrange: float) -> tuple[float, int, bool]:
+        """Price every node type: (Lagrangian bound, columns added, all priced exactly)."""
+        added, exact = 0, True
+        for t, n in enumerate(self.sizes):
+            left = max(self.budget - self.work, 0.01)
+            priced = price(self.g, t, profit, min(left, PRICING_WORK), self.seed)
+            self.work += priced.work
+            upper = priced.upper
+            if not priced.optimal:  # the pooled-GPU relaxation proves a bound much faster
+                pooled = price(self.g, t, profit, PRICING_WORK, self.seed, per_gpu=False)
+                self.work += pooled.work
+                upper = min(upper, pooled.upper)
+            exact &= priced.optimal
+            lagrange += n * max(0.0, upper)
+            found = priced.pattern
+            reduced = 0.0 if found is None else float(np.dot(profit, found.counts))
+            if found is not None and reduced > 1e-6 and (t, found.counts) not in self.seen:
+                self.seen.add((t, found.counts))
+                self.master.add(found)
+                added += 1
+        return lagrange, added, exact

@@ -10,6 +10,7 @@ generation) as a small CP-SAT model, in fixed sections.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,23 +118,9 @@ def price(
     cpu, mem, ngpu = (int(v) for v in grouping.type_cap[node_type])
     demand = grouping.demand
     classes = grouping.classes
-    live = [
-        s
-        for s in range(len(classes))
-        if profit[s] > 0
-        and grouping.eligible[node_type, s]
-        and classes[s].gpu_count <= ngpu
-        and classes[s].cpu_milli <= cpu
-        and classes[s].memory_mib <= mem
-    ]
+    live = _live(grouping, node_type, profit, (cpu, mem, ngpu))
     if not live:
         return Priced(None, 0.0, True, 0.0)
-    share = [s for s in live if classes[s].is_share]
-    whole = [s for s in live if not classes[s].is_share]
-    millis = sorted({classes[s].gpu_milli for s in share})
-    # k-GPU pods take k GPUs free at the time (all of them, offline) and use their milli
-    # of each: usually 1000, but a k-GPU pod of less leaves room for shares.
-    whole_millis = sorted({classes[s].gpu_milli for s in whole})
 
     # -- variables --------------------------------------------------------------------------
     m = cp_model.CpModel()
@@ -147,32 +134,9 @@ def price(
     m.add(sum(classes[s].memory_mib * count[s] for s in live) <= mem)
     if not per_gpu:
         return _relaxed(m, grouping, live, count, ngpu, time_limit, seed, (cpu, mem), profit)
-    taken = {  # GPU g is taken by k-GPU pods of milli v
-        (v, g): m.new_bool_var(f"w{v}_{g}") for v in whole_millis for g in range(ngpu)
-    }
-    on_gpu = {
-        (v, g): m.new_int_var(0, MILLI_PER_GPU // v, f"y{v}_{g}")
-        for v in millis
-        for g in range(ngpu)
-    }
 
     # -- constraints ------------------------------------------------------------------------
-    for v in whole_millis:
-        gpus_of = sum(classes[s].gpu_count * count[s] for s in whole if classes[s].gpu_milli == v)
-        m.add(gpus_of == sum(taken[v, g] for g in range(ngpu)))
-    for v in millis:  # share pods of one milli value are interchangeable on a GPU
-        m.add(
-            sum(count[s] for s in share if classes[s].gpu_milli == v)
-            == sum(on_gpu[v, g] for g in range(ngpu))
-        )
-    used = []
-    for g in range(ngpu):
-        m.add_at_most_one(taken[v, g] for v in whole_millis)
-        load = sum(v * on_gpu[v, g] for v in millis) + sum(v * taken[v, g] for v in whole_millis)
-        m.add(load <= MILLI_PER_GPU)
-        used.append(load)
-    for g in range(ngpu - 1):  # GPUs in decreasing use: one of many symmetric layouts
-        m.add(used[g] >= used[g + 1])
+    layout = _GpuLayout.build(m, classes, live, count, ngpu)
 
     # -- objective and solve ----------------------------------------------------------------
     solver, code, work, fallback = _solve(m, live, count, profit, demand, time_limit, seed)
@@ -180,27 +144,105 @@ def price(
         return Priced(None, fallback, False, work)
 
     # -- decode -----------------------------------------------------------------------------
-    counts = [0] * len(classes)
-    slots: list[tuple[int, tuple[int, ...]]] = []
-    for v in whole_millis:
-        free = [g for g in range(ngpu) if solver.boolean_value(taken[v, g])]
-        for s in whole:
-            if classes[s].gpu_milli == v:
-                counts[s] = int(solver.value(count[s]))
-                for _ in range(counts[s]):
-                    k = classes[s].gpu_count
-                    slots.append((s, tuple(free[:k])))
-                    free = free[k:]
-    for v in millis:
-        room = [g for g in range(ngpu) for _ in range(int(solver.value(on_gpu[v, g])))]
-        for s in share:
-            if classes[s].gpu_milli == v:
-                counts[s] = int(solver.value(count[s]))
-                slots.extend((s, (g,)) for g in room[: counts[s]])
-                room = room[counts[s] :]
-    pattern = Pattern(node_type, tuple(counts), tuple(slots))
+    pattern = layout.decode(solver, node_type, classes, count)
     upper = solver.best_objective_bound / PRICE_SCALE
     return Priced(pattern, upper, code == cp_model.OPTIMAL, work)
+
+
+def _live(
+    grouping: Grouping, node_type: int, profit: list[float], cap: tuple[int, int, int]
+) -> list[int]:
+    """The classes worth pricing on the node type: profitable, eligible, and fitting it."""
+    cpu, mem, ngpu = cap
+    classes = grouping.classes
+    return [
+        s
+        for s in range(len(classes))
+        if profit[s] > 0
+        and grouping.eligible[node_type, s]
+        and classes[s].gpu_count <= ngpu
+        and classes[s].cpu_milli <= cpu
+        and classes[s].memory_mib <= mem
+    ]
+
+
+@dataclass
+class _GpuLayout:
+    """Per-GPU variables of a pattern: which GPUs k-GPU pods of each milli take, and how
+    many share pods of each milli sit on each GPU."""
+
+    share: list[int]
+    whole: list[int]
+    millis: list[int]
+    whole_millis: list[int]
+    ngpu: int
+    taken: dict[tuple[int, int], Any]  # GPU g is taken by k-GPU pods of milli v
+    on_gpu: dict[tuple[int, int], Any]
+
+    @classmethod
+    def build(
+        cls, m: Any, classes: Sequence[Any], live: list[int], count: dict[int, Any], ngpu: int
+    ) -> _GpuLayout:
+        """The variables and the per-GPU constraints, added to model ``m``."""
+        share = [s for s in live if classes[s].is_share]
+        whole = [s for s in live if not classes[s].is_share]
+        millis = sorted({classes[s].gpu_milli for s in share})
+        # k-GPU pods take k GPUs free at the time (all of them, offline) and use their milli
+        # of each: usually 1000, but a k-GPU pod of less leaves room for shares.
+        whole_millis = sorted({classes[s].gpu_milli for s in whole})
+        taken = {(v, g): m.new_bool_var(f"w{v}_{g}") for v in whole_millis for g in range(ngpu)}
+        on_gpu = {
+            (v, g): m.new_int_var(0, MILLI_PER_GPU // v, f"y{v}_{g}")
+            for v in millis
+            for g in range(ngpu)
+        }
+        for v in whole_millis:
+            gpus_of = sum(
+                classes[s].gpu_count * count[s] for s in whole if classes[s].gpu_milli == v
+            )
+            m.add(gpus_of == sum(taken[v, g] for g in range(ngpu)))
+        for v in millis:  # share pods of one milli value are interchangeable on a GPU
+            m.add(
+                sum(count[s] for s in share if classes[s].gpu_milli == v)
+                == sum(on_gpu[v, g] for g in range(ngpu))
+            )
+        used = []
+        for g in range(ngpu):
+            m.add_at_most_one(taken[v, g] for v in whole_millis)
+            load = sum(v * on_gpu[v, g] for v in millis) + sum(
+                v * taken[v, g] for v in whole_millis
+            )
+            m.add(load <= MILLI_PER_GPU)
+            used.append(load)
+        for g in range(ngpu - 1):  # GPUs in decreasing use: one of many symmetric layouts
+            m.add(used[g] >= used[g + 1])
+        return cls(share, whole, millis, whole_millis, ngpu, taken, on_gpu)
+
+    def decode(
+        self, solver: Any, node_type: int, classes: Sequence[Any], count: dict[int, Any]
+    ) -> Pattern:
+        """The solved pattern: its counts per class and each pod's GPUs."""
+        counts = [0] * len(classes)
+        slots: list[tuple[int, tuple[int, ...]]] = []
+        for v in self.whole_millis:
+            free = [g for g in range(self.ngpu) if solver.boolean_value(self.taken[v, g])]
+            for s in self.whole:
+                if classes[s].gpu_milli == v:
+                    counts[s] = int(solver.value(count[s]))
+                    for _ in range(counts[s]):
+                        k = classes[s].gpu_count
+                        slots.append((s, tuple(free[:k])))
+                        free = free[k:]
+        for v in self.millis:
+            room = [
+                g for g in range(self.ngpu) for _ in range(int(solver.value(self.on_gpu[v, g])))
+            ]
+            for s in self.share:
+                if classes[s].gpu_milli == v:
+                    counts[s] = int(solver.value(count[s]))
+                    slots.extend((s, (g,)) for g in room[: counts[s]])
+                    room = room[counts[s] :]
+        return Pattern(node_type, tuple(counts), tuple(slots))
 
 
 def _solve(

@@ -60,23 +60,7 @@ def solve_window(
             whole[i] = {g: m.new_bool_var(f"w{i}_{g}") for g in free}
 
     # -- constraints ------------------------------------------------------------------------
-    by_pod: dict[int, list[int]] = {}
-    by_node: dict[int, list[int]] = {}
-    for i, o in enumerate(opts):
-        by_pod.setdefault(o.pod, []).append(i)
-        by_node.setdefault(problem.local(o.node), []).append(i)
-    for choices in by_pod.values():  # a pod is placed at most once
-        m.add_at_most_one(pick[i] for i in choices)
-    for i, taken in whole.items():  # a k-GPU pod takes exactly k whole GPUs on its node
-        m.add(sum(taken.values()) == pods[opts[i].pod].gpu_count * pick[i])
-    for n, choices in by_node.items():  # CPU, memory and every GPU's milli on every node
-        m.add(sum(pods[opts[i].pod].cpu_milli * pick[i] for i in choices) <= problem.cpu_free[n])
-        m.add(sum(pods[opts[i].pod].memory_mib * pick[i] for i in choices) <= problem.mem_free[n])
-        for g in range(problem.gpu_left.shape[1]):
-            use = [pods[opts[i].pod].gpu_milli * pick[i] for i in choices if opts[i].gpu == g]
-            use += [MILLI_PER_GPU * whole[i][g] for i in choices if g in whole.get(i, {})]
-            if use:
-                m.add(sum(use) <= int(problem.gpu_left[n, g]))
+    _constrain(m, problem, pick, whole)
 
     # -- objective --------------------------------------------------------------------------
     # Lexicographic: one unit of reward outweighs every secondary value of the window.
@@ -108,13 +92,7 @@ def solve_window(
     # -- decode -----------------------------------------------------------------------------
     placements: list[tuple[int, tuple[int, ...]] | None] = [None] * len(pods)
     if status in ("OPTIMAL", "FEASIBLE"):
-        for i, o in enumerate(opts):
-            if solver.boolean_value(pick[i]):
-                if o.gpu >= 0:
-                    gpus: tuple[int, ...] = (o.gpu,)
-                else:
-                    gpus = tuple(g for g, var in whole.get(i, {}).items() if solver.value(var))
-                placements[o.pod] = (o.node, gpus)
+        placements = _decode(solver, problem, pick, whole)
     return WindowSolution(
         placements=placements,
         status=status,
@@ -123,6 +101,45 @@ def solve_window(
         seconds=time.perf_counter() - started,
         stats={"options": len(opts), "branches": solver.num_branches},
     )
+
+
+def _constrain(
+    m: Any, problem: WindowProblem, pick: list[Any], whole: dict[int, dict[int, Any]]
+) -> None:
+    """Each pod at most once, k-GPU pods on exactly k whole GPUs, no node over capacity."""
+    pods, opts = problem.pods, problem.options
+    by_pod: dict[int, list[int]] = {}
+    by_node: dict[int, list[int]] = {}
+    for i, o in enumerate(opts):
+        by_pod.setdefault(o.pod, []).append(i)
+        by_node.setdefault(problem.local(o.node), []).append(i)
+    for choices in by_pod.values():  # a pod is placed at most once
+        m.add_at_most_one(pick[i] for i in choices)
+    for i, taken in whole.items():  # a k-GPU pod takes exactly k whole GPUs on its node
+        m.add(sum(taken.values()) == pods[opts[i].pod].gpu_count * pick[i])
+    for n, choices in by_node.items():  # CPU, memory and every GPU's milli on every node
+        m.add(sum(pods[opts[i].pod].cpu_milli * pick[i] for i in choices) <= problem.cpu_free[n])
+        m.add(sum(pods[opts[i].pod].memory_mib * pick[i] for i in choices) <= problem.mem_free[n])
+        for g in range(problem.gpu_left.shape[1]):
+            use = [pods[opts[i].pod].gpu_milli * pick[i] for i in choices if opts[i].gpu == g]
+            use += [MILLI_PER_GPU * whole[i][g] for i in choices if g in whole.get(i, {})]
+            if use:
+                m.add(sum(use) <= int(problem.gpu_left[n, g]))
+
+
+def _decode(
+    solver: Any, problem: WindowProblem, pick: list[Any], whole: dict[int, dict[int, Any]]
+) -> list[tuple[int, tuple[int, ...]] | None]:
+    """Each pod's (node, GPUs) in the solution, None where it is not placed."""
+    placements: list[tuple[int, tuple[int, ...]] | None] = [None] * len(problem.pods)
+    for i, o in enumerate(problem.options):
+        if solver.boolean_value(pick[i]):
+            if o.gpu >= 0:
+                gpus: tuple[int, ...] = (o.gpu,)
+            else:
+                gpus = tuple(g for g, var in whole.get(i, {}).items() if solver.value(var))
+            placements[o.pod] = (o.node, gpus)
+    return placements
 
 
 def _add_hint(

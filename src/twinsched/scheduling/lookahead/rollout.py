@@ -46,6 +46,53 @@ class Candidate:
     gpus: tuple[int, ...]
 
 
+@dataclass
+class _Batch:
+    """The rows every rollout of a batch has changed (its slots), and what it placed."""
+
+    node: I64  # (B, slots): the node of each slot, -1 = unused
+    cpu: I64
+    mem: I64
+    left: I64  # (B, slots, G)
+    used: I64  # (B,): slots in use
+    gained: I64  # (B,): GPU milli placed
+
+    @classmethod
+    def seeded(
+        cls,
+        live: Live,
+        table: ClassTable,
+        pod_cls: int,
+        candidates: list[Candidate],
+        s: int,
+        h: int,
+    ) -> _Batch:
+        """Each candidate's placement in slot 0 of its ``s`` rollouts; ``h`` slots more."""
+        b, g, slots = len(candidates) * s, live.left.shape[1], h + 1
+        batch = cls(
+            node=np.full((b, slots), -1, dtype=np.int64),
+            cpu=np.zeros((b, slots), dtype=np.int64),
+            mem=np.zeros((b, slots), dtype=np.int64),
+            left=np.zeros((b, slots, g), dtype=np.int64),
+            used=np.ones(b, dtype=np.int64),
+            gained=np.zeros(b, dtype=np.int64),
+        )
+        for i, cand in enumerate(candidates):
+            rows = slice(i * s, (i + 1) * s)
+            batch.node[rows, 0] = cand.node
+            batch.cpu[rows, 0] = live.cpu[cand.node] - table.cpu[pod_cls]
+            batch.mem[rows, 0] = live.mem[cand.node] - table.mem[pod_cls]
+            row = live.left[cand.node].copy()
+            row[list(cand.gpus)] -= table.milli[pod_cls]
+            batch.left[rows, 0] = row
+        return batch
+
+    def slots_of(self, bi: I64, si: I64) -> _Slots:
+        return _Slots(
+            bi, si, self.node[bi, si], self.cpu[bi, si], self.mem[bi, si], self.left[bi, si]
+        )
+
+
 def rollouts(
     live: Live,
     top: TopLists,
@@ -59,81 +106,83 @@ def rollouts(
     the ``seq[j]`` pods (indices into ``top.classes``) following each candidate's placement.
     """
     c, (s, h) = len(candidates), seq.shape
-    b, g = c * s, live.left.shape[1]
-    slots = h + 1
-    node = np.full((b, slots), -1, dtype=np.int64)
-    cpu = np.zeros((b, slots), dtype=np.int64)
-    mem = np.zeros((b, slots), dtype=np.int64)
-    left = np.zeros((b, slots, g), dtype=np.int64)
-    for i, cand in enumerate(candidates):
-        rows = slice(i * s, (i + 1) * s)
-        node[rows, 0] = cand.node
-        cpu[rows, 0] = live.cpu[cand.node] - table.cpu[pod_cls]
-        mem[rows, 0] = live.mem[cand.node] - table.mem[pod_cls]
-        row = live.left[cand.node].copy()
-        row[list(cand.gpus)] -= table.milli[pod_cls]
-        left[rows, 0] = row
-    used = np.ones(b, dtype=np.int64)
+    batch = _Batch.seeded(live, table, pod_cls, candidates, s, h)
+    b = c * s
     local = np.tile(seq, (c, 1))
-    gained = np.zeros(b, dtype=np.int64)
-    every = np.arange(b)
-    memo = _Memo(top.classes.size, b, slots)
-    valid = memo.valid
-
-    def slots_of(bi: I64, si: I64) -> _Slots:
-        return _Slots(bi, si, node[bi, si], cpu[bi, si], mem[bi, si], left[bi, si])
-
+    memo = _Memo(top.classes.size, b, h + 1)
     for t in range(h):
-        u = local[:, t]
-        k = top.classes[u]
-        width = int(used.max())
-        # best unchanged node: the first top-list entry this rollout has not changed
-        tn, tk = top.node[u], top.key[u]
-        changed = (tn[:, :, None] == node[:, None, :width]).any(axis=2)
-        free = ~changed & (tk >= 0)
-        first = free.argmax(axis=1)
-        ukey = np.where(free[every, first], tk[every, first], -1)
-        unode, ugpu = tn[every, first], top.gpu[u, first]
-        # best changed node: the rollout's own rows, scored where not cached for this class
-        cached = valid[u, every, :width]
-        bi, si = np.nonzero((node[:, :width] >= 0) & ~cached)
-        if bi.size:
-            _score_slots(slots_of(bi, si), u[bi], k[bi], table, typical, live, memo)
-        mkey = memo.key[u, every, :width]
-        mgpu = np.full((b, width + 1), -1, dtype=np.int64)  # + a new slot
-        mgpu[:, :width] = memo.gpu[u, every, :width]
-        ms = mkey.argmax(axis=1)
-        mk = mkey[every, ms]
-        new = np.flatnonzero((ukey > mk) & (ukey >= 0))
-        if new.size:
-            at = used[new]
-            nodes = unode[new]
-            node[new, at] = nodes
-            cpu[new, at], mem[new, at] = live.cpu[nodes], live.mem[nodes]
-            left[new, at] = live.left[nodes]
-            used[new] += 1
-            ms[new] = at
-            mgpu[new, at] = ugpu[new]
-        placed = np.flatnonzero(np.maximum(ukey, mk) >= 0)
-        if placed.size == 0:
-            continue
-        ps, pk = ms[placed], k[placed]
-        valid[:, placed, ps] = False
-        cpu[placed, ps] -= table.cpu[pk]
-        mem[placed, ps] -= table.mem[pk]
-        share = (table.count[pk] == 1) & (table.milli[pk] < MILLI_PER_GPU)
-        sb = placed[share]
-        left[sb, ms[sb], mgpu[sb, ms[sb]]] -= table.milli[pk[share]]
-        wb = placed[~share & (table.count[pk] > 0)]
-        if wb.size:
-            left[wb, ms[wb]] = take_whole(left[wb, ms[wb]], table.count[k[wb]])
-        gained[placed] += table.request[pk]
-    bi, si = np.nonzero(node >= 0)
-    nn = node[bi, si]
-    after = fragmentation(cpu[bi, si], left[bi, si], live.model[nn], typical)
+        _advance(batch, local[:, t], live, top, table, typical, memo)
+    bi, si = np.nonzero(batch.node >= 0)
+    nn = batch.node[bi, si]
+    after = fragmentation(batch.cpu[bi, si], batch.left[bi, si], live.model[nn], typical)
     before = fragmentation(live.cpu[nn], live.left[nn], live.model[nn], typical)
     added: F64 = np.bincount(bi, weights=after - before, minlength=b).astype(np.float64)
-    return gained.reshape(c, s).astype(np.float64), added.reshape(c, s)
+    return batch.gained.reshape(c, s).astype(np.float64), added.reshape(c, s)
+
+
+def _advance(
+    batch: _Batch,
+    u: I64,
+    live: Live,
+    top: TopLists,
+    table: ClassTable,
+    typical: TypicalPods,
+    memo: _Memo,
+) -> None:
+    """Every rollout places its next pod (class ``u[b]`` of the top lists) as FGD would."""
+    node, used = batch.node, batch.used
+    b = node.shape[0]
+    every = np.arange(b)
+    k = top.classes[u]
+    width = int(used.max())
+    # best unchanged node: the first top-list entry this rollout has not changed
+    tn, tk = top.node[u], top.key[u]
+    changed = (tn[:, :, None] == node[:, None, :width]).any(axis=2)
+    free = ~changed & (tk >= 0)
+    first = free.argmax(axis=1)
+    ukey = np.where(free[every, first], tk[every, first], -1)
+    unode, ugpu = tn[every, first], top.gpu[u, first]
+    # best changed node: the rollout's own rows, scored where not cached for this class
+    cached = memo.valid[u, every, :width]
+    bi, si = np.nonzero((node[:, :width] >= 0) & ~cached)
+    if bi.size:
+        _score_slots(batch.slots_of(bi, si), u[bi], k[bi], table, typical, live, memo)
+    mkey = memo.key[u, every, :width]
+    mgpu = np.full((b, width + 1), -1, dtype=np.int64)  # + a new slot
+    mgpu[:, :width] = memo.gpu[u, every, :width]
+    ms = mkey.argmax(axis=1)
+    mk = mkey[every, ms]
+    new = np.flatnonzero((ukey > mk) & (ukey >= 0))
+    if new.size:
+        at = used[new]
+        nodes = unode[new]
+        node[new, at] = nodes
+        batch.cpu[new, at], batch.mem[new, at] = live.cpu[nodes], live.mem[nodes]
+        batch.left[new, at] = live.left[nodes]
+        used[new] += 1
+        ms[new] = at
+        mgpu[new, at] = ugpu[new]
+    placed = np.flatnonzero(np.maximum(ukey, mk) >= 0)
+    if placed.size:
+        _place(batch, placed, ms[placed], k, mgpu, table, memo)
+
+
+def _place(
+    batch: _Batch, placed: I64, ps: I64, k: I64, mgpu: I64, table: ClassTable, memo: _Memo
+) -> None:
+    """The rollouts ``placed`` put their pod (class ``k``) on their slot ``ps``."""
+    pk = k[placed]
+    memo.valid[:, placed, ps] = False
+    batch.cpu[placed, ps] -= table.cpu[pk]
+    batch.mem[placed, ps] -= table.mem[pk]
+    share = (table.count[pk] == 1) & (table.milli[pk] < MILLI_PER_GPU)
+    sb, ss = placed[share], ps[share]
+    batch.left[sb, ss, mgpu[sb, ss]] -= table.milli[pk[share]]
+    whole = ~share & (table.count[pk] > 0)
+    wb, ws = placed[whole], ps[whole]
+    if wb.size:
+        batch.left[wb, ws] = take_whole(batch.left[wb, ws], table.count[k[wb]])
+    batch.gained[placed] += table.request[pk]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``supercloud``: MIT SuperCloud Slurm job tables, read by :mod:`twinsched.traces.supercloud`."""
+"""``supercloud``: MIT SuperCloud Slurm job tables (:mod:`twinsched.traces.supercloud.jobs`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from twinsched.model.cluster import Scenario
 from twinsched.store.importers import option
-from twinsched.traces import supercloud
-from twinsched.traces.supercloud_series import series_files
+from twinsched.traces.supercloud import jobs as supercloud
+from twinsched.traces.supercloud.series import series_files
 
 OPTIONS = {
     "series": "a node load series file (*-timeseries.csv[.gz]; default: those in the folder)",

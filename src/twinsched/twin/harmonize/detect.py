@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from twinsched.traces.conversion import HarmonizeError
-from twinsched.traces.decice_d22 import is_d22
-from twinsched.traces.decice_flat import flat_kind
+from twinsched.traces.decice.d22 import is_d22
+from twinsched.traces.decice.flat import flat_kind
 from twinsched.traces.prometheus import is_response
-from twinsched.traces.supercloud_tables import KEYS as TABLE_KEYS
-from twinsched.traces.supercloud_tables import TABLES, read_rows, table_kind
+from twinsched.traces.supercloud.tables import KEYS as TABLE_KEYS
+from twinsched.traces.supercloud.tables import TABLES, read_rows, table_kind
 from twinsched.twin.harmonize.result import Source
 
 TWIN_KEYS = ("schema_version", "nodepools", "networks", "timestamp")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from twinsched.model.document import DocumentError, TwinDocument
 from twinsched.model.schema import validate_document
-from twinsched.traces.decice_d22_export import to_d22
+from twinsched.traces.decice.d22_export import to_d22
 from twinsched.twin.api.deps import Service, WriteAccess
 from twinsched.twin.api.problems import (
     ERROR_RESPONSES,
@@ -76,7 +76,7 @@ async def get_state(
 ) -> Response:
     """The current document, or the newest one at or before ``at``.
 
-    With ``format=decice-d22`` it is written in the D2.2 shape (``traces/decice_d22.py``).
+    With ``format=decice-d22`` it is written in the D2.2 shape (``traces/decice/d22.py``).
     The current document is serialized (and gzip-compressed for clients that accept it)
     once per state version; its ``ETag`` is the version, so pollers can send
     ``If-None-Match`` and get a 304 until the state changes.

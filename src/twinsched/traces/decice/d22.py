@@ -9,7 +9,7 @@ labels as lists of strings and metrics ``cpu-usage-percent`` and ``memory-usage-
 See ``../shared/docs/seed-formats.md`` section 1 and ``docs/harmonize.md``.
 
 Every default the reader assumes is written to the conversion's notes; every value it cannot
-take is dropped with its path. ``traces/decice_d22_export.py`` writes a twin document back
+take is dropped with its path. ``traces/decice/d22_export.py`` writes a twin document back
 in this shape, with what D2.2 has no field for in extra keys this reader takes back.
 """
 
@@ -22,7 +22,7 @@ from twinsched.model.document import TwinDocument
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB
 from twinsched.traces._values import GpuBinder, array, epoch, number, percent, scaled, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
-from twinsched.traces.decice_jobs import link_ends, object_id, read_pod, read_profile, unwrapped
+from twinsched.traces.decice.jobs import link_ends, object_id, read_pod, read_profile, unwrapped
 
 PERCENT_METRICS = {"cpu-usage-percent": "cpu_util", "memory-usage-percent": "memory_util"}
 DEFAULT_LATENCY_MS = 0.0

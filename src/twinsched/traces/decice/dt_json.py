@@ -19,9 +19,9 @@ from twinsched.model.document import Link, Node, TwinDocument
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB
 from twinsched.traces._values import label_value, mapping, number, percent, scaled, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
-from twinsched.traces.decice_d22 import from_d22, is_d22
-from twinsched.traces.decice_flat import flat_kind, from_flat
-from twinsched.traces.decice_jobs import link_ends, object_id, read_jobs, read_workloads
+from twinsched.traces.decice.d22 import from_d22, is_d22
+from twinsched.traces.decice.flat import flat_kind, from_flat
+from twinsched.traces.decice.jobs import link_ends, object_id, read_jobs, read_workloads
 
 METRIC_NAMES = {"util": "cpu_util", "mem_util": "memory_util", "power_watts": "power_w"}
 PERCENT = ("util", "mem_util")
@@ -56,8 +56,8 @@ def from_decice(payload: Any, base: TwinDocument | None) -> Conversion:
 
     For a list, the document is the latest snapshot (largest ``lastUpdated``); the samples
     are those of every snapshot. The deliverables' own shapes are read too: the D2.2 output
-    document (:mod:`twinsched.traces.decice_d22`), NodePool objects and training rows
-    (:mod:`twinsched.traces.decice_flat`).
+    document (:mod:`twinsched.traces.decice.d22`), NodePool objects and training rows
+    (:mod:`twinsched.traces.decice.flat`).
     """
     if is_d22(payload):
         return from_d22(payload, base)

@@ -25,7 +25,7 @@ from twinsched.model.document import TwinDocument
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB
 from twinsched.traces._values import GpuBinder, ident, label_value, number, whole
 from twinsched.traces.conversion import Conversion, HarmonizeError, Path, Sample
-from twinsched.traces.supercloud import JobRow, RowProblem, column_value, given, parse_job
+from twinsched.traces.supercloud.jobs import JobRow, RowProblem, column_value, given, parse_job
 
 TABLES = ("jobs", "nodes", "samples")
 MAX_CORES = MAX_CPU_MILLI // 1000

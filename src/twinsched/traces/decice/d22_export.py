@@ -1,6 +1,6 @@
 """``to_d22``: a twin document written as the DECICE twin deliverable's output document (D2.2).
 
-The shape :mod:`twinsched.traces.decice_d22` reads (``docs/harmonize.md``), with what D2.2
+The shape :mod:`twinsched.traces.decice.d22` reads (``docs/harmonize.md``), with what D2.2
 has no field for (pod ids, ``info.requests``, ``status``, ``node_id``, network latency and
 bandwidth) in extra keys that reader takes back: reading ``to_d22(doc)`` gives ``doc``.
 Pure: no I/O.
@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from twinsched.model.document import Job, Node, Pod, TwinDocument
-from twinsched.traces.decice_d22 import PERCENT_METRICS
+from twinsched.traces.decice.d22 import PERCENT_METRICS
 
 TWIN_METRICS = {twin: d22 for d22, twin in PERCENT_METRICS.items()}
 

@@ -6,12 +6,12 @@ in MB, taken as MiB; ``mem_req`` is damaged in public samples), GPUs (TRES ``100
 (``time_end - time_start``), node ids (``nodelist``), node cores, memory and GPUs (``node_cores``,
 ``node_memory_mib`` columns when present, else the published hardware of the node type that
 ``constraints`` names, else the largest per-node request seen on that node: see
-:mod:`twinsched.traces.supercloud_nodes`).
+:mod:`twinsched.traces.supercloud.nodes`).
 A job on ``n`` nodes is a gang of ``n`` pods that split its request evenly. Arrival is
 ``time_submit`` relative to the first submission (kept as ``meta['epoch_start_s']``).
 Repeated (damaged) job ids get ``~k``.
 Node load series (``*-timeseries.csv``) go to ``meta['load_series']`` per node and minute
-(:mod:`twinsched.traces.supercloud_series`); placement reads requests, not these series.
+(:mod:`twinsched.traces.supercloud.series`); placement reads requests, not these series.
 
 :func:`read` reads a job table file for the store (strict: the first bad value raises
 :class:`TraceFormatError` naming file, line and field); :func:`parse_job` reads one job row of
@@ -45,11 +45,11 @@ from twinsched.model.ranges import (
     MAX_PRIORITY,
     MAX_TIME_S,
 )
-from twinsched.traces import supercloud_nodes
 from twinsched.traces._values import ident, number, whole
 from twinsched.traces.checked import checked
 from twinsched.traces.csvcheck import float_column, int_column, read_table
-from twinsched.traces.supercloud_series import read_series
+from twinsched.traces.supercloud import nodes as supercloud_nodes
+from twinsched.traces.supercloud.series import read_series
 
 FILE = "slurm-log-queueing-clean.csv.gz"
 COLUMNS = ("id_job", "nodes_alloc", "nodelist", "time_submit", "time_start", "time_end", "tres_req")

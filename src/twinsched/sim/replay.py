@@ -74,18 +74,19 @@ class PendingQueue:
         return [i for i in self.pending if not self.stale(views[i].cls)]
 
 
+class ReplayOptions(RunOptions, total=False):
+    """:class:`RunOptions` and what only a replay takes (see :func:`run_replay`)."""
+
+    sample_every_s: float
+    clock: Clock | None
+    faults: FaultSpec | None
+    energy: EnergySpec | None
+    carbon: CarbonIntensity | None
+    descheduler: DeschedulerArg | None
+
+
 def run_replay(
-    scenario: Scenario,
-    scheduler: SchedulerArg,
-    seed: int,
-    *,
-    sample_every_s: float = 3600.0,
-    clock: Clock | None = None,
-    faults: FaultSpec | None = None,
-    energy: EnergySpec | None = None,
-    carbon: CarbonIntensity | None = None,
-    descheduler: DeschedulerArg | None = None,
-    **options: Unpack[RunOptions],
+    scenario: Scenario, scheduler: SchedulerArg, seed: int, **options: Unpack[ReplayOptions]
 ) -> RunResult:
     """Pods arrive at ``arrival_s`` and complete ``duration_s`` after they start.
 
@@ -99,10 +100,7 @@ def run_replay(
     deferrable jobs may wait for greener hours, and the summary gives kWh and g CO2 per run
     and per nodepool.
     """
-    run = ReplayRun(
-        scenario, scheduler, seed, sample_every_s=sample_every_s, clock=clock, faults=faults,
-        energy=energy, carbon=carbon, descheduler=descheduler, **options,
-    )  # fmt: skip
+    run = ReplayRun(scenario, scheduler, seed, **options)
     while run.step():
         pass
     return run.result()

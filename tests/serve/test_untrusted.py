@@ -90,3 +90,18 @@ def test_a_pod_that_fills_the_label_table_does_not_poison_it(tmp_path: Path) -> 
     after = client.post("/filter", json={"Pod": selecting("next", 5, "w"), "NodeNames": NAMES})
     assert after.status_code == 200, after.text
     client.close()
+
+
+def test_nodes_from_calls_is_an_explicit_switch_and_not_journalled(tmp_path: Path) -> None:
+    """``--nodes-from-calls`` (nodeCacheCapable false with nothing posting /nodes): the
+    node objects of calls are the nodes, merged by name, and never journalled."""
+    path = tmp_path / "state.jsonl"
+    cluster = ServiceCluster("fgd", journal=Journal(path), validate=True)
+    client = SyncASGI(create_app(cluster, Names(), TOKEN, nodes_from_calls=True))
+    body = {"Pod": pod("a", cpu="1"), "Nodes": {"items": NODES[:2]}}
+    assert client.post("/filter", json=body).json()["Nodes"]["items"] == NODES[:2]
+    body = {"Pod": pod("b", cpu="1"), "Nodes": {"items": NODES[1:]}}
+    client.post("/filter", json=body)
+    assert [r.name for r in cluster.declared] == NAMES
+    assert path.read_text() == ""  # (the start's empty snapshot)
+    client.close()

@@ -67,8 +67,16 @@ class AnswerReader(NodeReader):
         return super().read(node, where, version)
 
 
-def create_app(cluster: ServiceCluster, names: Names | None = None, token: str = "") -> FastAPI:
-    """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``."""
+def create_app(
+    cluster: ServiceCluster,
+    names: Names | None = None,
+    token: str = "",
+    *,
+    nodes_from_calls: bool = False,
+) -> FastAPI:
+    """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``.
+    ``nodes_from_calls``: the node objects of filter and prioritize calls also update the
+    nodes (not journalled; anyone who can reach the service can then change them)."""
     names = names or Names()
     metrics = ServiceMetrics(cluster)
     reader = NodeReader(names)
@@ -120,7 +128,10 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             return args.node_names
         if args.nodes is None:
             return []
-        return [answer.row(n, f"Nodes.items[{k}]").name for k, n in enumerate(args.nodes.items)]
+        rows = [answer.row(n, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
+        if rows and nodes_from_calls and cluster.source is None:
+            cluster.set_nodes(rows, "Nodes.items", merge=True)
+        return [r.name for r in rows]
 
     @app.post("/filter", response_model=ExtenderFilterResult, responses=BAD, openapi_extra=ARGS)
     async def filter_(request: Request) -> Response:

@@ -90,14 +90,22 @@ class ServiceCluster:
     def ready(self) -> bool:
         return self.table is not None
 
-    def set_nodes(self, rows: Sequence[NodeRow], at: str = "items") -> bool:
+    def set_nodes(self, rows: Sequence[NodeRow], at: str = "items", *, merge: bool = False) -> bool:
         """Use these nodes; running pods stay where they run (``serve/holding.py``). A no-op
         (False) when nothing changes. Nodes the held pods' labels do not fit with, or a
-        name given twice, raise :class:`ObjectError` on ``at`` and change nothing."""
+        name given twice, raise :class:`ObjectError` on ``at`` and change nothing.
+        ``merge``: add or update these nodes, keep the others, journal nothing (the node
+        objects of calls, with ``--nodes-from-calls``: sent again with every call)."""
         rows = list(rows)
         unique_names(rows, at)
         with self.lock:
             old = self.declared
+            if merge:
+                given = {r.name: r for r in rows}
+                known = {r.name for r in old}
+                rows = [given.pop(r.name, r) for r in old] + [
+                    r for r in rows if r.name not in known
+                ]
             if (
                 self.table is not None
                 and len(rows) == len(old)
@@ -111,7 +119,8 @@ class ServiceCluster:
                 raise ObjectError(at, why) from None
             except TwinschedError as exc:  # (e.g. a model table that cannot hold the nodes)
                 raise ObjectError(at, str(exc)) from None
-            self._record({"op": "nodes", "rows": [encode(r) for r in rows]})
+            if not merge:
+                self._record({"op": "nodes", "rows": [encode(r) for r in rows]})
             self.changed()
             return True
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from twinsched.errors import TraceFormatError, TwinschedError
+from twinsched.serve.convert import ObjectError
 from twinsched.serve.entries import EntryError, decode
 from twinsched.serve.journal import Journal, encode
 
@@ -36,7 +37,7 @@ def replay(cluster: ServiceCluster, journal: Journal) -> None:
     for line, raw in journal.replay():
         try:
             _apply(cluster, decode(raw))
-        except EntryError as exc:
+        except (EntryError, ObjectError) as exc:
             raise TraceFormatError(str(journal.path), line, exc.field, exc.problem) from None
         except TwinschedError as exc:
             raise TraceFormatError(str(journal.path), line, "op", str(exc)) from None

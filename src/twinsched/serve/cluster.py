@@ -7,7 +7,7 @@ filter, prioritize and bind calls of one pod's cycle cost one decision. Durable 
 (nodes, pods bound or posted, binds, releases) are written to the
 :class:`~twinsched.serve.journal.Journal` (if any) and replayed at start; what a filter or
 prioritize call brings (its pod, its node objects) is never durable (``serve/tentative.py``).
-A node update never unbinds a running pod (``serve/holding.py``).
+Running pods are never unbound by a node update (``serve/holding.py``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from twinsched.scheduling.gpus import default_gpus
 from twinsched.serve import invariants, persist, sync
 from twinsched.serve.candidates import CandidateCache
 from twinsched.serve.convert import NodeRow, ObjectError, PodRow
-from twinsched.serve.holding import Bound, effective_rows, usage
+from twinsched.serve.holding import Bound, effective_rows, merged, usage
 from twinsched.serve.journal import Journal, encode
 from twinsched.serve.source import StateSource
 from twinsched.serve.table import LabelsFull, Table
@@ -83,7 +83,7 @@ class ServiceCluster:
             journal.rewrite(persist.snapshot(self))  # compacted at every start
         self.journal = journal
         self.source = source
-        self.refresh(force=True)
+        sync.refresh(self, force=True)
 
     # -- nodes ---------------------------------------------------------------------------------
     @property
@@ -100,12 +100,7 @@ class ServiceCluster:
         unique_names(rows, at)
         with self.lock:
             old = self.declared
-            if merge:
-                given = {r.name: r for r in rows}
-                known = {r.name for r in old}
-                rows = [given.pop(r.name, r) for r in old] + [
-                    r for r in rows if r.name not in known
-                ]
+            rows = merged(old, rows) if merge else rows
             if (
                 self.table is not None
                 and len(rows) == len(old)
@@ -255,19 +250,10 @@ class ServiceCluster:
             raise TwinschedError("no nodes known yet: start with --nodes FILE or POST /nodes")
         return self.table, self.control
 
-    # -- the state source and what others say runs -------------------------------------------
-    def refresh(self, force: bool = False) -> bool:
-        """Catch up with the state source, if any (the twin); whether anything changed."""
-        return sync.refresh(self, force)
-
-    def adopt(self, key: str, node: str, gpus: tuple[int, ...]) -> None:
-        """Hold the pending pod ``key`` as running on ``node`` (see :func:`sync.adopt`)."""
-        sync.adopt(self, key, node, gpus)
-
     # -- the extender verbs --------------------------------------------------------------------
     def filter(self, row: PodRow, candidates: list[str]) -> Verdict:
         with self.lock:
-            self.refresh()
+            sync.refresh(self)
             self.expire()
             i = self.pod(row, durable=False)
             control = self.need()[1]

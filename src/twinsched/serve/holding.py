@@ -104,6 +104,13 @@ def effective_rows(
     return out
 
 
+def merged(old: list[NodeRow], rows: list[NodeRow]) -> list[NodeRow]:
+    """``old`` with ``rows`` updating the nodes of their names and adding the others."""
+    given = {r.name: r for r in rows}
+    known = {r.name for r in old}
+    return [given.pop(r.name, r) for r in old] + [r for r in rows if r.name not in known]
+
+
 def _holding(row: NodeRow, use: Usage) -> NodeRow:
     """``row`` grown to hold ``use``, not ready (no new pods)."""
     gpus = max(row.gpu_count, use.gpu_count)

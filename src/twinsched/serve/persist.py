@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from twinsched.errors import TraceFormatError, TwinschedError
+from twinsched.serve import sync
 from twinsched.serve.convert import ObjectError
 from twinsched.serve.entries import EntryError, decode
 from twinsched.serve.journal import Journal, encode
@@ -53,7 +54,7 @@ def _apply(cluster: ServiceCluster, entry: tuple[object, ...]) -> None:
         key, node, gpus = entry[1:]
         if cluster.table is None or key not in cluster.slot:
             raise EntryError("key", f"bind of pod {key!r}, which no earlier line adds")
-        cluster.adopt(key, node, gpus)  # type: ignore[arg-type]
+        sync.adopt(cluster, key, node, gpus)  # type: ignore[arg-type]
     elif op == "release":
         if cluster.table is None:
             raise EntryError("key", "release before any nodes line")

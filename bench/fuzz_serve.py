@@ -8,8 +8,11 @@ them with a small budget): schemathesis' valid and invalid cases from the OpenAP
 hostile bodies (bad quantities, overflow, NUL and huge names, deep nesting, not JSON, binds
 of unknown pods, ``NodeNames`` lists placed where the request reader looks for them by
 their bytes). ``--twin``: the service reads its nodes and running pods from a real twin
-process and writes its binds there (``POST /nodes`` answers 409). Not part of the test
-suite.
+process and writes its binds there (``POST /nodes`` answers 409). Issue 31's classes are
+among the hostile bodies (node updates interleaved with the binds, pods selecting huge or
+many labels; the service checks its invariants after every change, acknowledged binds must
+stay bound, a request over 1 s is a hang), and ``--journals N`` damaged ``--state``
+journals are replayed at start. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
+from tests.serve.fuzz_classes import fuzz_journal
 from tests.serve.fuzzing import fuzz, twin_source
 
 
@@ -29,6 +33,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=3000, help="requests")
     parser.add_argument("--twin", action="store_true", help="state from a twin process")
+    parser.add_argument("--journals", type=int, default=1000, help="damaged journals")
     args = parser.parse_args()
     started = time.perf_counter()
     if args.twin:
@@ -36,6 +41,10 @@ def main() -> int:
             report = fuzz(args.examples, derandomize=False, twin=source)
     else:
         report = fuzz(args.examples, derandomize=False)
+    with tempfile.TemporaryDirectory() as folder:
+        tally = report.tally("--state journal replay")
+        fuzz_journal(args.journals, Path(folder), tally)
+        report.examples += tally.failures
     print("\n".join(report.table()))
     tried = sum(t.tried for t in report.tallies.values())
     codes = dict(sorted(report.statuses.items()))

@@ -109,6 +109,7 @@ def test_the_wheel_installs_with_the_serve_extra_and_serves(tmp_path: Path) -> N
         str(port),
         "--data",
         str(data),
+        "--insecure-local",  # (loopback: no token needed)
     ]
     with (
         log.open("w") as out,

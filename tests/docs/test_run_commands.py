@@ -341,22 +341,24 @@ LONG: dict[str, str] = {
     "docs/deploy.md: " + RECIPE: TRAINING,
     "docs/deploy.md: twinsched twin serve --port 8181 --db sqlite:///twin.db &": TWIN_SERVER,
     "docs/deploy.md: twinsched scheduler serve --scheduler fgd --port 8282 --twin "
-    "http://127.0.0.1:8181": "starts a server: covered by tests/serve/test_twin_source.py",
+    "http://127.0.0.1:8181 --insecure-local": (
+        "starts a server: covered by tests/serve/test_twin_source.py"
+    ),
     "docs/deploy.md: twinsched scheduler serve --scheduler fgd --port 8282 --state "
-    "scheduler.jsonl": "starts a server: covered by tests/serve/test_restart.py",
+    "scheduler.jsonl --insecure-local": "starts a server: covered by tests/serve/test_restart.py",
     "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --trace "
     "alibaba-gpu-2023 --variant default --check fgd": (
         "needs the scheduler server above: covered by tests/serve/test_same_decisions.py"
     ),
     "docs/deploy.md: TWINSCHED_MODELS=/tmp/empty twinsched scheduler serve --scheduler "
-    "ai:openb-gates --port 8282 &": (
+    "ai:openb-gates --port 8282 --insecure-local &": (
         "starts a server: the shipped model served from the built wheel in "
         "tests/deploy/test_wheel.py"
     ),
     "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --variant default "
     "--check ai:openb-gates": SHIPPED_DRIVE,
     "docs/deploy.md: TWINSCHED_MODELS=/tmp/empty twinsched scheduler serve --scheduler "
-    "ai:openb-rerank --port 8282 &": (
+    "ai:openb-rerank --port 8282 --insecure-local &": (
         "starts a server: the shipped model served from the built wheel in "
         "tests/deploy/test_wheel.py"
     ),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -28,10 +29,12 @@ from schemathesis import GenerationMode
 
 from tests.fuzz_table import HEADER, Tally
 from tests.serve.conftest import slice_of_openb
+from tests.serve.fuzz_classes import labelled_pod, node_update
 from tests.serve.test_protocol import AUTH, NODES, TOKEN, pod
 from tests.twin.conftest import SyncASGI
 from tests.twin.process import running_twin
 from twinsched.model.convert import scenario_to_document
+from twinsched.serve import invariants
 from twinsched.serve.app import create_app
 from twinsched.serve.cluster import ServiceCluster
 from twinsched.serve.convert import Names, ObjectError, node_row
@@ -44,21 +47,32 @@ JSON = {"content-type": "application/json"}
 TWIN_TOKEN = "serve-fuzz-twin-token-0123456789abcdef"
 
 
+EXTRA = ("lost acknowledged writes", "hangs")  # columns of this table beyond Tally's
+HANG_S = 1.0  # a request answered later than this is a hang
+
+
 @dataclass
 class Report:
     tallies: dict[str, Tally] = field(default_factory=dict)
     statuses: Counter[int] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
+    lost: Counter[str] = field(default_factory=Counter)  # per target
+    hangs: Counter[str] = field(default_factory=Counter)
+    acknowledged: dict[str, str] = field(default_factory=dict)  # pod key -> node, bind ""
 
     def tally(self, target: str) -> Tally:
         return self.tallies.setdefault(target, Tally())
 
     def bad(self) -> int:
-        return sum(t.wrongly + t.tracebacks + t.server_errors for t in self.tallies.values())
+        return sum(t.wrongly + t.tracebacks + t.server_errors for t in self.tallies.values()) + (
+            self.lost.total() + self.hangs.total()
+        )
 
     def table(self) -> list[str]:
-        lines = list(HEADER)
-        lines += [self.tallies[t].row(f"scheduler service `{t}`") for t in sorted(self.tallies)]
+        lines = [HEADER[0] + "".join(f" {c} |" for c in EXTRA), HEADER[1] + "---:|" * 2]
+        for t in sorted(self.tallies):
+            row = self.tallies[t].row(f"scheduler service `{t}`")
+            lines.append(row + f" {self.lost[t]} | {self.hangs[t]} |")
         return lines
 
 
@@ -97,8 +111,14 @@ LISTS = [
 
 @st.composite
 def hostile(draw: st.DrawFn, names: list[str]) -> Hostile:
-    kind = draw(st.sampled_from(["pod", "nodes", "bind", "deep", "raw", "case", "names"]))
+    kind = draw(st.sampled_from(["pod", "nodes", "bind", "deep", "raw", "case", "names",
+                                 "update", "labels", "update", "labels"]))  # fmt: skip
     verb = draw(st.sampled_from(["filter", "prioritize"]))
+    if kind == "update":  # node updates interleaved with the binds (issue 31, class 1)
+        return Hostile("POST", "/nodes", json.dumps(draw(node_update())).encode())
+    if kind == "labels":  # huge or many selector labels (class 3)
+        body = {"Pod": draw(labelled_pod()), "NodeNames": names}
+        return Hostile("POST", f"/{verb}", json.dumps(body).encode())
     if kind == "pod":
         requests = draw(st.dictionaries(RESOURCES, QUANTITIES, max_size=3))
         p = pod(draw(NAME), **requests)
@@ -145,8 +165,8 @@ def twin_source(folder: Path) -> Iterator[TwinSource]:
 def make_cluster(twin: TwinSource | None = None) -> tuple[ServiceCluster, Any]:
     """The service's cluster over the four test nodes, or over the twin's nodes."""
     if twin is not None:
-        return ServiceCluster("fgd", capacity=64, source=twin), []
-    cluster = ServiceCluster("fgd", capacity=64)
+        return ServiceCluster("fgd", capacity=64, source=twin, validate=True), []
+    cluster = ServiceCluster("fgd", capacity=64, validate=True)
     rows = [node_row(Node.model_validate(n), Names()) for n in NODES]
     return cluster, rows
 
@@ -187,6 +207,7 @@ def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> N
     tally = report.tally(target)
     tally.tried += 1
     before = cluster.bindings()
+    started = time.perf_counter()
     try:
         if isinstance(case, Hostile):
             headers = {**JSON, **(AUTH if case.auth else {})}
@@ -198,6 +219,10 @@ def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> N
         tally.server_errors += 1
         report.examples.append(f"{target}: {exc!r:.200}")
         return
+    if time.perf_counter() - started > HANG_S:
+        report.hangs[target] += 1
+        report.examples.append(f"{target}: answered after more than {HANG_S} s")
+    _acknowledged(report, cluster, case, response, target)
     status = response.status_code
     report.statuses[status] += 1
     if status >= 500:
@@ -211,13 +236,30 @@ def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> N
     if refused_bind and cluster.bindings() != before:
         tally.wrongly += 1
         report.examples.append(f"{target}: a refused bind changed the bindings")
-    state = cluster.control.state if cluster.control is not None else None
-    if state is not None:
+    if cluster.control is not None:
         try:
-            state.check_invariants()
+            invariants.check(cluster)  # the state's and the service's (serve/invariants.py)
         except Exception as exc:  # over-commit or lost resources: stored wrongly
             tally.wrongly += 1
             report.examples.append(f"{target}: invariants broken: {exc!r:.200}")
+
+
+def _acknowledged(
+    report: Report, cluster: ServiceCluster, case: Any, response: Any, target: str
+) -> None:
+    """Binds answered with no error must stay bound unless a pod update or deletion came
+    (a pod can end); a node update never unbinds (issue 31, class 1)."""
+    bound = cluster.bindings()
+    if case.method == "DELETE" or case.path == "/pods":
+        report.acknowledged = {k: n for k, n in report.acknowledged.items() if k in bound}
+    lost = [k for k, n in report.acknowledged.items() if bound.get(k, ("",))[0] != n]
+    if lost:
+        report.lost[target] += len(lost)
+        report.examples.append(f"{target}: acknowledged binds dropped: {lost[:3]}")
+        for key in lost:
+            del report.acknowledged[key]
+    if case.path == "/bind" and response.status_code == 200 and not _error(response):
+        report.acknowledged.update({k: n for k, (n, _) in bound.items()})
 
 
 def _error(response: Any) -> bool:

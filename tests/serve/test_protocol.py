@@ -96,13 +96,34 @@ def test_toleration_and_selector(ready: SyncASGI) -> None:
     assert result["NodeNames"] == []
 
 
-def test_full_node_objects_are_answered_as_sent(client: SyncASGI) -> None:
+def test_full_node_objects_are_answered_as_sent(ready: SyncASGI) -> None:
     items = [{**n, "extraField": {"kept": True}} for n in NODES]
     body = {"pod": pod("f", cpu="500m"), "nodes": {"items": items}}
-    result = client.post("/filter", json=body).json()
+    result = ready.post("/filter", json=body).json()
     assert [n["metadata"]["name"] for n in result["Nodes"]["items"]] == ["cpu-1", "gpu-1"]
     assert result["Nodes"]["items"][0]["extraField"] == {"kept": True}
     assert result["NodeNames"] is None
+
+
+def test_node_objects_of_filter_calls_change_no_state(ready: SyncASGI) -> None:
+    """Anyone can call filter: its nodes are answered, never stored (found by the probe:
+    a node inflated to 64 GPUs, every node marked NotReady, all journalled)."""
+    cluster = ready_cluster(ready)
+    assert cluster.table is not None
+    before = list(cluster.table.rows)
+    inflated = node("cpu-1", 64)
+    inflated["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    down = [{**n, "status": {**n["status"], "conditions": [{"type": "Ready", "status": "False"}]}}
+            for n in NODES[1:2]]  # fmt: skip
+    gpu_pod = pod("g", cpu="1", **{"nvidia.com/gpu": "1"})
+    items = [inflated, *down, node("stranger", 8)]
+    for verb in ("filter", "prioritize"):
+        assert ready.post(f"/{verb}", json={"Pod": gpu_pod, "Nodes": {"items": items}}).is_success
+    assert cluster.table.rows == before
+    result = ready.post("/filter", json={"Pod": gpu_pod, "NodeNames": NAMES}).json()
+    assert result["NodeNames"] == ["gpu-1"]  # still 0 GPUs on cpu-1, gpu-1 still ready
+    answer = ready.post("/filter", json={"Pod": gpu_pod, "Nodes": {"items": items}}).json()
+    assert "unknown" in answer["FailedNodes"]["stranger"]
 
 
 def test_empty_node_lists(ready: SyncASGI) -> None:

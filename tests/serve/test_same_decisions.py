@@ -84,6 +84,7 @@ def test_serve_refuses_a_scheduler_it_cannot_make_before_it_starts(
     from twinsched.cli import app
 
     monkeypatch.setenv("TWINSCHED_MODELS", str(tmp_path))
-    result = CliRunner().invoke(app, ["scheduler", "serve", "--scheduler", scheduler])
+    args = ["scheduler", "serve", "--scheduler", scheduler, "--insecure-local"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code != 0  # it never reaches uvicorn
     assert named in result.output, result.output

@@ -83,9 +83,29 @@ def serve(
         Path | None, typer.Option(help="CA of client certificates: mutual TLS (required).")
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    nodes_from_calls: Annotated[
+        bool,
+        typer.Option(
+            "--nodes-from-calls",
+            help="Also take the nodes from the node objects of filter calls (nodeCacheCapable "
+            "false, nothing posting /nodes): anyone reaching the service can change them.",
+        ),
+    ] = False,
+    insecure_local: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-local",
+            help="Allow no or a weak token; only with a loopback --host (a test bench).",
+        ),
+    ] = False,
 ) -> None:
-    """Serve a scheduler behind the extender protocol: POST /filter, /prioritize, /bind."""
+    """Serve a scheduler behind the extender protocol: POST /filter, /prioritize, /bind.
+
+    Needs a strong token (--token or $TWINSCHED_SCHEDULER_TOKEN, 16 characters or more),
+    mutual TLS (--ssl-ca-certs) or --insecure-local on a loopback address."""
+    token = token or os.environ.get(TOKEN_ENV, "")
     try:
+        _check_auth(token, host, insecure_local, mtls=ssl_ca_certs is not None)
         import ssl
 
         import uvicorn
@@ -110,7 +130,7 @@ def serve(
         if nodes is not None:
             body = NodeList.model_validate_json(nodes.read_bytes())
             cluster.set_nodes([node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)])
-        application = create_app(cluster, names, token or os.environ.get(TOKEN_ENV, ""))
+        application = create_app(cluster, names, token, nodes_from_calls=nodes_from_calls)
     except (TwinschedError, ImportError, OSError, ValueError) as exc:
         raise error_exit(exc) from exc
     tls: dict[str, object] = {}
@@ -120,6 +140,30 @@ def serve(
         tls |= {"ssl_ca_certs": str(ssl_ca_certs), "ssl_cert_reqs": ssl.CERT_REQUIRED}
     quiet_gc()  # (the state is built: frozen, never scanned again)
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False, **tls)  # type: ignore[arg-type]
+
+
+def _check_auth(token: str, host: str, insecure_local: bool, mtls: bool) -> None:
+    """Refuse to serve writes (bind, /nodes, /pods) that anyone could call: a token must
+    be strong (the twin's rule), unless client certificates are required (mutual TLS: no
+    token at all is fine then) or ``--insecure-local`` on a loopback address."""
+    import ipaddress
+
+    from twinsched.twin.core.settings import token_problem
+
+    if insecure_local:
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise TwinschedError(f"--insecure-local serves a loopback --host only, got {host!r}")
+        return
+    problem = token_problem(token)
+    if problem is not None and not (mtls and not token):
+        raise TwinschedError(
+            f"the token {problem}: give --token or ${TOKEN_ENV} (16 characters or more), "
+            "--ssl-ca-certs (mutual TLS), or --insecure-local on a loopback --host"
+        )
 
 
 def _twin_source(url: str, max_age: float) -> StateSource:

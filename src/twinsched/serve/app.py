@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from twinsched.errors import TwinschedError
 from twinsched.serve.cluster import ServiceCluster
 from twinsched.serve.convert import Names, NodeReader, NodeRow, ObjectError, pod_row
-from twinsched.serve.kube import NodeList, Pod
+from twinsched.serve.kube import Node, NodeList, Pod
 from twinsched.serve.metrics import ServiceMetrics
 from twinsched.serve.protocol import (
     MAX_PRIORITY,
@@ -46,6 +46,7 @@ from twinsched.twin.api.problems import (
 )
 
 T = TypeVar("T")
+ANSWER_ROWS = 10_000  # node rows of filter calls kept for reuse (then forgotten at once)
 _bearer = HTTPBearer(auto_error=False, description="The service's token (--token).")
 BAD: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A field cannot be read (named in detail)."}
@@ -56,11 +57,30 @@ FROM_TWIN: dict[int | str, dict[str, Any]] = {
 }
 
 
-def create_app(cluster: ServiceCluster, names: Names | None = None, token: str = "") -> FastAPI:
-    """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``."""
+class AnswerReader(NodeReader):
+    """Reads the node objects of filter and prioritize calls (for their answer only),
+    keeping at most :data:`ANSWER_ROWS` rows: new names in every call cost no memory."""
+
+    def read(self, node: Node, where: str, version: object = None) -> NodeRow:
+        if len(self._rows) >= ANSWER_ROWS:
+            self._rows.clear()
+        return super().read(node, where, version)
+
+
+def create_app(
+    cluster: ServiceCluster,
+    names: Names | None = None,
+    token: str = "",
+    *,
+    nodes_from_calls: bool = False,
+) -> FastAPI:
+    """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``.
+    ``nodes_from_calls``: the node objects of filter and prioritize calls also update the
+    nodes (not journalled; anyone who can reach the service can then change them)."""
     names = names or Names()
     metrics = ServiceMetrics(cluster)
     reader = NodeReader(names)
+    answer = AnswerReader(names)
     wire = Reader()
     app = offline_app(
         title="twinsched scheduler service",
@@ -101,13 +121,16 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
             metrics.observe(verb, time.perf_counter() - started)
 
     def candidates(args: ExtenderArgs) -> list[str]:
+        """The candidates' names. The node objects of a call (``nodeCacheCapable: false``)
+        are read (a 400 names a bad field) but change nothing: anyone can call filter, so
+        the service's nodes come only from ``POST /nodes`` (a token) or the twin."""
         if args.node_names is not None:
             return args.node_names
         if args.nodes is None:
             return []
-        rows = [reader.row(n, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
-        if rows and cluster.source is None:  # (with a twin, the nodes are the twin's)
-            _set_nodes(cluster, rows, "Nodes.items", replace=False)
+        rows = [answer.row(n, f"Nodes.items[{k}]") for k, n in enumerate(args.nodes.items)]
+        if rows and nodes_from_calls and cluster.source is None:
+            cluster.set_nodes(rows, "Nodes.items", merge=True)
         return [r.name for r in rows]
 
     @app.post("/filter", response_model=ExtenderFilterResult, responses=BAD, openapi_extra=ARGS)
@@ -179,8 +202,9 @@ def create_app(cluster: ServiceCluster, names: Names | None = None, token: str =
         if cluster.source is not None:
             return error_response(409, "the nodes come from the twin (serve --twin)")
         rows = [reader.read(n, f"items[{k}]") for k, n in enumerate(body.items)]
-        _set_nodes(cluster, rows, "items")
-        return JSONResponse({"nodes": len(rows)})
+        cluster.set_nodes(rows, "items")  # a duplicate name or a full label table: 400
+        return JSONResponse({"nodes": len(rows), "overcommitted": cluster.overcommitted,
+                             "missing": cluster.missing})  # fmt: skip
 
     @app.post("/pods", responses=AUTH, dependencies=[Depends(authorized)])
     def pods(body: Pod) -> dict[str, str]:
@@ -242,16 +266,6 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
 def _json(body: object) -> Response:
     """Answer without re-validating (the answers are built in the documented shape)."""
     return Response(orjson.dumps(body), media_type="application/json")
-
-
-def _set_nodes(
-    cluster: ServiceCluster, rows: list[NodeRow], field: str, replace: bool = True
-) -> None:
-    """``cluster.set_nodes``; nodes the held pods cannot be rebuilt on are a 400 on ``field``."""
-    try:
-        cluster.set_nodes(rows, replace=replace)
-    except ObjectError as exc:
-        raise ObjectError(field, f"the pods the service holds do not fit: {exc.problem}") from None
 
 
 def _or_error(run: Callable[[], T], result: Callable[..., T]) -> T:

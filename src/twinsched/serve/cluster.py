@@ -3,22 +3,24 @@
 Every call goes through :class:`~twinsched.scheduling.controller.SchedulerController`:
 ``filter`` reads its eligible-node mask, ``prioritize`` its decision (validated, with the
 fallback), ``bind`` its Bind step. A decision is kept until the state changes, so the
-filter, prioritize and bind calls of one pod's cycle cost one decision. Changes are written
-to the :class:`~twinsched.serve.journal.Journal` (if any) and replayed at start.
+filter, prioritize and bind calls of one pod's cycle cost one decision. Durable changes
+(nodes, pods bound or posted, binds, releases) are written to the
+:class:`~twinsched.serve.journal.Journal` (if any) and replayed at start; what a filter or
+prioritize call brings (its pod, its node objects) is never durable (``serve/tentative.py``).
+Running pods are never unbound by a node update (``serve/holding.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Pods, single_pool_scenario
-from twinsched.model.events import Arrive, NodeDown, Phase, Release
+from twinsched.model.events import Arrive, NodeDown, Phase, Reject, Release
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
-from twinsched.scheduling.filters import applicable, first_rejection
 from twinsched.scheduling.framework import (
     DEFAULT_FALLBACK,
     Decision,
@@ -27,27 +29,25 @@ from twinsched.scheduling.framework import (
     Unschedulable,
 )
 from twinsched.scheduling.gpus import default_gpus
+from twinsched.serve import invariants, persist, sync
 from twinsched.serve.candidates import CandidateCache
-from twinsched.serve.convert import NodeRow, PodRow
-from twinsched.serve.journal import Journal, encode, node_from, pod_from
+from twinsched.serve.convert import NodeRow, ObjectError, PodRow
+from twinsched.serve.holding import Bound, effective_rows, merged, usage
+from twinsched.serve.journal import Journal, encode
 from twinsched.serve.source import StateSource
-from twinsched.serve.table import Table
+from twinsched.serve.table import LabelsFull, Table
+from twinsched.serve.tentative import Tentative
+from twinsched.serve.verdict import UNKNOWN_NODE, Verdict, unique_names
 from twinsched.sim.runs import start
 
-UNKNOWN_NODE = "unknown to the scheduler service (not in its node table)"
 _LIVE = (Phase.PENDING, Phase.RUNNING)
-
-
-@dataclass
-class Verdict:
-    """A filter answer: the candidates that pass, and why each other one fails."""
-
-    passing: list[str]
-    failed: dict[str, str] = field(default_factory=dict)
+FORGOTTEN = "forgotten: seen only in filter calls"
 
 
 class ServiceCluster:
-    """What the service knows, changed under one lock (calls may come concurrently)."""
+    """What the service knows, changed under one lock (calls may come concurrently).
+
+    ``validate``: check :mod:`~twinsched.serve.invariants` after every change (tests)."""
 
     def __init__(
         self,
@@ -59,71 +59,85 @@ class ServiceCluster:
         fallback: str | None = DEFAULT_FALLBACK,
         journal: Journal | None = None,
         source: StateSource | None = None,
+        validate: bool = False,
+        tentative: Tentative | None = None,
     ) -> None:
         for name in (scheduler, fallback):  # a name that cannot be made fails now, not at
             if name is not None:  # the first pod (the service would start and answer errors)
                 registry.create(name)
         self.scheduler_name, self.seed, self.workload = scheduler, seed, workload
-        self.fallback, self.capacity = fallback, capacity
+        self.fallback, self.capacity, self.validate = fallback, capacity, validate
         self.lock = threading.RLock()
         self.table: Table | None = None
         self.control: SchedulerController | None = None
         self.slot: dict[str, int] = {}
         self._memo: tuple[int, int, BoolA | None, Decision] | None = None
         self._cands = CandidateCache({}, 0)
+        self.declared: list[NodeRow] = []  # the nodes as last given (POST /nodes, the twin)
+        self.overcommitted: dict[str, str] = {}  # node -> what its running pods exceed
+        self.missing: dict[str, str] = {}  # node not declared, holding running pods
+        self.tentative = tentative if tentative is not None else Tentative()
         self.journal, self.source = None, None
         if journal is not None:
-            self._replay(journal)
-            journal.rewrite(self.snapshot())  # compacted at every start
+            persist.replay(self, journal)
+            journal.rewrite(persist.snapshot(self))  # compacted at every start
         self.journal = journal
         self.source = source
-        self.refresh(force=True)
+        sync.refresh(self, force=True)
 
     # -- nodes ---------------------------------------------------------------------------------
     @property
     def ready(self) -> bool:
         return self.table is not None
 
-    def set_nodes(self, rows: Sequence[NodeRow], *, replace: bool = True) -> bool:
-        """Use these nodes; pods stay where they run. ``replace=False`` adds or updates the
-        given nodes and keeps the others (a call's candidates are a subset of the cluster).
-        A no-op (False) when nothing changes."""
+    def set_nodes(self, rows: Sequence[NodeRow], at: str = "items", *, merge: bool = False) -> bool:
+        """Use these nodes; running pods stay where they run (``serve/holding.py``). A no-op
+        (False) when nothing changes. Nodes the held pods' labels do not fit with, or a
+        name given twice, raise :class:`ObjectError` on ``at`` and change nothing.
+        ``merge``: add or update these nodes, keep the others, journal nothing (the node
+        objects of calls, with ``--nodes-from-calls``: sent again with every call)."""
+        rows = list(rows)
+        unique_names(rows, at)
         with self.lock:
-            table = self.table
-            if table is not None and not replace:
-                merged = list(table.rows)
-                for row in rows:
-                    n = table.index.get(row.name)
-                    if n is None:
-                        merged.append(row)
-                    elif merged[n] is not row and merged[n] != row:
-                        merged[n] = row
-                rows = merged
+            old = self.declared
+            rows = merged(old, rows) if merge else rows
             if (
-                table is not None
-                and len(rows) == len(table.rows)
-                and all(a is b or a == b for a, b in zip(rows, table.rows, strict=True))
+                self.table is not None
+                and len(rows) == len(old)
+                and all(a is b or a == b for a, b in zip(rows, old, strict=True))
             ):
                 return False
-            self._rebuild(list(rows), self.capacity)
-            if self.journal is not None:
+            try:
+                self.rebuild(rows)
+            except ObjectError as exc:
+                why = f"the pods the service holds do not fit: {exc.problem}"
+                raise ObjectError(at, why) from None
+            except TwinschedError as exc:  # (e.g. a model table that cannot hold the nodes)
+                raise ObjectError(at, str(exc)) from None
+            if not merge:
                 self._record({"op": "nodes", "rows": [encode(r) for r in rows]})
+            self.changed()
             return True
 
-    def _rebuild(self, rows: list[NodeRow], capacity: int) -> None:
-        """A new table and controller over ``rows``, with the live pods and their bindings;
-        all or nothing (the pods may need more labels than a table holds: ObjectError)."""
-        old = self.table, self.control, self.slot, self._memo, self._cands
+    def rebuild(self, rows: list[NodeRow], extra: Bound | None = None, keep: bool = True) -> None:
+        """A new table and controller over ``rows``, with the live pods (``keep``: the
+        tentative ones too) and their bindings, and ``extra`` bindings of pending pods; all
+        or nothing (the pods may need more labels than a table holds: ObjectError)."""
+        old = (self.table, self.control, self.slot, self._memo, self._cands, self.declared,
+               self.overcommitted, self.missing)  # fmt: skip
         try:
-            self._build(rows, capacity)
+            self._build(rows, extra or {}, keep)
         except TwinschedError:
-            self.table, self.control, self.slot, self._memo, self._cands = old  # untouched
+            (self.table, self.control, self.slot, self._memo, self._cands, self.declared,
+             self.overcommitted, self.missing) = old  # fmt: skip
             raise
 
-    def _build(self, rows: list[NodeRow], capacity: int) -> None:
-        bound = self.bindings()
-        pods_kept = self._live_rows()  # pods that ended are forgotten
-        table = Table(rows, pods_kept, capacity)
+    def _build(self, declared: list[NodeRow], extra: Bound, keep: bool) -> None:
+        bound = {**self.bindings(), **extra}
+        live = self.live_rows(keep)  # pods that ended or were forgotten are left out
+        previous = {r.name: r for r in self.table.rows} if self.table is not None else {}
+        eff = effective_rows(declared, usage(bound, {r.key: r for r in live}), previous)
+        table = Table(eff.rows, live, max(self.capacity, 2 * len(live)))
         pods = table.pods
         scenario = single_pool_scenario("scheduler-service", table.nodes, pods, {}, table.vocab)
         workload = self.workload if self.workload is not None else pods
@@ -132,24 +146,28 @@ class ServiceCluster:
             fallback=self.fallback, queue_sort=arrival_order,
         )  # fmt: skip
         self.table, self.slot, self._memo = table, {}, None
+        self.declared, self.overcommitted, self.missing = declared, eff.overcommitted, eff.missing
         self._cands = CandidateCache(table.index, table.nodes.n)
-        for row in pods_kept:
-            self._add(row)
-        for key, (node, gpus) in bound.items():
-            if node in table.index:
-                self._bind(self.slot[key], table.index[node], gpus, check=True)
-        for n, node_row in enumerate(rows):  # after the binds: a pod stays on a node gone down
-            if not node_row.ready:  # NotReady or cordoned: no new pods (filters read state.up)
+        for row in live:
+            self._enter(row)
+        for key, (node, gpus) in bound.items():  # held where they run, whatever the node says
+            self._bind(self.slot[key], table.index[node], gpus, check=False)
+        for n, node_row in enumerate(eff.rows):  # after the binds: a pod stays on a node gone down
+            if not node_row.ready:  # NotReady, cordoned, over-committed or missing: no new pods
                 self.control.state.apply(NodeDown(n))
 
-    def _live_rows(self) -> list[PodRow]:
-        """The pods pending or running, in the order they came."""
+    def live_rows(self, keep: bool = True) -> list[PodRow]:
+        """The pods pending or running, in the order they came (``keep``: tentative too)."""
         if self.table is None or self.control is None:
             return []
         phase, rows = self.control.state.phase, self.table.rows_of_pods
-        return [rows[i] for i in self.slot.values() if phase[i] in _LIVE]
+        return [
+            rows[i]
+            for key, i in self.slot.items()
+            if phase[i] in _LIVE and (keep or key not in self.tentative)
+        ]
 
-    def bindings(self) -> dict[str, tuple[str, tuple[int, ...]]]:
+    def bindings(self) -> Bound:
         """Pod key -> (node name, GPUs) of every running pod."""
         if self.table is None or self.control is None:
             return {}
@@ -162,94 +180,111 @@ class ServiceCluster:
                 out[key] = (names[int(state.pod_node[i])], gpus)
         return out
 
+    def changed(self) -> None:
+        """After a change: the invariants, when validating."""
+        if self.validate:
+            invariants.check(self)
+
     # -- pods ----------------------------------------------------------------------------------
-    def pod(self, row: PodRow) -> int:
-        """The pod's slot, added (pending) if new."""
+    def pod(self, row: PodRow, durable: bool = True) -> int:
+        """The pod's slot, added (pending) if new; ``durable=False``: seen only in a filter
+        or prioritize call (tentative: never journalled, forgotten after a while)."""
         with self.lock:
             i = self.slot.get(row.key)
             if i is None:
                 i = self._add(row)
-                if self.journal is not None:
-                    self._record({"op": "pod", "row": encode(row)})
+                if not durable:
+                    self.tentative.touch(row.key)
+                    return i
+                self._record({"op": "pod", "row": encode(row)})
+            elif not durable:
+                if row.key in self.tentative:
+                    self.tentative.touch(row.key)
+                return i
+            elif self.tentative.settle(row.key):
+                self._record({"op": "pod", "row": encode(self.need()[0].rows_of_pods[i])})
+            self.changed()
             return i
 
     def _add(self, row: PodRow) -> int:
-        table, control = self._need()
+        """``_enter``, rebuilding first when the pod table is full, and once more without
+        the tentative pods when the label table has no room for the pod (their labels are
+        not kept: the table is rebuilt, not poisoned); still no room: LabelsFull (a 400)."""
+        table = self.need()[0]
         if table.full:
-            self._rebuild(table.rows, 2 * table.pods.n)
-            table, control = self._need()
+            self.rebuild(self.declared)
+        try:
+            return self._enter(row)
+        except LabelsFull:
+            if not len(self.tentative):
+                raise
+            self._forget(self.tentative.clear())
+            self.rebuild(self.declared, keep=False)
+            return self._enter(row)
+
+    def _enter(self, row: PodRow) -> int:
+        table, control = self.need()
         view = table.add(row)
         control.views[view.index] = view
         control.state.apply(Arrive(view.index))
         self.slot[row.key] = view.index
         return view.index
 
-    def _need(self) -> tuple[Table, SchedulerController]:
+    def _forget(self, keys: list[str]) -> None:
+        """Drop these pods if pending (they leave at the next rebuild)."""
+        if self.control is None:
+            return
+        state = self.control.state
+        for key in keys:
+            i = self.slot.pop(key, None)
+            if i is not None and state.phase[i] == Phase.PENDING:
+                state.apply(Reject(i, FORGOTTEN))
+
+    def expire(self) -> None:
+        """Forget tentative pods past their time or beyond the bound."""
+        if len(self.tentative):
+            self._forget(self.tentative.expired())
+
+    def need(self) -> tuple[Table, SchedulerController]:
         if self.table is None or self.control is None:
             raise TwinschedError("no nodes known yet: start with --nodes FILE or POST /nodes")
         return self.table, self.control
 
-    # -- the state source ----------------------------------------------------------------------
-    def refresh(self, force: bool = False) -> bool:
-        """Catch up with the state source, if any (the twin); whether anything changed."""
-        if self.source is None:
-            return False
-        with self.lock:
-            got = self.source.fetch(force)
-            if got is None:
-                return False
-            rows, running = got
-            self.set_nodes(rows)
-            bound = self.bindings()
-            for key, (node, gpus) in bound.items():
-                if key not in running or running[key][1:] != (node, gpus):
-                    self._release(key)
-            for key, (row, node, gpus) in running.items():
-                if bound.get(key) == (node, gpus):
-                    continue
-                i, n = self.pod(row), self._need()[0].index.get(node)
-                if n is not None and self._need()[1].state.phase[i] == Phase.PENDING:
-                    # the twin's word, even on a node now down: the pod runs there
-                    self._bind(i, n, gpus, check=False)
-            return True
-
     # -- the extender verbs --------------------------------------------------------------------
     def filter(self, row: PodRow, candidates: list[str]) -> Verdict:
         with self.lock:
-            self.refresh()
-            i = self.pod(row)
-            control = self._need()[1]
+            sync.refresh(self)
+            self.expire()
+            i = self.pod(row, durable=False)
+            control = self.need()[1]
             view = control.views[i]
             mask = control.eligible(view)
             hit = self._cands.get(candidates)
             known, ok = hit.nodes, mask[hit.nodes]
-            names = self._need()[0].names
+            names = self.need()[0].names
             passing = known[ok]
             verdict = Verdict(names[passing].tolist(), dict.fromkeys(hit.unknown, UNKNOWN_NODE))
             self._cands.keep(verdict.passing, passing)  # the prioritize call's list
             failed_idx = known[~ok]
             failed_names = names[failed_idx].tolist()
             if failed_names:
-                rules = applicable(view)
-                first = first_rejection(control.state, view, rules, failed_idx)
-                codes = [*(str(reason) for reason, _ in rules), "NodeDown"]
-                reasons = [codes[r] for r in first.tolist()]
-                verdict.failed.update(zip(failed_names, reasons, strict=True))
+                verdict.explain(control, view, failed_names, failed_idx)
             return verdict
 
     def prioritize(self, row: PodRow, candidates: list[str]) -> str | None:
         """The node the scheduler chooses among ``candidates`` (None: none); it scores
         ``MAX_PRIORITY``, the others 0."""
         with self.lock:
-            i = self.pod(row)
+            self.expire()
+            i = self.pod(row, durable=False)
             decision = self.decide(i, candidates)
             if not isinstance(decision, Placement):
                 return None
-            return self._need()[0].nodes.names[decision.node]
+            return self.need()[0].nodes.names[decision.node]
 
     def decide(self, i: int, candidates: list[str] | None = None) -> Decision:
         """The controller's decision for slot ``i`` (kept until the state changes)."""
-        control = self._need()[1]
+        control = self.need()[1]
         cands = self._cands
         within = cands.within(cands.get(candidates)) if candidates is not None else None
         changes = len(control.state.changes)
@@ -270,7 +305,7 @@ class ServiceCluster:
     def bind(self, key: str, node: str) -> str:
         """Bind the pod to ``node`` (the decision's GPUs when it chose that node); "" or why not."""
         with self.lock:
-            table, control = self._need()
+            table, control = self.need()
             i, n = self.slot.get(key), table.index.get(node)
             if i is None:
                 return f"unknown pod {key!r}: the service binds pods it filtered or was sent"
@@ -292,42 +327,66 @@ class ServiceCluster:
 
     def _bind(self, i: int, n: int, gpus: tuple[int, ...], check: bool, write: bool = False) -> str:
         """Bind slot ``i`` to node ``n``; ``write``: a new bind, recorded by the state source
-        (if any) before it is applied here, and in the journal."""
-        table, control = self._need()
+        (if any) before it is applied here, and in the journal (its pod too if tentative)."""
+        table, control = self.need()
         view, state = control.views[i], control.state
         if check:
             why = placement_error(state, view, control.eligible(view), Placement(n, gpus))
             if why:
                 return f"pod {table.rows_of_pods[i].key!r} cannot go there: {why}"
         gpus = gpus or default_gpus(state, view, n)
+        row = table.rows_of_pods[i]
         if write and self.source is not None:
-            refused = self.source.bind(table.rows_of_pods[i], table.nodes.names[n], gpus)
+            refused = self.source.bind(row, table.nodes.names[n], gpus)
             if refused:
                 return refused
         binding = control.bind(i, Placement(n, gpus))
         assert not isinstance(binding, Unschedulable)
         if write:  # (a rebuild binds again what the journal already holds)
-            self._record({"op": "bind", "key": table.rows_of_pods[i].key,
-                          "node": table.nodes.names[n], "gpus": list(binding.gpus)})  # fmt: skip
+            if self.tentative.settle(row.key):
+                self._record({"op": "pod", "row": encode(row)})
+            self._record({"op": "bind", "key": row.key, "node": table.nodes.names[n],
+                          "gpus": list(binding.gpus)})  # fmt: skip
         return ""
 
     def release(self, key: str) -> bool:
         """The pod ended or was deleted: its resources are free again (in the state source
-        too)."""
+        too); a pending pod is forgotten."""
         with self.lock:
-            known = self._release(key)
+            known = self.release_held(key)
             if known and self.source is not None:
                 self.source.release(key)
+            self.changed()
             return known
 
-    def _release(self, key: str) -> bool:
+    def release_held(self, key: str) -> bool:
+        """``release`` without telling the state source (it told us)."""
         i = self.slot.get(key)
-        if i is None or self.control is None:
+        if i is None or self.table is None or self.control is None:
             return False
-        if self.control.state.phase[i] == Phase.RUNNING:
-            self.control.state.apply(Release(i))
-            self._record({"op": "release", "key": key})
+        state = self.control.state
+        if state.phase[i] == Phase.PENDING:
+            self.tentative.settle(key)
+            self._forget([key])
+        elif state.phase[i] == Phase.RUNNING:
+            node = self.table.nodes.names[int(state.pod_node[i])]
+            state.apply(Release(i))
+            if node in self.overcommitted or node in self.missing:
+                self._unhold()
+        else:
+            return True
+        self._record({"op": "release", "key": key})
         return True
+
+    def _unhold(self) -> None:
+        """A pod left an over-committed or missing node: rebuild, so that a node that fits
+        again takes pods again (kept as it is if the rebuild cannot be made)."""
+        with contextlib.suppress(TwinschedError):
+            self.rebuild(self.declared)
+
+    def hold(self, i: int, n: int, gpus: tuple[int, ...]) -> None:
+        """Bind slot ``i`` to node ``n`` unchecked (someone else's word; not journalled)."""
+        self._bind(i, n, gpus, check=False)
 
     def fallbacks(self) -> int:
         return sum(self.control.fallbacks.values()) if self.control is not None else 0
@@ -337,35 +396,4 @@ class ServiceCluster:
         if self.journal is not None:
             self.journal.append(entry)
             if self.journal.due():
-                self.journal.rewrite(self.snapshot())
-
-    def snapshot(self) -> list[dict[str, object]]:
-        """Journal entries that rebuild the state: the nodes, the pods that have not ended
-        (in their order), the binds of the running ones."""
-        if self.table is None or self.control is None:
-            return []
-        out: list[dict[str, object]] = [
-            {"op": "nodes", "rows": [encode(r) for r in self.table.rows]}
-        ]
-        out += [{"op": "pod", "row": encode(row)} for row in self._live_rows()]
-        out += [{"op": "bind", "key": key, "node": node, "gpus": list(gpus)}
-                for key, (node, gpus) in self.bindings().items()]  # fmt: skip
-        return out
-
-    def _replay(self, journal: Journal) -> None:
-        for entry in journal.replay():
-            op = entry["op"]
-            if op == "nodes":
-                self.set_nodes([node_from(r) for r in entry["rows"]])
-            elif op == "pod":
-                self.pod(pod_from(entry["row"]))
-            elif op == "bind":
-                table, _ = self._need()
-                self._bind(
-                    self.slot[entry["key"]],
-                    table.index[entry["node"]],
-                    tuple(entry["gpus"]),
-                    check=False,
-                )  # made valid; maybe down now
-            elif op == "release":
-                self.release(entry["key"])
+                self.journal.rewrite(persist.snapshot(self))

@@ -2,7 +2,8 @@
 
 For each pod: ``filter`` over the candidate nodes, ``prioritize`` over those that pass, the
 node with the best weighted score (the first in list order among equals), ``bind``. With
-``cache_capable`` the nodes are sent once (``POST /nodes``) and calls carry names only.
+``cache_capable`` calls carry node names only; the nodes are sent once (``POST /nodes``)
+either way.
 Any ``httpx.Client`` works, FastAPI's ``TestClient`` included.
 """
 
@@ -55,7 +56,7 @@ def drive(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     names = [n["metadata"]["name"] for n in nodes]
     by_name = dict(zip(names, nodes, strict=True))
-    if cache_capable and post_nodes:
+    if post_nodes:  # (the node objects of filter calls change no state)
         _call(client, "nodes", {"items": nodes}, headers)
     out = DriveResult()
     for pod in pods:

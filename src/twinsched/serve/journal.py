@@ -34,17 +34,6 @@ def encode(obj: NodeRow | PodRow) -> dict[str, Any]:
     return out
 
 
-def node_from(d: dict[str, Any]) -> NodeRow:
-    return NodeRow(**{**d, "labels": frozenset(d["labels"]), "taints": frozenset(d["taints"])})
-
-
-def pod_from(d: dict[str, Any]) -> PodRow:
-    sets = {k: frozenset(d[k]) for k in ("required", "rejected", "preferred")}
-    models = tuple(d["models"]) if d["models"] is not None else None
-    tol = tuple(tuple(t) for t in d["tolerations"])
-    return PodRow(**{**d, **sets, "models": models, "tolerations": tol})
-
-
 class Journal:
     """Appends to ``path`` (created if missing); :meth:`replay` reads what is there."""
 
@@ -56,7 +45,8 @@ class Journal:
         self.compact_from = compact_from
         self.kept = 0  # entries of the last snapshot written
 
-    def replay(self) -> Iterator[dict[str, Any]]:
+    def replay(self) -> Iterator[tuple[int, Any]]:
+        """Each line's number and JSON value (checked by the reader: ``serve/entries.py``)."""
         self.entries = 0
         if not self.path.exists():
             return
@@ -71,7 +61,7 @@ class Journal:
                         raise TraceFormatError(str(self.path), line_no, "line", str(exc)) from None
                     return  # a last line cut short by a crash: the change never answered
                 self.entries += 1
-                yield entry
+                yield line_no, entry
 
     def append(self, entry: dict[str, Any]) -> None:
         if self._file is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from twinsched.serve.cluster import ServiceCluster
 
@@ -27,6 +27,14 @@ class ServiceMetrics:
         self.binds = Counter(f"{PREFIX}_binds", "Bind answers per result.", ["result"],
                              registry=reg)  # fmt: skip
         self._fallbacks_seen = cluster.fallbacks()
+        held = Gauge(f"{PREFIX}_nodes_held", "Nodes that take no new pod although declared "
+                     "ready: over-committed by a shrink, or missing from the node list while "
+                     "pods run there.", ["why"], registry=reg)  # fmt: skip
+        held.labels("overcommitted").set_function(lambda: len(cluster.overcommitted))
+        held.labels("missing").set_function(lambda: len(cluster.missing))
+        Gauge(f"{PREFIX}_tentative_pods", "Pods seen only in filter or prioritize calls "
+              "(forgotten after a while).", registry=reg).set_function(
+            lambda: len(cluster.tentative))  # fmt: skip
 
     def observe(self, verb: str, seconds: float) -> None:
         self.calls.labels(verb).inc()

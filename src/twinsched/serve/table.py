@@ -27,6 +27,10 @@ from twinsched.serve.convert import NO_MODEL, NodeRow, ObjectError, PodRow
 TAINT = "taint:"
 
 
+class LabelsFull(ObjectError):
+    """A pod needs more distinct node labels than the table has room for (nothing changed)."""
+
+
 class Table:
     """The node table (fixed until the nodes change) and a pod table of ``capacity`` slots."""
 
@@ -84,6 +88,19 @@ class Table:
             out |= 1 << self._label_bit(label)
         return out
 
+    def _room(self, row: PodRow, untolerated: frozenset[str]) -> None:
+        """Raise :class:`LabelsFull` before any bit is made if ``row``'s labels do not fit
+        (a refused pod leaves no label behind: the table is never half filled by it)."""
+        known = self.vocab.names
+        new = (row.required | row.rejected | row.preferred | untolerated).difference(known)
+        if len(known) + len(new) > MAX_LABELS:
+            raise LabelsFull(
+                "Pod.spec",
+                f"the pod needs {len(new)} node labels the service does not hold yet; "
+                f"{len(known)} of at most {MAX_LABELS} distinct node labels and taints are "
+                "in use by the nodes' taints and the pods the service holds",
+            )
+
     def add(self, row: PodRow) -> PodView:
         """Encode ``row`` into the next free slot; its view (class ids follow the encoding)."""
         if self.full:
@@ -94,9 +111,9 @@ class Table:
         if row.models is not None:
             for m in row.models:
                 model_mask |= 1 << self._model.get(m, NO_MODEL)
-        rejected = self._mask(row.rejected) | self._mask(
-            frozenset(TAINT + t for t in self.taints if not row.tolerates(t))
-        )
+        untolerated = frozenset(TAINT + t for t in self.taints if not row.tolerates(t))
+        self._room(row, untolerated)
+        rejected = self._mask(row.rejected) | self._mask(untolerated)
         required, preferred = self._mask(row.required), self._mask(row.preferred)
         p.cpu_milli[i], p.memory_mib[i] = row.cpu_milli, row.memory_mib
         p.gpu_count[i], p.gpu_milli[i], p.model_mask[i] = row.gpu_count, row.gpu_milli, model_mask

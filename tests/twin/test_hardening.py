@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from twinsched.cli.twin import app as twin_cli
 from twinsched.store.db import StoreError
 from twinsched.store.history import HistoryStore, compact
 from twinsched.twin.api.routes.harmonize import EXAMPLES
-from twinsched.twin.core.deltas import StatePatch
+from twinsched.twin.core.deltas import MAX_AHEAD_S, StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
 
@@ -84,9 +85,20 @@ def test_deeply_nested_bodies_are_a_json_422(client: SyncASGI, depth: int) -> No
 
 # -- ids: documented charset and length, refused at the schema ---------------------------------
 BAD_IDS = ["n\x00ul", "tab\there", "x" * 254, "é" * 3000]
+# C1 control (NEL), bidi override, zero-width space and joiner, BOM, line separator, tag
+UNPRINTABLE_IDS = [
+    "n\x851",
+    "n\u202e1",
+    "n\u200b1",
+    "n\u200d1",
+    "\ufeffn1",
+    "n\u20281",
+    "n\U000e0041",
+]
+BAD_ID_NAMES = ["nul", "control", "254", "long", "c1", "bidi", "zwsp", "zwj", "bom", "ls", "tag"]
 
 
-@pytest.mark.parametrize("bad", BAD_IDS, ids=["nul", "control", "254", "long"])
+@pytest.mark.parametrize("bad", BAD_IDS + UNPRINTABLE_IDS, ids=BAD_ID_NAMES)
 def test_ids_outside_the_charset_or_length_are_refused_at_put(
     any_client: SyncASGI, bad: str
 ) -> None:
@@ -103,6 +115,21 @@ def test_ids_outside_the_charset_or_length_are_refused_at_put(
     good = any_client.patch("/api/v1/state", json={"time": 2, "deltas": [ok]}, headers=AUTH)
     assert good.status_code == 200, good.text
     assert any_client.get("/api/v1/readyz").status_code == 200
+
+
+def test_a_far_future_batch_is_refused_and_real_time_goes_on(any_client: SyncASGI) -> None:
+    now = time.time()
+    ok = {"op": "metrics", "node": "n1", "values": {"u": 1.0}}
+    for far in (1e12, now + MAX_AHEAD_S + 60):
+        answer = any_client.patch("/api/v1/state", json={"time": far, "deltas": [ok]}, headers=AUTH)
+        error = _problem(answer)["errors"][0]
+        assert answer.status_code == 422 and error["path"] == "time", answer.text
+        assert "at most" in error["problem"]
+    for at in (now, now + 1, now + MAX_AHEAD_S / 2):  # real time goes on; a day ahead is fine
+        body = {"time": at, "deltas": [ok]}
+        answer = any_client.patch("/api/v1/state", json=body, headers=AUTH)
+        assert answer.status_code == 200, answer.text
+    assert any_client.get("/api/v1/state").json()["timestamp"] == now + MAX_AHEAD_S / 2
 
 
 def test_the_longest_documented_id_is_stored_and_patched(any_client: SyncASGI) -> None:

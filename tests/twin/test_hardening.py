@@ -4,10 +4,11 @@ before any work. One test per failure class of issue 16 (each failed before the 
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +236,30 @@ def test_a_database_that_cannot_open_is_one_error_line(tmp_path: Path, db: str) 
         result = CliRunner().invoke(twin_cli, [*command, "--db", url])
         assert result.exit_code == 2, result.output
         assert result.output.startswith("error: cannot ") and "Traceback" not in result.output
+
+
+def test_harmonize_has_a_body_limit_of_its_own(history_url: str) -> None:
+    settings = TwinSettings(token=TOKEN, db=history_url, harmonize_max_body_bytes=4096)
+    twin = make_client(settings, tiny_document())
+    try:
+        payload = copy.deepcopy(EXAMPLES["decice"]["value"])
+        assert twin.post("/api/v1/harmonize", json=payload).status_code == 200
+        nodes = payload["payload"]["vertexpools"][0]["nodes"]
+        nodes.extend({**nodes[0], "id": f"n{i}"} for i in range(100))  # about 10 kB
+
+        async def chunks() -> AsyncIterator[bytes]:  # streamed: no Content-Length to check
+            text = json.dumps(payload).encode()
+            for i in range(0, len(text), 1000):
+                yield text[i : i + 1000]
+
+        streamed = {"content": chunks(), "headers": {"content-type": "application/json"}}
+        for body in ({"json": payload}, streamed):
+            answer = twin.post("/api/v1/harmonize", **body)
+            assert answer.status_code == 413, answer.text
+            assert "larger than 4096 bytes" in answer.json()["detail"]
+        ok = {"op": "metrics", "node": "n1", "values": {f"m{i}": 1.0 for i in range(500)}}
+        body = {"time": 1, "deltas": [ok]}  # other routes keep the service's limit
+        assert twin.patch("/api/v1/state", json=body, headers=AUTH).status_code == 200
+    finally:
+        twin.close()
+    assert TwinSettings(token=TOKEN).harmonize_max_body_bytes == 4 * 2**20

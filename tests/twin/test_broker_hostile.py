@@ -15,6 +15,7 @@ import aio_pika
 import pytest
 
 from tests.store.conftest import db, pg_url, sqlite_url  # noqa: F401  (fixtures)
+from tests.twin.broker_fuzz import fuzz_broker
 from tests.twin.broker_load import batch, stored, wait
 from tests.twin.conftest import tiny_document
 from tests.twin.test_broker import _raw_publish, stream  # noqa: F401  (a helper, a fixture)
@@ -143,3 +144,13 @@ def test_a_restarted_publisher_is_a_new_stream_and_a_reused_name_is_refused_visi
     assert consumer.stats.applied == 2 * 9 + 20  # 3 batches of 3 nodes, twice; then 20
     assert consumer.stats.dead_letters == {"window": 2}
     assert len(consumer.stats.last) == 2 * 3 + 1
+
+
+def test_fuzzed_hostile_messages_are_dead_letters_and_the_valid_stream_goes_on(
+    stream: str,  # noqa: F811
+    service: TwinService,
+) -> None:
+    BrokerPublisher(stream).close()
+    row = fuzz_broker(service, stream, examples=40, seed=31)
+    assert (row.tried, row.clean, row.accepted) == (40, 40, 40)
+    assert (row.tracebacks, row.wrongly, row.lost, row.hangs) == (0, 0, 0, 0)

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tests.fuzz_table import Tally
 from tests.twin.broker_load import batch, stored
 from twinsched.twin.broker.consumer import BrokerConsumer
 from twinsched.twin.broker.loop import connect
@@ -45,19 +46,16 @@ BAD_BODIES: list[Any] = [
 
 
 @dataclass
-class BrokerRow:
-    """One row of the reliability table for broker ingestion."""
+class BrokerRow(Tally):
+    """One row of the reliability table for broker ingestion: ``clear`` counts dead letters,
+    ``accepted`` valid messages applied; and two columns of its own."""
 
-    tried: int = 0
-    clean: int = 0
-    accepted: int = 0
-    tracebacks: int = 0
-    wrongly: int = 0
-    lost: int = 0
-    hangs: int = 0
+    lost: int = 0  # valid messages the broker confirmed and the twin did not store
+    hangs: int = 0  # valid messages not applied in time, and deliveries after the quiet
 
     def cells(self) -> list[int]:
-        return [self.tried, self.clean, self.accepted, self.tracebacks, self.wrongly,
+        """tried, dead letters, valid applied, tracebacks, bad data stored, lost, hangs."""
+        return [self.tried, self.clear, self.accepted, self.tracebacks, self.wrongly,
                 self.lost, self.hangs]  # fmt: skip
 
 
@@ -113,7 +111,7 @@ def _consume(service: TwinService, url: str, examples: int) -> BrokerRow:
     finally:
         consumer.stop()
         logger.removeHandler(handler)
-    row.clean, row.accepted = consumer.stats.rejected, consumer.stats.applied
+    row.clear, row.accepted = consumer.stats.rejected, consumer.stats.applied
     row.tracebacks = sum(r.exc_info is not None for r in records)
     assert service.history is not None
     ids = service.history.applied_messages()

@@ -11,8 +11,8 @@ answer is counted once:
 - ``5xx``: any 5xx; ``tracebacks``: an exception out of the app, or an error answer that is
   not a JSON problem (a plain-text 500);
 - ``stored wrongly``: a refused write that still changed the state, or an accepted batch
-  older than the state (time going backwards) or more than a day ahead; at the end, a history that does not replay
-  to the served state counts once more;
+  older than the state (time going backwards) or more than a day ahead; at the end, a
+  history that does not replay to the served state counts once more;
 - ``schema violations``: answers that break the OpenAPI (status, content type, body).
 
 ``tests/twin/test_fuzz.py`` runs it with a small budget; ``bench/fuzz_twin.py`` with a large one.

@@ -12,6 +12,13 @@ broker with one message per node (``publish_samples``: a subject per node, what 
 collectors send). Then ``tests/twin/broker_load.py``'s scenarios kill the twin, and
 separately the publisher, ``--kills`` times under load, and check every acknowledged sample
 is stored exactly once. Each stream is deleted afterwards.
+
+    python bench/broker.py --fuzz 1000 [--pg postgresql://postgres@127.0.0.1:5432/test]
+
+instead publishes that many hostile messages (``tests/twin/broker_fuzz.py``: forged and
+out-of-range sequence numbers, sources with control, bidi or zero-width characters or 3,000
+characters, bodies that are no batch or far in the future) among as many valid ones, into a
+consumer on SQLite (and PostgreSQL with ``--pg``), on each broker, and prints the table row.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.twin import document
+from tests.twin.broker_fuzz import fuzz_broker
 from tests.twin.broker_load import kill_the_publisher, kill_the_twin, status, wait
 from tests.twin.broker_streams import SERVERS, delete_stream
 from tests.twin.conftest import TOKEN, tiny_document
@@ -132,6 +140,52 @@ def kills(args: argparse.Namespace, tmp: Path, server: str) -> None:
         delete_stream(url)
 
 
+def fuzz(examples: int, server: str, db: str, name: str) -> None:
+    """One row of the table: ``examples`` hostile messages on ``server`` into ``db``."""
+    url = f"{server}/F{uuid.uuid4().hex[:10]}"
+    store = HistoryStore(db)
+    store.take_lease()
+    service = TwinService.restore(store)
+    service.replace(tiny_document())
+    started = time.perf_counter()
+    try:
+        BrokerPublisher(url).close()  # the stream
+        row = fuzz_broker(service, url, examples, seed=31)
+    finally:
+        store.close()
+        dispose(db)
+        delete_stream(url)
+    cells = " | ".join(str(c) for c in row.cells())
+    print(f"| {server.split(':')[0]}, {name} | {cells} | ({time.perf_counter() - started:.0f} s)")
+
+
+def pg_schema(base: str) -> tuple[str, str]:
+    """A fresh schema on ``base``: its store URL and name (drop it afterwards)."""
+    import psycopg
+
+    schema = f"fuzz_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    url = base.replace("postgresql://", "postgresql+psycopg://", 1)
+    return f"{url}?options=-csearch_path%3D{schema}", schema
+
+
+def fuzz_all(args: argparse.Namespace, servers: list[str], tmp: Path) -> None:
+    print("| broker, database | tried | dead letters | valid applied | tracebacks | "
+          "bad data stored | lost acked | hangs |")  # fmt: skip
+    for i, server in enumerate(servers):
+        fuzz(args.fuzz, server, f"sqlite:///{tmp / f'fuzz{i}.db'}", "SQLite")
+        if args.pg:
+            import psycopg
+
+            url, schema = pg_schema(args.pg)
+            try:
+                fuzz(args.fuzz, server, url, "PostgreSQL")
+            finally:
+                with psycopg.connect(args.pg, autocommit=True) as conn:
+                    conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=30)
@@ -141,8 +195,14 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=30.0, help="batches/s during the kills")
     parser.add_argument("--broker", action="append", help="a broker server, no stream (repeat "
                         "it); the NATS and the RabbitMQ of the tests when left out")  # fmt: skip
+    parser.add_argument("--fuzz", type=int, default=0, help="hostile messages (then only that)")
+    parser.add_argument("--pg", help="with --fuzz: also into PostgreSQL at this base URL")
     args = parser.parse_args()
     servers = args.broker or list(SERVERS.values())
+    if args.fuzz:
+        with tempfile.TemporaryDirectory() as tmp:
+            fuzz_all(args, servers, Path(tmp))
+        return
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         folders = [Path(tmp) / str(i) for i in range(len(servers))]

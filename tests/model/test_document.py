@@ -239,3 +239,19 @@ def test_format_path() -> None:
 def test_model_round_trips_through_json() -> None:
     doc = validate_document(tiny())
     assert TwinDocument.model_validate_json(doc.model_dump_json()) == doc
+
+
+def test_the_id_pattern_refuses_exactly_the_unprintable_categories() -> None:
+    import re
+    import unicodedata
+
+    from twinsched.model.document import ID_PATTERN
+
+    pattern = re.compile(ID_PATTERN)
+    unprintable = {"Cc", "Cf", "Zl", "Zp"}
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue  # surrogates are no characters of a JSON text
+        char = chr(code)
+        refused = unicodedata.category(char) in unprintable
+        assert (pattern.fullmatch(f"a{char}b") is None) == refused, hex(code)

@@ -45,7 +45,8 @@ def delete_stream(url: str) -> None:
         )
         async with connection:
             channel = await connection.channel()
-            await channel.queue_delete(broker.stream)
-            await channel.exchange_delete(broker.stream)
+            for name in (broker.stream, f"{broker.stream}.dead"):
+                await channel.queue_delete(name)
+                await channel.exchange_delete(name)
 
     asyncio.run(delete_amqp() if broker.scheme == "amqp" else delete_nats())

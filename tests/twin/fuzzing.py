@@ -2,16 +2,17 @@
 
 Requests come from schemathesis (valid and invalid cases from the OpenAPI) and from hostile
 strategies written here for the failure classes the schema cannot express: deep nesting,
-ids with NUL or control characters or over the length limit, numbers given as ``true`` or
-``"100"``, batches going back in time, CSV with bare carriage returns, absurd steps. Each
+ids with NUL, control, bidi, zero-width or separator characters or over the length limit,
+numbers given as ``true`` or ``"100"``, batches going back in time or far into the future,
+CSV with bare carriage returns, absurd steps, ``/harmonize`` bodies over its limit. Each
 answer is counted once:
 
 - ``accepted``: 2xx/3xx; ``clear error``: a 4xx whose body is the service's JSON problem;
 - ``5xx``: any 5xx; ``tracebacks``: an exception out of the app, or an error answer that is
   not a JSON problem (a plain-text 500);
 - ``stored wrongly``: a refused write that still changed the state, or an accepted batch
-  older than the state (time going backwards); at the end, a history that does not replay
-  to the served state counts once more;
+  older than the state (time going backwards) or more than a day ahead; at the end, a
+  history that does not replay to the served state counts once more;
 - ``schema violations``: answers that break the OpenAPI (status, content type, body).
 
 ``tests/twin/test_fuzz.py`` runs it with a small budget; ``bench/fuzz_twin.py`` with a large one.
@@ -23,6 +24,7 @@ import json
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
+from time import time as now
 from typing import Any
 
 import hypothesis.strategies as st
@@ -39,6 +41,7 @@ from schemathesis.specs.openapi.checks import (
 
 from tests import fuzz_table
 from tests.twin.conftest import AUTH, SyncASGI, tiny_document
+from twinsched.twin.core.deltas import MAX_AHEAD_S
 from twinsched.twin.core.service import TwinService, rebuild
 
 CHECKS = [
@@ -99,7 +102,10 @@ class Hostile:
     body: bytes | None = None
 
 
-BAD_IDS = st.sampled_from(["\x00", "n\x00", "a\tb", "\x7f", "x" * 254, "é" * 3000, "", "\n"])
+BAD_IDS = st.sampled_from(
+    ["\x00", "n\x00", "a\tb", "\x7f", "x" * 254, "é" * 3000, "", "\n", "n\x85", "n\u202e1",
+     "n\u200b", "\ufeffn1", "n\u2028", "n\U000e0041"]
+)  # fmt: skip
 BAD_NUMBERS = st.sampled_from([True, False, "100", "1e3", None, [], {}, "nan"])
 BAD_STEPS = st.sampled_from([5e-324, 1e-300, 1e-9, 0.0, -1.0, 1e300, 1e13, "1", True])
 
@@ -129,7 +135,7 @@ def _put_bad_id(draw: st.DrawFn) -> Hostile:
 
 @st.composite
 def _patch(draw: st.DrawFn) -> Hostile:
-    time = draw(st.floats(0, 50) | st.sampled_from(["5", True, None]))
+    time = draw(st.floats(0, 50) | st.sampled_from(["5", True, None, 1e12, 9.9e11]))
     kind = draw(st.sampled_from(["number", "metric", "node", "start", "valid"]))
     delta: dict[str, Any] = {"op": "metrics", "node": "n1", "values": {"u": 1.0}}
     if kind == "number":
@@ -192,7 +198,18 @@ def _history(draw: st.DrawFn) -> Hostile:
     return Hostile("GET", "/history", params=params)
 
 
-HOSTILE = st.one_of(_put_bad_id(), _patch(), _timeline(), _nesting(), _harmonize(), _history())
+@st.composite
+def _harmonize_large(draw: st.DrawFn) -> Hostile:
+    """A body over the route's own limit (the fuzzed app's: 1 MiB), in one of a few shapes."""
+    size = draw(st.integers(1 << 20, 3 << 20))
+    kind = draw(st.sampled_from(["text", "rows"]))
+    payload: Any = "n" * size if kind == "text" else [{"node": "n1"}] * (size // 14)
+    return Hostile("POST", "/harmonize", body=_dump({"payload": payload}))
+
+
+HOSTILE = st.one_of(
+    _put_bad_id(), _patch(), _timeline(), _nesting(), _harmonize(), _history(), _harmonize_large()
+)
 
 
 # -- the driver ---------------------------------------------------------------------------------
@@ -281,6 +298,8 @@ def _one(
         tally.wrongly += 1  # refused, yet the state changed
     if method == "PATCH" and status < 400 and service.time < time_before:
         tally.wrongly += 1  # accepted a batch from the past
+    if method == "PATCH" and status < 400 and service.time > max(time_before, now()) + MAX_AHEAD_S:
+        tally.wrongly += 1  # accepted a batch in the far future
     if not isinstance(case, Hostile):
         try:
             case.validate_response(response, checks=CHECKS)

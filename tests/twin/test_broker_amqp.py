@@ -44,7 +44,7 @@ def _declare(url: str, durable: bool) -> None:
         )
         async with connection:
             channel = await connection.channel()
-            arguments = queue_arguments(STREAM_MAX_MSGS)
+            arguments = queue_arguments(STREAM_MAX_MSGS, broker.stream)
             await channel.declare_queue(broker.stream, durable=durable, arguments=arguments)
 
     asyncio.run(declare())

@@ -6,6 +6,9 @@ import pytest
 
 from twinsched.store.history import MessageId
 from twinsched.twin.broker.messages import (
+    MAX_SEQ,
+    MAX_SOURCE_LENGTH,
+    SEQ_WINDOW,
     MessageError,
     headers_of,
     message_id,
@@ -85,6 +88,45 @@ def test_ids_round_trip_through_headers() -> None:
     ):
         with pytest.raises(MessageError):
             message_id(bad)
+
+
+@pytest.mark.parametrize(
+    ("source", "seq", "says"),
+    [
+        ("s", str(2**63), r"\[1, 9223372036854775807\]"),
+        ("s", str(10**30), "must be an integer"),
+        ("s", "-1", "must be an integer"),
+        ("s", "1e3", "must be an integer"),
+        ("s", "1_000", "must be an integer"),
+        ("s", "0x10", "must be an integer"),
+        ("s", "", "must be an integer"),
+        ("n\x00ul", "1", "no control"),
+        ("bidi\u202e", "1", "no control"),
+        ("zero\u200bwidth", "1", "no control"),
+        ("nel\x85", "1", "no control"),
+        ("x" * (MAX_SOURCE_LENGTH + 1), "1", f"1 to {MAX_SOURCE_LENGTH} characters"),
+    ],
+)
+def test_ids_out_of_range_are_refused_with_a_bounded_excerpt(
+    source: str, seq: str, says: str
+) -> None:
+    with pytest.raises(MessageError, match=says) as caught:
+        message_id({"Twinsched-Source": source, "Twinsched-Seq": seq})
+    assert len(str(caught.value)) < 300  # a 513-character source is not echoed
+
+
+def test_the_highest_sequence_and_longest_source_are_ids() -> None:
+    longest = "é" * MAX_SOURCE_LENGTH
+    assert message_id(headers_of(MessageId(longest, MAX_SEQ))) == MessageId(longest, MAX_SEQ)
+
+
+def test_order_refuses_numbers_out_of_the_window() -> None:
+    assert order(3, 3 + SEQ_WINDOW, 1, 5) == "wait"  # a gap a publisher can have
+    assert order(3, 4 + SEQ_WINDOW, 99, 5) == "ahead"  # forged: never applied, even later
+    assert order(3, 10**9, 1, 5, window=8) == "ahead"
+    assert order(100, 50, 1, 5, window=8) == "stale"  # numbering restarted under that name
+    assert order(100, 92, 1, 5, window=8) == "duplicate"
+    assert order(None, 10**9, 5, 5) == "apply"  # a new stream starts where it starts
 
 
 def test_order_applies_the_next_drops_the_old_and_waits_for_the_missing() -> None:

@@ -4,9 +4,11 @@ before any work. One test per failure class of issue 16 (each failed before the 
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from twinsched.cli.twin import app as twin_cli
 from twinsched.store.db import StoreError
 from twinsched.store.history import HistoryStore, compact
 from twinsched.twin.api.routes.harmonize import EXAMPLES
-from twinsched.twin.core.deltas import StatePatch
+from twinsched.twin.core.deltas import MAX_AHEAD_S, StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
 
@@ -84,9 +86,20 @@ def test_deeply_nested_bodies_are_a_json_422(client: SyncASGI, depth: int) -> No
 
 # -- ids: documented charset and length, refused at the schema ---------------------------------
 BAD_IDS = ["n\x00ul", "tab\there", "x" * 254, "é" * 3000]
+# C1 control (NEL), bidi override, zero-width space and joiner, BOM, line separator, tag
+UNPRINTABLE_IDS = [
+    "n\x851",
+    "n\u202e1",
+    "n\u200b1",
+    "n\u200d1",
+    "\ufeffn1",
+    "n\u20281",
+    "n\U000e0041",
+]
+BAD_ID_NAMES = ["nul", "control", "254", "long", "c1", "bidi", "zwsp", "zwj", "bom", "ls", "tag"]
 
 
-@pytest.mark.parametrize("bad", BAD_IDS, ids=["nul", "control", "254", "long"])
+@pytest.mark.parametrize("bad", BAD_IDS + UNPRINTABLE_IDS, ids=BAD_ID_NAMES)
 def test_ids_outside_the_charset_or_length_are_refused_at_put(
     any_client: SyncASGI, bad: str
 ) -> None:
@@ -103,6 +116,21 @@ def test_ids_outside_the_charset_or_length_are_refused_at_put(
     good = any_client.patch("/api/v1/state", json={"time": 2, "deltas": [ok]}, headers=AUTH)
     assert good.status_code == 200, good.text
     assert any_client.get("/api/v1/readyz").status_code == 200
+
+
+def test_a_far_future_batch_is_refused_and_real_time_goes_on(any_client: SyncASGI) -> None:
+    now = time.time()
+    ok = {"op": "metrics", "node": "n1", "values": {"u": 1.0}}
+    for far in (1e12, now + MAX_AHEAD_S + 60):
+        answer = any_client.patch("/api/v1/state", json={"time": far, "deltas": [ok]}, headers=AUTH)
+        error = _problem(answer)["errors"][0]
+        assert answer.status_code == 422 and error["path"] == "time", answer.text
+        assert "at most" in error["problem"]
+    for at in (now, now + 1, now + MAX_AHEAD_S / 2):  # real time goes on; a day ahead is fine
+        body = {"time": at, "deltas": [ok]}
+        answer = any_client.patch("/api/v1/state", json=body, headers=AUTH)
+        assert answer.status_code == 200, answer.text
+    assert any_client.get("/api/v1/state").json()["timestamp"] == now + MAX_AHEAD_S / 2
 
 
 def test_the_longest_documented_id_is_stored_and_patched(any_client: SyncASGI) -> None:
@@ -208,3 +236,30 @@ def test_a_database_that_cannot_open_is_one_error_line(tmp_path: Path, db: str) 
         result = CliRunner().invoke(twin_cli, [*command, "--db", url])
         assert result.exit_code == 2, result.output
         assert result.output.startswith("error: cannot ") and "Traceback" not in result.output
+
+
+def test_harmonize_has_a_body_limit_of_its_own(history_url: str) -> None:
+    settings = TwinSettings(token=TOKEN, db=history_url, harmonize_max_body_bytes=4096)
+    twin = make_client(settings, tiny_document())
+    try:
+        payload = copy.deepcopy(EXAMPLES["decice"]["value"])
+        assert twin.post("/api/v1/harmonize", json=payload).status_code == 200
+        nodes = payload["payload"]["vertexpools"][0]["nodes"]
+        nodes.extend({**nodes[0], "id": f"n{i}"} for i in range(100))  # about 10 kB
+
+        async def chunks() -> AsyncIterator[bytes]:  # streamed: no Content-Length to check
+            text = json.dumps(payload).encode()
+            for i in range(0, len(text), 1000):
+                yield text[i : i + 1000]
+
+        streamed = {"content": chunks(), "headers": {"content-type": "application/json"}}
+        for body in ({"json": payload}, streamed):
+            answer = twin.post("/api/v1/harmonize", **body)
+            assert answer.status_code == 413, answer.text
+            assert "larger than 4096 bytes" in answer.json()["detail"]
+        ok = {"op": "metrics", "node": "n1", "values": {f"m{i}": 1.0 for i in range(500)}}
+        body = {"time": 1, "deltas": [ok]}  # other routes keep the service's limit
+        assert twin.patch("/api/v1/state", json=body, headers=AUTH).status_code == 200
+    finally:
+        twin.close()
+    assert TwinSettings(token=TOKEN).harmonize_max_body_bytes == 4 * 2**20

@@ -78,7 +78,8 @@ def create_app(
     harmonize = _harmonize_router()
     if harmonize is not None:
         app.include_router(harmonize, prefix=PREFIX)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    paths = {f"{PREFIX}/harmonize": settings.harmonize_max_body_bytes}
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, paths=paths)
     app.add_middleware(RequestMetrics, metrics=http_metrics, prefix=PREFIX)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -51,6 +51,13 @@ BROKER_MESSAGES = {
     "gaps": "applied after giving up on missing earlier ones",
 }
 BROKER_ERRORS = {"rejected": "rejected", "retried": "write", "fetch_errors": "fetch"}
+DEAD_LETTER_REASONS = {
+    "id": "no valid source or sequence number",
+    "window": "numbered out of the window of its stream",
+    "body": "not a valid batch",
+    "delta": "a delta that cannot apply",
+    "write": "writes kept failing with the database up",
+}
 
 
 class BrokerCollector(Collector):
@@ -61,8 +68,8 @@ class BrokerCollector(Collector):
         self.stats = stats
 
     def collect(self) -> Iterator[Any]:
-        """``broker_enabled``, ``broker_messages_total{event}``, ``broker_errors_total{kind}``
-        and ``broker_streams`` (publisher streams applied)."""
+        """``broker_enabled``, ``broker_messages_total{event}``, ``broker_errors_total{kind}``,
+        ``broker_dead_letters_total{reason}`` and ``broker_streams`` (streams applied)."""
         stats = self.stats()
         yield _gauge("broker_enabled", "1 when the twin consumes a broker.", stats is not None)
         if stats is None:
@@ -80,8 +87,15 @@ class BrokerCollector(Collector):
         )
         for field, kind in BROKER_ERRORS.items():
             errors.add_metric([kind], getattr(stats, field))
+        reasons = ", ".join(f"{k}: {v}" for k, v in DEAD_LETTER_REASONS.items())
+        dead = CounterMetricFamily(f"{PREFIX}_broker_dead_letters", "Broker messages that can "
+                                   f"never apply, terminated once, by reason ({reasons}).",
+                                   labels=["reason"])  # fmt: skip
+        for reason in DEAD_LETTER_REASONS:
+            dead.add_metric([reason], stats.dead_letters.get(reason, 0))
         yield messages
         yield errors
+        yield dead
         yield _gauge("broker_streams", "Publisher streams with a message applied.",
                      len(stats.last))  # fmt: skip
 

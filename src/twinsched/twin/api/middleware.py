@@ -16,33 +16,41 @@ class BodyTooLargeError(Exception):
 
 
 class BodyLimit:
-    """Answer 413 (JSON) to bodies over ``max_bytes``, declared or streamed."""
+    """Answer 413 (JSON) to bodies over ``max_bytes``, declared or streamed; ``paths`` gives
+    some paths a lower limit of their own (a route whose work grows with its body)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, paths: dict[str, int] | None = None) -> None:
+        self.app, self.max_bytes, self.paths = app, max_bytes, paths or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        most = min(self.max_bytes, self.paths.get(scope["path"], self.max_bytes))
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            await self._reject(send)
+        if declared is not None and declared > most:
+            await self._reject(send, most)
             return
         seen = 0
-        started = False
+        started = over = False
 
         async def limited_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
+                if seen > most:
+                    over = True
                     raise BodyTooLargeError
             return message
 
         async def tracking_send(message: Message) -> None:
             nonlocal started
+            if over:  # the app caught the error (FastAPI: "cannot parse the body"): 413
+                if message["type"] == "http.response.start" and not started:
+                    started = True
+                    await self._reject(send, most)
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
@@ -51,10 +59,10 @@ class BodyLimit:
         except BodyTooLargeError:
             if started:
                 raise
-            await self._reject(send)
+            await self._reject(send, most)
 
-    async def _reject(self, send: Send) -> None:
-        detail = f"request body larger than {self.max_bytes} bytes"
+    async def _reject(self, send: Send, most: int) -> None:
+        detail = f"request body larger than {most} bytes (the limit of this route)"
         body = json.dumps({"detail": detail, "errors": [{"path": "body", "problem": detail}]})
         headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
         await send({"type": "http.response.start", "status": 413, "headers": headers})

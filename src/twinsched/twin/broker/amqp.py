@@ -16,6 +16,10 @@ A message nacked to wait for an earlier one (:func:`~twinsched.twin.broker.messa
 is requeued after its delay. AMQP counts no deliveries on classic queues: :class:`Deliveries`
 counts them per message id in this process (the broker's ``redelivered`` flag makes a first
 sight count as a second delivery). At most ``4 * batch`` messages are unacked (the prefetch).
+
+Dead letters: a message the twin rejects (it can never apply) goes, once, to the queue's
+dead-letter exchange ``<stream>.dead`` (fanout) and its queue ``<stream>.dead`` (bounded:
+the oldest go first), where it can be read with its ``x-death`` header.
 """
 
 from __future__ import annotations
@@ -38,13 +42,22 @@ with needs("broker", WHY_AMQP):
 log = logging.getLogger(__name__)
 
 
-def queue_arguments(max_msgs: int) -> dict[str, Any]:
-    """The queue's bound and its single consumer."""
-    return {
+DEAD_MAX_MSGS = 100_000
+
+
+def dead_letters(stream: str) -> str:
+    """The name of a stream's dead-letter exchange and queue."""
+    return f"{stream}.dead"
+
+
+def queue_arguments(max_msgs: int, stream: str | None = None) -> dict[str, Any]:
+    """The queue's bound, its single consumer and (for ``stream``) its dead-letter exchange."""
+    bounds: dict[str, Any] = {
         "x-max-length": max_msgs,
         "x-overflow": "reject-publish",
         "x-single-active-consumer": True,
     }
+    return bounds if stream is None else {**bounds, "x-dead-letter-exchange": dead_letters(stream)}
 
 
 @dataclass
@@ -69,7 +82,11 @@ class AmqpDelivery:
     def __init__(self, msg: Any, counts: Deliveries, later: set[asyncio.Task[None]]) -> None:
         self.msg, self._counts, self._later = msg, counts, later
         raw = msg.headers or {}
-        self.headers = {k: v.decode() if isinstance(v, bytes) else v for k, v in raw.items()}
+        # Bytes that are not UTF-8 become U+FFFD: a bad header is the message's problem
+        # (refused when its id is read), not an error in the channel's callback.
+        self.headers = {
+            k: v.decode(errors="replace") if isinstance(v, bytes) else v for k, v in raw.items()
+        }
         self.data: bytes = msg.body
         self._key = str(self.headers.get(MSG_ID) or f"tag:{msg.delivery_tag}")
         self.deliveries = counts.seen(self._key, bool(msg.redelivered))
@@ -120,6 +137,12 @@ class AmqpSubscription:
         return out
 
 
+def _short(text: str | None) -> str | None:
+    """``text`` as an AMQP short string (at most 255 bytes), or None: the id then travels
+    in the headers only (a long source: a publisher name and a 253-character node)."""
+    return text if text is not None and len(text.encode()) <= 255 else None
+
+
 class AmqpConnection(LoopThread):
     """One connection to ``url``'s RabbitMQ with a confirming channel; close it after use."""
 
@@ -157,18 +180,28 @@ class AmqpConnection(LoopThread):
                 f"exchange {name} exists and is not a durable topic exchange ({exc}): "
                 "another application uses that name"
             ) from None
+        await self._ensure_queue(name, queue_arguments(max_msgs, name))
+        queue = await self.channel.declare_queue(name, passive=True)
+        await queue.bind(self.exchange, f"{self.url.prefix}.#")
+        dead = dead_letters(name)
+        exchange = await self.channel.declare_exchange(
+            dead, aio_pika.ExchangeType.FANOUT, durable=True
+        )
+        bounded = {"x-max-length": DEAD_MAX_MSGS, "x-overflow": "drop-head"}
+        await self._ensure_queue(dead, bounded)
+        await (await self.channel.declare_queue(dead, passive=True)).bind(exchange)
+
+    async def _ensure_queue(self, name: str, arguments: dict[str, Any]) -> None:
+        """Declare a durable queue unless it exists: an existing queue keeps its settings
+        (as an existing JetStream stream)."""
         probe = await self.connection.channel()
-        try:  # an existing queue keeps its settings (as an existing JetStream stream)
+        try:
             await probe.declare_queue(name, passive=True)
         except aio_pika.exceptions.ChannelNotFoundEntity:
-            await self.channel.declare_queue(
-                name, durable=True, arguments=queue_arguments(max_msgs)
-            )
+            await self.channel.declare_queue(name, durable=True, arguments=arguments)
         finally:
             with contextlib.suppress(Exception):
                 await probe.close()
-        queue = await self.channel.declare_queue(name, passive=True)
-        await queue.bind(self.exchange, f"{self.url.prefix}.#")
 
     async def publish(
         self, subject: str, body: bytes, headers: dict[str, str], timeout: float
@@ -178,7 +211,7 @@ class AmqpConnection(LoopThread):
         message = aio_pika.Message(
             body,
             headers=dict(headers),
-            message_id=headers.get(MSG_ID),
+            message_id=_short(headers.get(MSG_ID)),
             content_type="application/json",
             delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
         )

@@ -5,6 +5,13 @@ for node samples, the node) and its sequence number in that stream (``Twinsched-
 1). ``Nats-Msg-Id`` is both, so JetStream drops a publish retried within its duplicate window;
 the twin keeps the highest number applied per stream and a unique key over ``(source, seq)``
 (``twin_messages``), so a message delivered again after a crash is dropped too.
+
+Ids are checked before anything is written (:func:`message_id`): a source of 1 to
+``MAX_SOURCE_LENGTH`` printable characters, a sequence number of decimal digits in
+``[1, MAX_SEQ]`` (a signed 64-bit column). Numbers move forward within ``SEQ_WINDOW`` of the
+last applied (:func:`order`): one further ahead is refused, never applied nor kept as the
+stream's high-water mark, so a forged number cannot make the twin drop the stream's later
+messages as duplicates.
 """
 
 from __future__ import annotations
@@ -15,14 +22,21 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from twinsched.errors import TwinschedError
+from twinsched.model.document import ID_PATTERN
 from twinsched.store.history.store import MessageId
 
 MSG_ID = "Nats-Msg-Id"
 SOURCE = "Twinsched-Source"
 SEQ = "Twinsched-Seq"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_PRINTABLE = re.compile(ID_PATTERN)
+_DIGITS = re.compile(r"[0-9]{1,19}")
+MAX_SEQ = 2**63 - 1  # twin_messages.seq is a signed 64-bit integer
+MAX_SOURCE_LENGTH = 512  # a publisher name and a node id (253), indexable in SQL
+SEQ_WINDOW = 4096  # how far ahead of the last applied number a message may be
+EXCERPT = 80  # characters of a bad header quoted in an error
 
-Verdict = Literal["apply", "duplicate", "wait"]
+Verdict = Literal["apply", "duplicate", "wait", "ahead", "stale"]
 
 
 class Delivery(Protocol):
@@ -78,36 +92,62 @@ def headers_of(message: MessageId) -> dict[str, str]:
     }
 
 
+def excerpt(value: object, most: int = EXCERPT) -> str:
+    """``repr(value)`` cut to ``most`` characters (bad headers are quoted, not echoed)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 3]}..."
+
+
 def message_id(headers: Mapping[str, Any] | None) -> MessageId:
-    """The id carried by a message's headers, or :class:`MessageError`."""
+    """The id carried by a message's headers, or :class:`MessageError` naming the header,
+    the rule and a bounded excerpt of the value."""
     source = (headers or {}).get(SOURCE)
     raw = (headers or {}).get(SEQ)
     if not source:
         raise MessageError(f"message without a {SOURCE} header")
-    try:
-        seq = int(str(raw))
-    except ValueError:
-        raise MessageError(f"message of {source}: {SEQ} {raw!r} is not an integer") from None
-    if seq < 1:
-        raise MessageError(f"message of {source}: {SEQ} {seq} must be >= 1")
-    return MessageId(str(source), seq)
+    if not isinstance(source, str) or len(source) > MAX_SOURCE_LENGTH:
+        size = len(source) if isinstance(source, str) else type(source).__name__
+        raise MessageError(
+            f"{SOURCE} {excerpt(source)} ({size}): must be text of 1 to {MAX_SOURCE_LENGTH} "
+            "characters"
+        )
+    if not _PRINTABLE.fullmatch(source):
+        raise MessageError(
+            f"{SOURCE} {excerpt(source)}: no control, format or separator characters"
+        )
+    text = str(raw).strip() if isinstance(raw, str | int) else ""
+    if not _DIGITS.fullmatch(text) or not 1 <= int(text) <= MAX_SEQ:
+        raise MessageError(
+            f"message of {excerpt(source)}: {SEQ} {excerpt(raw)} must be an integer in "
+            f"[1, {MAX_SEQ}] (2^63 - 1)"
+        )
+    return MessageId(source, int(text))
 
 
-def order(last: int | None, seq: int, deliveries: int, patience: int) -> Verdict:
+def order(
+    last: int | None, seq: int, deliveries: int, patience: int, window: int = SEQ_WINDOW
+) -> Verdict:
     """What to do with message ``seq`` of a stream whose last applied number is ``last``.
 
-    At or below ``last``: a duplicate. The next number (``last + 1``, or 1 for a new
-    stream): apply. Beyond it, an earlier message is missing (still to be redelivered after
-    a crash, or being retried by its publisher): wait (redeliver later), unless it has
-    already been delivered ``patience`` times, when the missing ones are given up on and it
-    is applied (the caller counts the gap).
+    At or below ``last``: a duplicate (a redelivery), unless more than ``window`` below it,
+    which no redelivery can be (``stale``: the publisher restarted its numbering under the
+    same name). The next number (``last + 1``, or 1 for a new stream): apply. Up to
+    ``window`` beyond it, an earlier message is missing (still to be redelivered after a
+    crash, or being retried by its publisher): wait (redeliver later), unless it has already
+    been delivered ``patience`` times, when the missing ones are given up on and it is
+    applied (the caller counts the gap). Further beyond (``ahead``): refused, as no publisher
+    has that many messages in flight; the stream's mark stays. A stream the twin has not
+    seen starts at its first message after the same wait (a twin on a new history joining
+    running publishers).
     """
     expected = (last or 0) + 1
     if seq < expected:
-        return "duplicate"
-    if seq == expected or deliveries >= patience:
+        return "duplicate" if last is None or seq >= last - window else "stale"
+    if seq == expected:
         return "apply"
-    return "wait"
+    if last is not None and seq > last + window:
+        return "ahead"
+    return "apply" if deliveries >= patience else "wait"
 
 
 def split_by_node(body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -134,9 +174,10 @@ class ConsumerStats:
     redelivered: int = 0  # of those, deliveries after the first (crash, nak, ack timeout)
     applied: int = 0
     duplicates: int = 0
-    rejected: int = 0
+    rejected: int = 0  # dead letters: messages that can never apply, terminated once
     redelivered_later: int = 0  # sent back: an earlier message of their stream was missing
     gaps: int = 0  # messages applied after giving up on missing earlier ones
     retried: int = 0  # writes that failed (database down) and were left for redelivery
     fetch_errors: int = 0  # fetches that failed (broker unreachable); the consumer retries
     last: dict[str, int] = field(default_factory=dict)
+    dead_letters: dict[str, int] = field(default_factory=dict)  # reason -> count

@@ -5,8 +5,10 @@
 missing); ``node`` sets a node up or down. A batch applies in order and all or nothing.
 
 Batch times never go backwards: a batch older than the state is refused (409), so the state
-at a past time (``GET /state?at=``) never holds what happened later. A ``PUT`` may start a
-new timeline at any time. Sample times inside a batch (``metrics.time``) are free.
+at a past time (``GET /state?at=``) never holds what happened later. Nor do they leap: a
+batch more than ``MAX_AHEAD_S`` after both the state's time and the wall clock is refused
+(422), so one far-future batch cannot make every later real-time batch "too old". A ``PUT``
+may start a new timeline at any time. Sample times inside a batch (``metrics.time``) are free.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from twinsched.model.document import ID_PATTERN, Id, Pod, PodPhase
 
 MAX_TIME = 1e12  # seconds; keeps time / step buckets inside 64-bit integers
+MAX_AHEAD_S = 86_400.0  # a batch's time: at most a day after the state's time or the clock
 MAX_VALUE = 1e18  # keeps sums of samples finite in SQL aggregates
 MAX_METRIC_LENGTH = 128
 MetricName = Annotated[

@@ -21,6 +21,7 @@ from twinsched.errors import TwinschedError
 from twinsched.model.document import UNBOUND_PHASES, Job, Node, Pod, TwinDocument
 from twinsched.store.history.store import HistoryStore, MessageId, SampleBatch
 from twinsched.twin.core.deltas import (
+    MAX_AHEAD_S,
     MetricsDelta,
     NodeDelta,
     PatchResult,
@@ -102,6 +103,7 @@ class TwinService:
         self._gzip_cache: tuple[int, bytes] = (-1, b"")
         self.stats = WriteStats()
         self.ordered = True  # refuse batches older than the state (off to replay old histories)
+        self.clock: Callable[[], float] = time.time  # bounds how far ahead a batch may be
 
     # -- restore ---------------------------------------------------------------------------------
     @classmethod
@@ -198,6 +200,8 @@ class TwinService:
         if patch.time < self._doc.timestamp and self.ordered:
             problem = f"{patch.time:g} is before the twin's time {self._doc.timestamp:g}"
             raise TimeOrderError("time", f"{problem}; batches must not go back in time")
+        if self.ordered:
+            self._check_ahead(patch.time)
         changes, batch = self._stage(patch)
         version = self._version + 1
         if self.history is not None:
@@ -217,6 +221,18 @@ class TwinService:
         return PatchResult(
             applied=len(changes), samples=len(batch), version=version, time=patch.time
         )
+
+    def _check_ahead(self, at: float) -> None:
+        """Refuse a batch time more than ``MAX_AHEAD_S`` after both the state's time and the
+        clock: it would make every later batch on real time 'before the twin's time'."""
+        now = self.clock()
+        most = max(self._doc.timestamp, now) + MAX_AHEAD_S
+        if at > most:
+            raise DeltaError(
+                "time",
+                f"{at:g} is more than {MAX_AHEAD_S:g} s after the twin's time "
+                f"{self._doc.timestamp:g} and the clock {now:.0f}: at most {most:.0f}",
+            )
 
     def _write_snapshot(self) -> None:
         """Store the state as a snapshot; only speeds up restores, so a failure is logged."""

@@ -36,6 +36,11 @@ class TwinSettings(BaseModel):
     db: str = Field("", description="History database URL or SQLite path; '' = the store's.")
     dev: bool = Field(False, description="Allow an empty or weak token (loopback test benches).")
     max_body_bytes: int = Field(32 * 2**20, gt=0, description="Largest request body accepted.")
+    harmonize_max_body_bytes: int = Field(
+        4 * 2**20,
+        gt=0,
+        description="Largest body of POST /harmonize (its memory grows about 40x its body).",
+    )
     retention_s: float | None = Field(
         None, gt=0, description="Drop samples older than this (twin time); None = keep all."
     )

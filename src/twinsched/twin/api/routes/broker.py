@@ -30,6 +30,10 @@ class BrokerStatus(BaseModel):
     applied: int = Field(0, description="Messages applied.")
     duplicates: int = Field(0, description="Messages dropped as already applied.")
     rejected: int = Field(0, description="Messages that could never apply (logged).")
+    dead_letters: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of those, how many per reason (id, window, body, delta, write).",
+    )
     redelivered_later: int = Field(0, description="Sent back: an earlier one was missing.")
     gaps: int = Field(0, description="Applied after giving up on missing earlier ones.")
     retried: int = Field(0, description="Writes that failed and were left for redelivery.")
@@ -75,6 +79,7 @@ def get_broker(
         applied=stats.applied,
         duplicates=stats.duplicates,
         rejected=stats.rejected,
+        dead_letters=dict(stats.dead_letters),
         redelivered_later=stats.redelivered_later,
         gaps=stats.gaps,
         retried=stats.retried,

@@ -22,7 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.cli.fuzzing import TARGETS, Tally, fuzz, sandbox
+from tests.experiments import sweep_fuzzing
 from tests.fuzz_table import HEADER
 
 
@@ -37,6 +40,7 @@ def main() -> int:
         key = target.name if args.by_option else "twinsched " + " ".join(target.command)
         with sandbox() as root:
             rows.setdefault(key, Tally()).merge(fuzz(target, args.examples, root))
+    rows |= _sweeps(args.examples)
     print("\n".join(HEADER))
     total = Tally()
     for key, tally in rows.items():
@@ -49,6 +53,31 @@ def main() -> int:
     for problem in problems:
         print("problem:", problem, file=sys.stderr)
     return 1 if problems or total.refused_valid else 0
+
+
+def _sweeps(examples: int) -> dict[str, Tally]:
+    """Hostile sweep names (spec and ``sweep report``) and ``trace/variant`` strings."""
+    names, traces = Tally(), Tally()
+    with sandbox() as root:
+        work = root / "work"
+        work.mkdir()
+
+        @settings(
+            max_examples=examples, database=None, deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )  # fmt: skip
+        @given(
+            name=sweep_fuzzing.names,
+            trace=st.sampled_from(sweep_fuzzing.TRACES),
+            variant=sweep_fuzzing.variants,
+        )
+        def run(name: str, trace: str, variant: str) -> None:
+            sweep_fuzzing.check_name(name, names)
+            sweep_fuzzing.check_report(name, work, names)
+            sweep_fuzzing.check_trace(f"{trace}/{variant}", traces)
+
+        run()
+    return {"sweep names (spec, `sweep report`)": names, "sweep `trace/variant`": traces}
 
 
 if __name__ == "__main__":

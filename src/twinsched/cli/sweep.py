@@ -6,6 +6,9 @@ interrupted sweep runs only the cells that are missing (``docs/sweeps.md``).
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -32,6 +35,10 @@ err = make_console(stderr=True)
 SpecArg = Annotated[Path, typer.Argument(help="the sweep spec (TOML, see docs/sweeps.md)")]
 JobsOpt = Annotated[int, int_opt("local worker processes (--executor local)", 1, 256)]
 DryRunOpt = Annotated[bool, typer.Option(help="print the grid size and what is stored; run none")]
+MaxCellsOpt = Annotated[
+    int, int_opt("refuse a grid of more cells (counted before any is built)", 1, 10**7)
+]
+REPORTS = Path("out/sweeps")  # report folders by sweep name, unless --out
 
 
 @app.command("run")
@@ -43,6 +50,7 @@ def run_command(
     num_cpus: CpusOpt = 2,
     db: DbOpt = None,
     dry_run: DryRunOpt = False,
+    max_cells: MaxCellsOpt = 100_000,
 ) -> None:
     """Run every cell of a sweep spec not stored yet; results go to the store as they finish."""
     from twinsched.experiments.sweep import load_spec
@@ -50,7 +58,7 @@ def run_command(
 
     with expected_errors():
         sweep = load_spec(spec)
-        cells = sweep.cells()
+        cells = sweep.cells(max_cells)
         check_store(db)
         todo, stored = pending(cells, db)
     console.print(
@@ -61,13 +69,14 @@ def run_command(
     if dry_run:
         return
     with expected_errors():
-        register(sweep, db)  # the name, spec and links to the cells stored already
+        register(sweep, db, max_cells)  # the name, spec and links to the cells stored already
     if not todo:
         return
     chosen = _executor(executor, jobs, address, num_cpus)
     with expected_errors():
         try:
-            outcome = _run(sweep.name, cells, db, chosen)
+            with _term_as_interrupt():  # the pool's workers end with the sweep (executors.py)
+                outcome = _run(sweep.name, cells, db, chosen)
         except KeyboardInterrupt:
             _, stored = pending(cells, db)
             err.print(f"interrupted: {stored} of {len(cells)} cells stored; rerun to resume")
@@ -89,13 +98,16 @@ NameArg = Annotated[
 @app.command("report")
 def report_command(
     name: NameArg,
-    out: Annotated[Path | None, out_dir_opt("output folder (default out/sweeps/NAME)")] = None,
+    out: Annotated[
+        Path | None, out_dir_opt("output folder (default out/sweeps/NAME, kept inside it)")
+    ] = None,
     db: DbOpt = None,
 ) -> None:
     """Summary table against published means, curves (CSV) and the per-trace figure of a
     sweep, from the stored runs of its cells (cells shared with other sweeps included)."""
     from twinsched.experiments.sweep import load_spec
     from twinsched.experiments.sweep_driver import sweep_results
+    from twinsched.model.names import check_safe_name, confined
     from twinsched.report.sweep import by_trace, summary_rows, trace_label, worst_delta
     from twinsched.report.sweep_files import write_sweep_report
     from twinsched.report.table import print_comparison
@@ -103,6 +115,8 @@ def report_command(
     with expected_errors():
         if name.endswith(".toml"):
             name = load_spec(name).name
+        check_safe_name(name, "sweep name")  # before the store, and before any path is made
+        folder = out or confined(REPORTS, name)
         check_store(db)
         info, stored = sweep_results(name, db)
     console.print(f"sweep [bold]{name}[/]: {len(stored)} of {info.cells} cells stored")
@@ -116,9 +130,28 @@ def report_command(
     if worst is not None:
         console.print(f"largest distance to a published mean at 100% arrived: {worst:.2f} points")
     with expected_errors():
-        paths = write_sweep_report(groups, out or Path("out/sweeps") / name)
+        paths = write_sweep_report(groups, folder)
     for label, path in paths.items():
         console.print(f"{label}: {path}", highlight=False)
+
+
+@contextmanager
+def _term_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt inside the block, so a ``kill`` ends the sweep as
+    Ctrl-C does: its worker processes are stopped and what is stored is reported."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (an embedding program): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _executor(name: ExecutorName, jobs: int, address: str | None, num_cpus: int) -> Executor:

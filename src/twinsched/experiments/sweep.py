@@ -2,8 +2,10 @@
 
 A spec names traces (``"trace"`` or ``"trace/variant"``), schedulers (parameters ride in the
 name: ``ilp-frag/k=2``), seeds (a list, or a count ``n`` for ``0..n-1``) and fill-up targets;
-the grid is their product, in that order. A cell's key is the SHA-256 of its spec's canonical
-JSON: the store keeps one result per key, so a rerun skips every finished cell.
+the grid is their product, in that order, of at most :data:`MAX_CELLS` cells unless raised
+(counted before any cell is built). A cell's key is the SHA-256 of its spec's canonical JSON:
+the store keeps one result per key, so a rerun skips every finished cell. Names follow
+:mod:`twinsched.model.names`; variants are checked by their trace (``traces.registry``).
 
     name = "example"
     traces = ["synthetic-continuum", "synthetic-continuum/1"]
@@ -25,10 +27,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from twinsched.errors import TwinschedError, UnknownNameError
+from twinsched.model.names import check_safe_name
 from twinsched.model.run import Mode, RunSpec
 
 TARGET_MAX = 1000.0  # % of GPU capacity, as `twinsched run --target`
 SEEDS_MAX = 2**31 - 1
+MAX_CELLS = 100_000  # cells of one grid unless `sweep run --max-cells` raises it
+CELLS_CEILING = 10**7  # the most --max-cells accepts (a 10^7-cell grid took 4.4 GB)
+AXIS_MAX = 10_000  # values per list (traces, schedulers, seeds, targets)
 T = TypeVar("T")
 
 
@@ -41,15 +47,20 @@ class SweepSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1, max_length=200)
-    traces: list[str] = Field(min_length=1)
-    schedulers: list[str] = Field(min_length=1)
-    seeds: list[int] = Field(default=[0], min_length=1)
+    name: str
+    traces: list[str] = Field(min_length=1, max_length=AXIS_MAX)
+    schedulers: list[str] = Field(min_length=1, max_length=AXIS_MAX)
+    seeds: list[int] = Field(default=[0], min_length=1, max_length=AXIS_MAX)
     mode: Mode = "fillup"
-    target_pct: list[float] = Field(default=[130.0], min_length=1)
+    target_pct: list[float] = Field(default=[130.0], min_length=1, max_length=AXIS_MAX)
     sample_every_s: float = Field(default=3600.0, gt=0, le=86400.0 * 365)
     data: str | None = None
     validate_runs: bool = Field(default=False, alias="validate")
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, name: str) -> str:
+        return check_safe_name(name, "sweep name")
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -86,23 +97,44 @@ class SweepSpec(BaseModel):
     @field_validator("traces")
     @classmethod
     def _known_traces(cls, names: list[str]) -> list[str]:
-        from twinsched.traces.registry import describe
+        from twinsched.traces.registry import check_variant, split_trace
 
-        known = describe()
         for name in names:
-            trace = name.split("/", 1)[0]
-            if trace not in known:
-                raise ValueError(str(UnknownNameError("trace", trace, list(known))))
+            try:
+                check_variant(*split_trace(name))
+            except TwinschedError as exc:
+                raise ValueError(str(exc)) from None
         return _unique(names, "traces")
 
-    def cells(self) -> list[RunSpec]:
-        """Every run of the grid: traces x schedulers x seeds x targets, in that order."""
+    def size(self) -> int:
+        """How many cells the grid has: the product of its axes' lengths (nothing built)."""
+        return len(self.traces) * len(self.schedulers) * len(self.seeds) * len(self.targets())
+
+    def check_size(self, max_cells: int = MAX_CELLS) -> int:
+        """:meth:`size`, or :class:`SweepSpecError` naming the cap when it is above it."""
+        size = self.size()
+        if size > max_cells:
+            raise SweepSpecError(
+                f"sweep '{self.name}': {size:,} cells ({len(self.traces)} traces x "
+                f"{len(self.schedulers)} schedulers x {len(self.seeds)} seeds x "
+                f"{len(self.targets())} targets) is over the cap of {max_cells:,} cells; "
+                f"split the sweep, or raise the cap with `sweep run --max-cells N` "
+                f"(at most {CELLS_CEILING:,})"
+            )
+        return size
+
+    def cells(self, max_cells: int = MAX_CELLS) -> list[RunSpec]:
+        """Every run of the grid: traces x schedulers x seeds x targets, in that order; a grid
+        over ``max_cells`` is refused before any cell is built (:meth:`check_size`)."""
+        from twinsched.traces.registry import split_trace
+
+        self.check_size(max_cells)
         return [
             RunSpec(
-                trace=trace.split("/", 1)[0],
+                trace=split_trace(trace)[0],
                 scheduler=scheduler,
                 seed=seed,
-                variant=trace.split("/", 1)[1] if "/" in trace else "",
+                variant=split_trace(trace)[1],
                 mode=self.mode,
                 target_pct=target,
                 sample_every_s=self.sample_every_s,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from twinsched.experiments.executors import Executor
 from twinsched.experiments.runner import execute
-from twinsched.experiments.sweep import SweepSpec, cell_key
+from twinsched.experiments.sweep import MAX_CELLS, SweepSpec, cell_key
 from twinsched.model.run import RunResult, RunSpec
 
 if TYPE_CHECKING:
@@ -103,12 +103,13 @@ def run_sweep(
     return outcome
 
 
-def register(sweep: SweepSpec, db: str | None) -> SweepInfo:
+def register(sweep: SweepSpec, db: str | None, max_cells: int = MAX_CELLS) -> SweepInfo:
     """Store the sweep (name, spec, grid size) and link it to the cells already stored."""
     from twinsched.store import register_sweep
 
     spec = sweep.model_dump(mode="json", by_alias=True)
-    return register_sweep(sweep.name, spec, [cell_key(c) for c in sweep.cells()], db)
+    keys = [cell_key(c) for c in sweep.cells(max_cells)]
+    return register_sweep(sweep.name, spec, keys, db)
 
 
 def run_spec(
@@ -116,10 +117,11 @@ def run_spec(
     db: str | None,
     executor: Executor | Callable[[int], Executor],
     on_done: Callable[[RunSpec, str | None], None] | None = None,
+    max_cells: int = MAX_CELLS,
 ) -> SweepOutcome:
     """:func:`register` the sweep, then :func:`run_sweep` its grid, linking each new run."""
-    register(sweep, db)
-    return run_sweep(sweep.cells(), db, executor, on_done, sweep=sweep.name)
+    register(sweep, db, max_cells)
+    return run_sweep(sweep.cells(max_cells), db, executor, on_done, sweep=sweep.name)
 
 
 def sweep_results(

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from twinsched.model.names import check_safe_name
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.schema import SweepRow, SweepRunRow
 
@@ -44,6 +45,7 @@ def register_sweep(
     of cells no longer in its grid leave it (they stay in the store)."""
     from twinsched.store.runs import key_ids
 
+    check_safe_name(name, "sweep name")  # before the store sees it (no NUL for PostgreSQL)
     wanted = list(dict.fromkeys(keys))
     now = datetime.now(UTC)
     with engine_for(db).begin() as conn:
@@ -66,6 +68,7 @@ def register_sweep(
 
 def link_run(conn: Connection, name: str, run_id: int) -> None:
     """Make run ``run_id`` a cell of sweep ``name`` (registered), in ``conn``'s transaction."""
+    check_safe_name(name, "sweep name")
     sweep_id = conn.execute(select(SweepRow.id).where(SweepRow.name == name)).scalar()
     if sweep_id is None:
         raise StoreError(f"no sweep named {name!r} is registered: register_sweep first")
@@ -96,6 +99,7 @@ def list_sweeps(db: str | Path | None = None) -> list[str]:
 
 
 def _sweep_id(conn: Connection, name: str) -> int:
+    check_safe_name(name, "sweep name")  # before any query: a NUL would fail in PostgreSQL
     sweep_id = conn.execute(select(SweepRow.id).where(SweepRow.name == name)).scalar()
     if sweep_id is None:
         known = list(conn.execute(select(SweepRow.name).order_by(SweepRow.name)).scalars())

@@ -1,14 +1,20 @@
 """Traces by name. ``alibaba-gpu-2023`` takes a variant; ``synthetic-continuum`` a seed.
 
 ``TRACES`` is the in-tree table; plug-ins come from the ``twinsched.traces`` entry points.
+A trace and its variant are parsed here only (:func:`split_trace`, ``trace/variant``) and
+every in-tree trace checks its variant before loading (:func:`check_variant`): an unknown
+variant is an error listing the known ones, never a silent variant 0 (a plug-in checks its own).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+from twinsched.errors import TwinschedError, UnknownNameError
 from twinsched.model.cluster import Scenario
+from twinsched.model.ranges import MAX_NODES
 from twinsched.registry import Registry
 
 Loader = Callable[[str, "str | Path | None", int], Scenario]
@@ -23,13 +29,13 @@ def _alibaba(variant: str, data: str | Path | None, seed: int) -> Scenario:
 def _continuum(variant: str, data: str | Path | None, seed: int) -> Scenario:
     from twinsched.traces import synthetic
 
-    return synthetic.continuum(seed=int(variant) if variant.isdigit() else 0)
+    return synthetic.continuum(seed=int(variant or 0))
 
 
 def _cluster(variant: str, data: str | Path | None, seed: int) -> Scenario:
     from twinsched.traces import synthetic
 
-    return synthetic.cluster(seed=0, nodes=int(variant) if variant.isdigit() else 5000)
+    return synthetic.cluster(seed=0, nodes=int(variant or CLUSTER_NODES))
 
 
 TRACES: dict[str, tuple[Loader, str]] = {
@@ -44,6 +50,63 @@ TRACES: dict[str, tuple[Loader, str]] = {
     "synthetic-cluster": (_cluster, "large synthetic cluster for benchmarks; --variant NODES"),
 }
 READERS: Registry[Loader] = Registry("trace", TRACES, "twinsched.traces")
+SEED_MAX = 2**32 - 1  # numpy's seed range: synthetic-continuum's variants
+CLUSTER_NODES = 5000  # synthetic-cluster without a variant
+_DECIMAL = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # canonical: one spelling per number
+
+
+class VariantError(TwinschedError, ValueError):
+    """A trace has no such variant; the message lists the known ones (or their range)."""
+
+
+def _alibaba_variants(variant: str) -> None:
+    from twinsched.traces.alibaba_gpu_2023 import TRACE, VARIANTS
+
+    if variant not in ("", *VARIANTS):
+        raise VariantError(
+            str(UnknownNameError(f"{TRACE} variant", _excerpt(variant), [*VARIANTS]))
+        )
+
+
+def _number(trace: str, meaning: str, low: int, high: int) -> Callable[[str], None]:
+    def check(variant: str) -> None:
+        if variant and not (_DECIMAL.fullmatch(variant) and low <= int(variant) <= high):
+            raise VariantError(
+                f"unknown {trace} variant '{_excerpt(variant)}'; known: {meaning}, "
+                f"an integer in [{low}, {high}] without leading zeros (none: the default)"
+            )
+
+    return check
+
+
+VARIANT_CHECKS: dict[str, Callable[[str], None]] = {
+    "alibaba-gpu-2023": _alibaba_variants,
+    "synthetic-continuum": _number("synthetic-continuum", "a seed", 0, SEED_MAX),
+    "synthetic-cluster": _number("synthetic-cluster", "a node count", 1, MAX_NODES),
+}
+
+
+def _excerpt(text: str) -> str:
+    """At most 60 characters of ``text``, control characters escaped (it goes in a message)."""
+    shown = repr(text)[1:-1]
+    return shown if len(shown) <= 60 else f"{shown[:57]}..."
+
+
+def split_trace(text: str) -> tuple[str, str]:
+    """``trace`` or ``trace/variant`` as (trace, variant); the variant may hold no ``/``."""
+    trace, _, variant = text.partition("/")
+    return trace, variant
+
+
+def check_variant(trace: str, variant: str) -> str:
+    """``variant`` if ``trace`` knows it (an in-tree trace; plug-ins check their own), else
+    :class:`VariantError` listing the known variants; unknown traces list the known traces."""
+    if trace not in READERS:
+        raise UnknownNameError("trace", _excerpt(trace), READERS.names())
+    check = VARIANT_CHECKS.get(trace)
+    if check is not None:
+        check(variant)
+    return variant
 
 
 def describe() -> dict[str, str]:
@@ -52,5 +115,5 @@ def describe() -> dict[str, str]:
 
 
 def load(trace: str, variant: str = "", data: str | Path | None = None, seed: int = 0) -> Scenario:
-    """Load a scenario by trace name; unknown names list the known ones."""
-    return READERS.create(trace, variant, data, seed)
+    """Load a scenario by trace name; unknown names and variants list the known ones."""
+    return READERS.create(trace, check_variant(trace, variant), data, seed)

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from twinsched.cli.models import app
 from twinsched.errors import UnknownNameError
+from twinsched.scheduling.ai.model_digest import version_digest
 from twinsched.scheduling.ai.model_store import CARD, ModelError, ModelRegistry
 from twinsched.scheduling.ai.policy import random_policy
 from twinsched.scheduling.ai.scheduler import PolicyScheduler
@@ -31,9 +32,11 @@ def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     policy = random_policy(seed=3, prior={"fgd_score": 100.0})
     gate = {"kind": "share", "width": 4.0, "when": []}
     policy.meta["resolution"] = {"base": 1.0, "gates": [gate]}
-    ModelRegistry(root).register(SHIPPED, "twinsched.policy", policy.save, {"prior": "fgd"},
-                                 "0" * 64, {"val_alloc_pct": 93.0})  # fmt: skip
+    card = ModelRegistry(root).register(SHIPPED, "twinsched.policy", policy.save, {"prior": "fgd"},
+                                        "0" * 64, {"val_alloc_pct": 93.0})  # fmt: skip
     monkeypatch.setattr("twinsched.scheduling.ai.shipped.SHIPPED_ROOT", root)
+    pinned = {card.ref: version_digest(card.path)}  # what the package's source would pin
+    monkeypatch.setattr("twinsched.scheduling.ai.shipped.SHIPPED_DIGESTS", pinned)
     return tmp_path / "user-models"
 
 
@@ -50,6 +53,7 @@ def test_every_shipped_model_matches_its_card() -> None:
         }
         assert on_disk == card.files, card.ref  # no file missing, extra or altered
         assert sum(p.stat().st_size for p in card.path.iterdir()) < 64 * 1024  # small
+        assert Catalog().check(card) == []  # card and files: the digest pinned in shipped.py
 
 
 def test_an_altered_shipped_file_is_refused(shipped: Path) -> None:

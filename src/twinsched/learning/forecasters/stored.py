@@ -29,6 +29,7 @@ from twinsched.scheduling.ai.model_store import (
     CardError,
     ModelCard,
     ModelError,
+    ModelIntegrityError,
     ModelRegistry,
     parse_ref,
 )
@@ -96,8 +97,11 @@ def register_fits(
 
 def stored_card(ref: str, root: str | Path | None = None) -> ModelCard:
     """The card of ``NAME[@VERSION]`` (``stored:`` optional), its files verified; a card that is
-    not a forecaster's, or whose spec lacks a field, raises :class:`CardError`."""
-    card = ModelRegistry(root).get(*parse_ref(ref.removeprefix(PREFIX)), verify=True)
+    not a forecaster's, or whose spec lacks a field, raises :class:`CardError`, and files or a
+    card changed since registration :class:`ModelIntegrityError` (the card's own errors first:
+    they say more than the digest that any edit breaks)."""
+    registry = ModelRegistry(root)
+    card = registry.get(*parse_ref(ref.removeprefix(PREFIX)))
     path = card.path / CARD
     if card.kind != KIND:
         raise CardError(path, "kind", f"{card.kind!r} is not a forecaster ({KIND!r})")
@@ -109,6 +113,8 @@ def stored_card(ref: str, root: str | Path | None = None) -> ModelCard:
         isinstance(s, int) and fit_folder(s) in _folders(card) for s in card.spec["fit_steps"]
     ):
         raise CardError(path, "spec.fit_steps", f"{card.spec['fit_steps']} do not match the files")
+    if problems := registry.check(card):
+        raise ModelIntegrityError("; ".join(problems))
     return card
 
 

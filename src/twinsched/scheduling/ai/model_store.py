@@ -5,7 +5,11 @@ Layout: ``ROOT/NAME/VERSION/`` holds the artifact files that a ``save`` callback
 version appears all at once: its files are written to a hidden temporary folder beside it and
 renamed into place, so a crash or a failing ``save`` never leaves half a version. Numbers are
 claimed by exclusive file creation (``NAME/.claims/N``), so concurrent registrations get
-distinct versions and a deleted version's number is not reused.
+distinct versions and a deleted version's number is not reused. The digest of card and
+files together is recorded at registration outside the version (``NAME/.digests/N``,
+:mod:`~twinsched.scheduling.ai.model_digest`) and checked by :meth:`ModelRegistry.check`,
+which loading and ``models verify`` run. Every numbered folder is a version: one without a
+readable card is an error naming it, never skipped in favour of another model.
 
 Serving a registered model as the scheduler ``ai:NAME[@VERSION]`` lives in
 :mod:`twinsched.scheduling.ai.serving`.
@@ -14,7 +18,6 @@ Serving a registered model as the scheduler ``ai:NAME[@VERSION]`` lives in
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import platform
@@ -31,9 +34,19 @@ from typing import Any
 
 from twinsched.errors import TwinschedError, UnknownNameError
 from twinsched.extras import data_home
+from twinsched.scheduling.ai.model_digest import (
+    CARD,
+    combined,
+    hash_folder,
+    index_path,
+    record_digest,
+    recorded_digest,
+    sha256_file,
+    version_digest,
+)
 
+__all__ = ["CARD", "sha256_file"]  # re-exported: the card's file name, the file hash
 ENV_VAR = "TWINSCHED_MODELS"
-CARD = "card.json"
 CARD_FORMAT = 1
 FRAMEWORKS = ("twinsched", "numpy", "torch", "gymnasium", "stable-baselines3", "sb3-contrib")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -89,32 +102,11 @@ def _safe(name: object) -> bool:
 def parse_ref(ref: str) -> tuple[str, int | None]:
     """``NAME``, ``NAME@3`` or ``NAME@latest`` as (name, version or None for the latest)."""
     name, at, ver = ref.partition("@")
-    if at and not (ver.isdigit() or ver == "latest"):
-        raise ModelError(f"bad model reference {ref!r}: expected NAME or NAME@VERSION (an int)")
-    return check_name(name), int(ver) if ver.isdigit() else None
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _hash_folder(folder: Path) -> dict[str, str]:
-    """SHA-256 of every artifact file under ``folder`` by POSIX relative path (card excluded)."""
-    return {
-        p.relative_to(folder).as_posix(): sha256_file(p)
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.relative_to(folder).as_posix() != CARD
-    }
-
-
-def _combined(files: Mapping[str, str]) -> str:
-    lines = "".join(f"{path}\x00{digest}\n" for path, digest in sorted(files.items()))
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+    if at and not (_number(ver) or ver == "latest"):
+        raise ModelError(
+            f"bad model reference {ref!r:.120}: expected NAME or NAME@VERSION (a positive int)"
+        )
+    return check_name(name), int(ver) if _number(ver) else None
 
 
 def framework_versions(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -155,6 +147,9 @@ class ModelCard:
     def read(cls, folder: Path) -> ModelCard:
         """The card in ``folder``; a bad file raises :class:`CardError` naming file and field."""
         path = folder / CARD
+        if not path.is_file():
+            problem = "missing: a version folder without its card is not a usable model"
+            raise CardError(path, None, f"{problem} (remove it or register the model again)")
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting
@@ -183,8 +178,13 @@ _Errors = list[ModelError]
 class ModelRegistry:
     """Registered models under one root folder (argument, ``$TWINSCHED_MODELS``, user data)."""
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(
+        self, root: str | Path | None = None, pinned: Mapping[str, str] | None = None
+    ) -> None:
+        """``pinned`` (``NAME@VERSION`` -> digest) replaces the on-disk index: the shipped
+        models' digests live in the package source, not beside the files they vouch for."""
         self.root = Path(root) if root else default_root()
+        self.pinned = None if pinned is None else dict(pinned)
 
     def register(
         self,
@@ -213,15 +213,16 @@ class ModelRegistry:
             _write_artifacts(tmp, save)
             if (tmp / CARD).exists():
                 raise ModelError(f"model '{name}': '{CARD}' is reserved for the model card")
-            if not (files := _hash_folder(tmp)):
+            if not (files := hash_folder(tmp)):
                 raise ModelError(f"model '{name}': save wrote no artifact file")
             number = self._claim(folder)
             card = ModelCard(
                 name, number, datetime.now(UTC).isoformat(timespec="seconds"), kind, spec,
-                data_checksum, metrics, _combined(files), files, framework_versions(frameworks),
+                data_checksum, metrics, combined(files), files, framework_versions(frameworks),
                 folder / str(number),
             )  # fmt: skip
             _write_json(tmp / CARD, card.to_json())
+            record_digest(self.root, name, number, version_digest(tmp))
             os.rename(tmp, card.path)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -241,9 +242,7 @@ class ModelRegistry:
         folder = self.root / check_name(name)
         if not folder.is_dir():
             return []
-        return sorted(
-            int(p.name) for p in folder.iterdir() if p.name.isdigit() and (p / CARD).is_file()
-        )
+        return sorted(int(p.name) for p in folder.iterdir() if _number(p.name) and p.is_dir())
 
     def list(self, name: str | None = None) -> _Cards:
         """Readable cards of every version (of one name), by name then version; :meth:`scan`
@@ -265,8 +264,21 @@ class ModelRegistry:
 
     def get(self, name: str, version: int | None = None, *, verify: bool = False) -> ModelCard:
         """The card of one version (the latest when ``version`` is None); ``verify`` checks the
-        artifact files against it first. Unknown names and versions list the known ones."""
-        card = self._read(name, self.resolve(name, version))
+        artifact files against it first. Unknown names and versions list the known ones.
+
+        Without a version, the newest version folder answers; if it cannot be used the error
+        says so and lists the usable versions: no older version is picked behind your back."""
+        number = self.resolve(name, version)
+        try:
+            card = self._read(name, number)
+        except ModelError as exc:
+            if version is not None:
+                raise
+            usable = [c.ref for c in self.scan(name)[0]]
+            raise ModelError(
+                f"the newest version of '{name}' cannot be used: {exc}; name a version "
+                f"(usable: {', '.join(usable) or 'none'})"
+            ) from exc
         if verify and (problems := self.check(card)):
             raise ModelIntegrityError("; ".join(problems))
         return card
@@ -291,7 +303,7 @@ class ModelRegistry:
 
     def check(self, card: ModelCard) -> _Problems:
         """Missing, extra and altered artifact files of ``card``'s version."""
-        found = _hash_folder(card.path)
+        found = hash_folder(card.path)
         problems = [f"{card.ref}: file '{f}' is missing" for f in card.files if f not in found]
         problems += [
             f"{card.ref}: file '{f}' is not on the card" for f in found if f not in card.files
@@ -301,9 +313,24 @@ class ModelRegistry:
             for f in card.files
             if f in found and found[f] != card.files[f]
         ]
-        if not problems and _combined(found) != card.artifact_sha256:
+        if not problems and combined(found) != card.artifact_sha256:
             problems.append(f"{card.ref}: artifact_sha256 does not match its files")
-        return problems
+        return problems or self._digest_problems(card)
+
+    def _digest_problems(self, card: ModelCard) -> _Problems:
+        """Whether card and files together are what was registered (module docstring)."""
+        if self.pinned is not None:
+            expected, where = self.pinned.get(card.ref), "the digest pinned in the package"
+        else:
+            where = str(index_path(self.root, card.name, card.version))
+            expected = recorded_digest(self.root, card.name, card.version)
+        if expected is None:
+            return [f"{card.ref}: no digest of card and files was recorded for it ({where}); "
+                    "register the model again"]  # fmt: skip
+        if version_digest(card.path) != expected:
+            return [f"{card.ref}: card and files differ from the version registered: their "
+                    f"digest does not match {where}"]  # fmt: skip
+        return []
 
     def resolve(self, name: str, version: int | None) -> int:
         """``version`` (the latest when None) if ``name`` has it, else an error listing them."""
@@ -334,6 +361,11 @@ class ModelRegistry:
                 return number
             except FileExistsError:
                 number += 1
+
+
+def _number(text: str) -> bool:
+    """A version folder's name: a positive decimal, ASCII only (``"²".isdigit()`` is True)."""
+    return 0 < len(text) <= 9 and text.isascii() and text.isdigit() and text == str(int(text))
 
 
 def _json_dict(name: str, what: str, value: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -13,13 +13,17 @@ import hashlib
 import io
 import itertools
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numpy.lib.npyio import NpzFile
 
 from twinsched.errors import TwinschedError
+from twinsched.model.bounded_json import MAX_CHARS, loads_bounded
 from twinsched.scheduling.ai.features import F32, FEATURE_NAMES, POD_KINDS
 
 WEIGHTS_FILE = "policy.npz"
@@ -143,13 +147,15 @@ class Policy:
         source = path / WEIGHTS_FILE if path.is_dir() else path
         try:
             with np.load(source, allow_pickle=False) as data:
-                header = json.loads(str(data["header"]))
+                header = _header(data, source)
                 layers = sum(1 for k in data.files if k.startswith("w"))
-                weights = tuple(data[f"w{i}"].astype(np.float32) for i in range(layers))
-                biases = tuple(data[f"b{i}"].astype(np.float32) for i in range(layers))
-                mean, std = data["mean"].astype(np.float32), data["std"].astype(np.float32)
-                prior = data["prior"].astype(np.float32) if "prior" in data.files else None
-        except (OSError, KeyError, ValueError) as exc:
+                weights = tuple(_tensor(data, f"w{i}", source) for i in range(layers))
+                biases = tuple(_tensor(data, f"b{i}", source) for i in range(layers))
+                mean, std = _tensor(data, "mean", source), _tensor(data, "std", source)
+                prior = _tensor(data, "prior", source) if "prior" in data.files else None
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+            if isinstance(exc, TwinschedError):
+                raise
             raise TwinschedError(f"{source}: not a twinsched policy file ({exc})") from exc
         features = tuple(header.get("features", ()))
         if features != expected and not (subset and ordered_subset(features, expected)):
@@ -158,6 +164,33 @@ class Policy:
                 f"{expected[:3]}...; retrain the model"
             )
         return cls(weights, biases, mean, std, features, dict(header.get("meta", {})), prior)
+
+
+def _header(data: NpzFile, source: Path) -> dict[str, Any]:
+    """The file's JSON header, its size bounded before it is read and its depth before it is
+    parsed (a header nested 3,000 deep raised RecursionError)."""
+    if data.zip is None:  # np.load of a path always opens the archive; closed means misuse
+        raise TwinschedError(f"{source}: archive closed before its header was read")
+    size = data.zip.getinfo("header.npy").file_size
+    if size > 4 * MAX_CHARS + 1024:  # a NumPy str array stores 4 bytes a character
+        raise TwinschedError(f"{source}: header of {size:,} bytes, over the {MAX_CHARS:,} allowed")
+    header = loads_bounded(str(data["header"]), f"{source}: header", max_depth=16)
+    if not isinstance(header, dict):
+        raise TwinschedError(f"{source}: header is not a JSON object")
+    return header
+
+
+def _tensor(data: NpzFile, key: str, source: Path) -> F32:
+    """Tensor ``key`` as float32, refused unless every value is finite: a NaN or inf weight
+    would score every node NaN, and serving it would place pods silently at random."""
+    array: F32 = data[key].astype(np.float32)
+    if not np.isfinite(array).all():
+        bad = int(array.size - np.isfinite(array).sum())
+        raise TwinschedError(
+            f"{source}: tensor '{key}' has {bad} non-finite value(s) (NaN or inf); "
+            "refusing to load the model"
+        )
+    return array
 
 
 def ordered_subset(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:

@@ -15,6 +15,12 @@ from twinsched.errors import UnknownNameError
 from twinsched.scheduling.ai.model_store import ModelCard, ModelError, ModelRegistry
 
 SHIPPED_ROOT = Path(__file__).with_name("shipped_models")
+# The digest of each shipped version's card and files (model_digest.version_digest), kept in
+# the source rather than beside the files, so rewriting weights and card together is caught.
+SHIPPED_DIGESTS = {
+    "openb-gates@1": "06ea6ae33e6e0962f766c3027d18a368be3df0d3e8d6861c7be6d66bf33cbdaa",
+    "openb-rerank@1": "e37c664bd6b2924d2ac3c663eb080386f6971179ec5e511c0a19b8b6e9987903",
+}
 
 
 def is_shipped(card: ModelCard) -> bool:
@@ -27,7 +33,7 @@ class Catalog:
 
     def __init__(self, root: str | Path | None = None) -> None:
         self.user = ModelRegistry(root)
-        self.shipped = ModelRegistry(SHIPPED_ROOT)
+        self.shipped = ModelRegistry(SHIPPED_ROOT, pinned=SHIPPED_DIGESTS)
 
     @property
     def root(self) -> Path:
@@ -63,8 +69,9 @@ class Catalog:
         return cards, bad
 
     def check(self, card: ModelCard) -> list[str]:
-        """Missing, extra and altered artifact files of ``card``'s version."""
-        return self.user.check(card)
+        """Missing, extra and altered files of ``card``'s version, checked by the registry
+        that holds it (a shipped one against the digests pinned in the package)."""
+        return (self.shipped if is_shipped(card) else self.user).check(card)
 
     def hidden(self, card: ModelCard) -> bool:
         """Whether ``card`` is shipped but a user model of the same name answers instead."""

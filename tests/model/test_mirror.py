@@ -203,3 +203,10 @@ def test_owned_pods_are_compared_never_changed() -> None:
     owned.apply_deltas([{"op": "pod", "pod": "web-1", "phase": "Succeeded", "node": "e0"}])
     assert owned.disagreements.counts == {"pod_differs": 2}
     assert state.phase[2] == Phase.PENDING
+
+
+def test_the_twins_reject_reason_is_the_frameworks_code() -> None:
+    from twinsched.model.mirror import SET_BY_TWIN
+    from twinsched.scheduling.framework import Reason
+
+    assert SET_BY_TWIN == Reason.SET_BY_TWIN  # model/ cannot import the framework's enum

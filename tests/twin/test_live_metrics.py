@@ -15,13 +15,12 @@ from tests.twin.process import TwinProcess, running_twin
 from twinsched.model.events import Event, NodeDown, NodeUp
 from twinsched.model.faults import FaultSpec, NodeFault
 from twinsched.model.state import ClusterState
-from twinsched.scheduling import registry
 from twinsched.scheduling.framework import RunContext
 from twinsched.scheduling.observers import BaseObserver
 from twinsched.sim import run_replay
 from twinsched.traces import registry as traces
 from twinsched.twin.client import TwinClient
-from twinsched.twin.replica import TwinScheduler
+from twinsched.twin.loop import TwinLoop
 
 TOKEN = "live-metrics-token-0123456789abcdef"
 EVERY = 900.0
@@ -71,16 +70,16 @@ def test_a_replay_with_faults_fills_the_twins_history_and_node_conditions(
     )
     local = run_replay(scenario, "bestfit", 0, sample_every_s=EVERY, faults=faults)
     with TwinClient(twin.url, TOKEN) as client:
-        remote_sched = TwinScheduler(registry.create("bestfit"), client)
+        loop = TwinLoop(client)
         watch = NodesWatch(client)
         remote = run_replay(
-            scenario, remote_sched, 0, sample_every_s=EVERY, faults=faults,
-            observers=[remote_sched.publisher, watch],
+            scenario, "bestfit", 0, sample_every_s=EVERY, faults=faults,
+            observers=[loop, watch],
         )  # fmt: skip
         history = {m: client.history(m)["series"] for m in METRICS}
         at = {t: client.get_state(at=t) for t in (2000.0, 4500.0, 6000.0)}
-    remote.summary.pop("scheduler_stats")
     assert remote.summary == local.summary and remote.summary["node_failures"] == 2
+    assert loop.disagreements == {} and loop.pulls == 0  # the twin held what the run sent
 
     # /nodes during the run: each failure and recovery, at its time, as the run has it
     assert [round(t) for t, _, _ in watch.seen] == [1000, 4000, 5000, 6500]
@@ -90,7 +89,7 @@ def test_a_replay_with_faults_fills_the_twins_history_and_node_conditions(
 
     # the history: every node, every metric, at every sample time, the same values as the run
     times = [s["time_s"] for s in local.samples]
-    assert len(times) == 12 and remote_sched.publisher.samples == len(times)
+    assert len(times) == 12 and loop.publisher.samples == len(times)
     nodes = scenario.nodes
     gpu_nodes = [n for n, c in zip(nodes.names, nodes.gpu_count.tolist(), strict=True) if c]
     for metric, series in history.items():

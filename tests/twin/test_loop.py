@@ -12,11 +12,14 @@ from typer.testing import CliRunner
 
 from tests.twin.process import TwinProcess, running_twin
 from twinsched.cli import app
-from twinsched.scheduling import registry
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import RunContext
+from twinsched.scheduling.observers import BaseObserver
 from twinsched.sim import run_fillup, run_replay
 from twinsched.traces import registry as traces
 from twinsched.twin.client import TwinClient
-from twinsched.twin.replica import TwinScheduler
+from twinsched.twin.loop import TwinLoop
+from twinsched.twin.publisher import unique_pod_names
 
 TOKEN = "loop-test-token-0123456789abcdef"
 
@@ -32,15 +35,13 @@ def test_fillup_over_http_equals_in_process(twin: TwinProcess, scheduler: str) -
     scenario = traces.load("synthetic-continuum", "3")
     local = run_fillup(scenario, scheduler, 1, target_pct=40)
     with TwinClient(twin.url, TOKEN) as client:
-        remote_sched = TwinScheduler(registry.create(scheduler), client)
-        remote = run_fillup(
-            scenario, remote_sched, 1, target_pct=40, observers=[remote_sched.publisher]
-        )
+        loop = TwinLoop(client, verify=True)  # read back before every decision
+        remote = run_fillup(scenario, scheduler, 1, target_pct=40, observers=[loop])
         pods = client.pods()
     assert remote.curve == local.curve
-    stats = remote.summary.pop("scheduler_stats")
     assert remote.summary == local.summary
-    assert stats["twin_pulls"] >= local.summary["pods"]  # every decision pulled the twin
+    assert loop.pulls >= local.summary["pods"]  # every decision compared the twin's view
+    assert loop.disagreements == {}  # ... and it was the run's
     running = sum(1 for p in pods if p["phase"] == "Running")  # the twin saw the final state
     assert running == local.summary["pods"] - local.summary["unscheduled"]
 
@@ -51,10 +52,10 @@ def test_replay_over_http_equals_in_process(twin: TwinProcess) -> None:
     scenario = replace(full, pods=full.pods.take(np.sort(first)))
     local = run_replay(scenario, "bestfit", 0)
     with TwinClient(twin.url, TOKEN) as client:
-        remote_sched = TwinScheduler(registry.create("bestfit"), client)
-        remote = run_replay(scenario, remote_sched, 0, observers=[remote_sched.publisher])
-    remote.summary.pop("scheduler_stats")
+        loop = TwinLoop(client, verify=True)
+        remote = run_replay(scenario, "bestfit", 0, observers=[loop])
     assert remote.curve == local.curve and remote.summary == local.summary
+    assert loop.disagreements == {} and loop.pulls > 0
 
 
 def test_run_command_takes_a_twin_url(
@@ -69,3 +70,54 @@ def test_run_command_takes_a_twin_url(
     assert local.exit_code == 0, local.output
     a = (tmp_path / "a" / "curves" / "fgd_seed1.csv").read_text()
     assert a == (tmp_path / "b" / "curves" / "fgd_seed1.csv").read_text()
+
+
+class Interference(BaseObserver):
+    """Records where each pod was bound, in decision order; with a client, right after the
+    ``at``-th decision another writer marks ``node`` NotReady in the twin and says the first
+    pod bound there finished."""
+
+    def __init__(self, client: TwinClient | None = None, at: int = 0, node: str = "") -> None:
+        self.client, self.at, self.node = client, at, node
+        self.bound: list[tuple[int, int]] = []
+        self.state: ClusterState | None = None
+
+    def on_start(self, state: ClusterState, ctx: RunContext) -> None:
+        self.state = state
+
+    def on_decision(self, pod: int, scheduler: str, fallback: bool) -> None:
+        assert self.state is not None
+        self.bound.append((pod, int(self.state.pod_node[pod])))
+        if self.client is None or len(self.bound) != self.at:
+            return
+        first = self.bound[0][0]
+        names, node = unique_pod_names(self.state.pods.names), self.state.pod_node[first]
+        now = self.client.get_state().timestamp
+        self.client.patch(now, [
+            {"op": "node", "node": self.node, "status": "NotReady"},
+            {"op": "pod", "pod": names[first], "phase": "Succeeded",
+             "node": self.state.nodes.names[node], "gpus": []},
+        ])  # fmt: skip
+
+
+def test_the_twins_node_status_reaches_the_run_and_pod_differences_are_counted(
+    twin: TwinProcess,
+) -> None:
+    scenario = traces.load("synthetic-continuum", "3")
+    at = 20
+    local = Interference()
+    run_fillup(scenario, "fgd", 1, target_pct=40, observers=[local])
+    later = [node for _, node in local.bound[at + 1 :]]
+    busiest = max(set(later), key=later.count)  # in process, later pods go there
+    name = scenario.nodes.names[busiest]
+    with TwinClient(twin.url, TOKEN) as client, TwinClient(twin.url, TOKEN) as other:
+        writer = Interference(other, at, name)
+        loop = TwinLoop(client)
+        run_fillup(scenario, "fgd", 1, target_pct=40, observers=[writer, loop])
+    # the mask of decision at + 1 was computed before its observers were fed: from at + 2 on
+    assert busiest not in [node for _, node in writer.bound[at + 1 :]]
+    assert writer.state is not None and not writer.state.up[busiest]
+    stats = loop.stats()
+    assert stats["twin_foreign_writes"] == 1 and loop.pulls == 1  # read back only then
+    assert loop.disagreements == {"pod_differs": 1}  # counted, not applied
+    assert stats["disagreements"]["recent"][0]["detail"].startswith("twin SUCCEEDED")

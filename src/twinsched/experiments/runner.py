@@ -20,7 +20,7 @@ from twinsched.sim.scenarios import cached_scenario
 if TYPE_CHECKING:
     from twinsched.model.energy import EnergySpec
     from twinsched.model.faults import FaultSpec
-    from twinsched.twin.replica import TwinScheduler
+    from twinsched.twin.loop import TwinLoop
 
 BROKER_ENV = "TWINSCHED_TWIN_BROKER"  # runs through a twin send their deltas via this broker
 
@@ -29,14 +29,16 @@ def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -
     """Run one spec; the same spec always gives the same result (wall time aside)."""
     scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
     if spec.twin:
-        with _through_twin(spec.scheduler, spec.twin) as scheduler:
+        with _through_twin(spec.twin) as loop:
             injected = os.environ.get(ANOMALIES_ENV)
             if not injected:
-                return _run(spec, scenario, scheduler, progress, [scheduler.publisher])
-            anomalies, folder = AnomalySpec.from_json(injected)
-            injector = AnomalyInjector(scheduler.publisher, replace(anomalies, seed=spec.seed))
-            result = _run(spec, scenario, scheduler, progress, [injector])
-            write_labels(folder / label_file(spec), injector.labels)
+                result = _run(spec, scenario, spec.scheduler, progress, [loop])
+            else:
+                anomalies, folder = AnomalySpec.from_json(injected)
+                injector = AnomalyInjector(loop, replace(anomalies, seed=spec.seed))
+                result = _run(spec, scenario, spec.scheduler, progress, [injector])
+                write_labels(folder / label_file(spec), injector.labels)
+            result.summary["twin"] = loop.stats()  # traffic and disagreements, never hidden
             return result
     return _run(spec, scenario, spec.scheduler, progress)
 
@@ -94,16 +96,15 @@ def scenario_dynamics(
 
 
 @contextmanager
-def _through_twin(name: str, url: str) -> Iterator[TwinScheduler]:
-    """The scheduler wrapped so it decides on state pulled from the twin at ``url``.
+def _through_twin(url: str) -> Iterator[TwinLoop]:
+    """The observer that keeps the run in step with the twin at ``url`` (``twin/loop.py``).
 
     The write token comes from ``$TWINSCHED_TWIN_TOKEN`` (never from the spec, which is
     recorded with the results); so does the broker the deltas travel through, from
     ``$TWINSCHED_TWIN_BROKER`` (the transport does not change the results).
     """
-    from twinsched.scheduling import registry
     from twinsched.twin.client import TwinClient
-    from twinsched.twin.replica import TwinScheduler
+    from twinsched.twin.loop import TwinLoop
 
     token, broker = os.environ.get("TWINSCHED_TWIN_TOKEN"), os.environ.get(BROKER_ENV)
     if broker:
@@ -114,7 +115,7 @@ def _through_twin(name: str, url: str) -> Iterator[TwinScheduler]:
     else:
         client = TwinClient(url, token)
     with client:
-        yield TwinScheduler(registry.create(name), client)
+        yield TwinLoop(client)
 
 
 def execute_many(

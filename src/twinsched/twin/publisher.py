@@ -10,6 +10,11 @@ history is full without Prometheus. Batches carry the
 run's time when it has one (replay), else a counter. A binding's delta names the scheduler
 that made it and whether it was the fallback (the controller tells its observers right after
 each Bind step, :meth:`TwinPublisher.on_decision`).
+
+Every write answers the twin's version after it: ``version`` is the last one, and
+``foreign`` counts the writes after which the version had moved by more than this
+publisher's own write (someone else wrote to the twin in between). The twin loop
+(``twin/loop.py``) reads the twin back only then.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ class TwinPublisher:
         self.state: ClusterState | None = None
         self.names: tuple[str, ...] = ()
         self.pushes = self.deltas = 0
+        self.version = -1  # the twin's version after this publisher's last write
+        self.foreign = 0  # writes after which the version showed someone else's writes
         # What the twin holds, as last pushed (the state's columns at the start, then updated).
         self._phase = self._node = self._gpus = np.zeros(0, dtype=np.int64)
         self._up = np.zeros(0, dtype=bool)
@@ -58,7 +65,7 @@ class TwinPublisher:
         pods = replace(state.pods, names=self.names)
         scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
                             ctx.scenario.labels)  # fmt: skip
-        self.client.put_state(scenario_to_document(scenario, state))
+        self.version = self.client.put_state(scenario_to_document(scenario, state))
         self._phase, self._node = state.phase.copy(), state.pod_node.copy()
         self._gpus, self._up = state.pod_gpus.copy(), state.up.copy()
 
@@ -82,7 +89,7 @@ class TwinPublisher:
                 status = "Ready" if state.up[n] else "NotReady"
                 deltas.append({"op": "node", "node": state.nodes.names[n], "status": status})
         if deltas:
-            self.client.patch(self._next_time(), deltas)
+            self._wrote(self.client.patch(self._next_time(), deltas).version)
             self.pushes += 1
             self.deltas += len(deltas)
 
@@ -97,8 +104,14 @@ class TwinPublisher:
             }  # NaN (a node without that resource): no sample
             for n, name in enumerate(names)
         ]
-        self.client.patch(self._next_time(now), deltas)
+        self._wrote(self.client.patch(self._next_time(now), deltas).version)
         self.samples += 1
+
+    def _wrote(self, version: int) -> None:
+        """A write was applied and the twin is now at ``version``."""
+        if version != self.version + 1:
+            self.foreign += 1
+        self.version = version
 
     def _next_time(self, now: float | None = None) -> float:
         """The time of the next batch: the run's (never going back), else one more."""

@@ -22,7 +22,7 @@ def test_hostile_requests_get_4xx_and_leave_the_state_sound() -> None:
     total = sum(t.tried for t in report.tallies.values())
     assert total >= REQUESTS - 20
     assert report.statuses[400] > 30 and report.statuses[200] > 30, report.statuses
-    assert report.tallies["POST /nodes"].tried >= 10  # node updates were interleaved (19 to 40 drawn)
+    assert report.tallies["POST /nodes"].tried >= 10  # node updates interleaved (19-40 drawn)
 
 
 def test_damaged_journals_stop_the_start_with_a_clear_error(tmp_path: Path) -> None:

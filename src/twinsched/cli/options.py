@@ -305,6 +305,24 @@ ModelsDirOpt = Annotated[
     ),
 ]
 
+RecipeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--recipe",
+        help="Recipe file (TOML; docs/ai.md, Recipe files); default: the default recipe "
+        "(--print-recipe shows it)",
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+    ),
+]
+PrintRecipeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--print-recipe", help="Write the effective recipe as TOML to stdout; train nothing."
+    ),
+]
+
 
 ScenarioOpt = Annotated[
     str | None,

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from twinsched.errors import TwinschedError
+from twinsched.training.recipe_check import MAX_FILE_BYTES
 
 SEED_MAX = 2**32 - 1  # numpy's seed range
 SEEDS_MOST = 10_000  # seeds in one --seeds list
@@ -309,8 +310,9 @@ RecipeOpt = Annotated[
     Path | None,
     typer.Option(
         "--recipe",
-        help="Recipe file (TOML; docs/ai.md, Recipe files); default: the default recipe "
-        "(--print-recipe shows it)",
+        help="Recipe file; default: the default recipe (--print-recipe shows it) "
+        f"[TOML file of at most {MAX_FILE_BYTES // 1024} KiB; keys and ranges: docs/ai.md, "
+        "Recipe files]",
         exists=True,
         dir_okay=False,
         metavar="FILE",

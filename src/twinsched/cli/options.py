@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from twinsched.errors import TwinschedError
+from twinsched.training.recipe_check import MAX_FILE_BYTES
 
 SEED_MAX = 2**32 - 1  # numpy's seed range
 SEEDS_MOST = 10_000  # seeds in one --seeds list
@@ -302,6 +303,25 @@ ModelsDirOpt = Annotated[
         "[folder, if it exists]",
         parser=_models_dir,
         metavar="DIR",
+    ),
+]
+
+RecipeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--recipe",
+        help="Recipe file; default: the default recipe (--print-recipe shows it) "
+        f"[TOML file of at most {MAX_FILE_BYTES // 1024} KiB; keys and ranges: docs/ai.md, "
+        "Recipe files]",
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+    ),
+]
+PrintRecipeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--print-recipe", help="Write the effective recipe as TOML to stdout; train nothing."
     ),
 ]
 

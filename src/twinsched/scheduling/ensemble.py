@@ -65,31 +65,29 @@ class Ensemble:
 
     def __init__(
         self,
-        members: list[str],
+        members: Mapping[str, Scheduler],
+        fallback: Scheduler,
         weights: Mapping[str, float] | None = None,
-        fallback: str = "fgd",
         name: str | None = None,
     ) -> None:
-        self.member_names = members
+        """``members`` by the names they were written with; ``fallback`` replaces a member's
+        answer that is "no decision" or invalid, so that every member has a candidate."""
+        self.member_names = list(members)
         given = dict(weights or {})
         self.name = name or f"{self.kind}:" + "|".join(
             f"{m}@{given[m]:.15g}" if m in given else m for m in members
         )
         self.default_weights = {m: given.get(m, 1.0) for m in members}
-        self._fallback_name = fallback
-        self.members: list[Scheduler] = []
+        self._fallback = fallback
+        self.members: list[Scheduler] = list(members.values())
         self.cards: dict[str, Scorecard] = {}
         self.errors: dict[str, int] = {}
-        self.log = RewardLog(members)
+        self.log = RewardLog(self.member_names)
         self._profiles: dict[str, Any] = {}
         self._job_of: list[str] = []  # per pod of the run, its job's name
         self._tctx: TargetContext | None = None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
-        from twinsched.scheduling import registry
-
-        self.members = [registry.create(m) for m in self.member_names]
-        self._fallback = registry.create(self._fallback_name)
         for s in [*self.members, self._fallback]:
             s.reset(state, ctx)
         self.cards = {m: Scorecard() for m in self.member_names}

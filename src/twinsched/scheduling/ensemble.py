@@ -17,7 +17,7 @@ from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.aggregator import aggregate, profile_weights
-from twinsched.scheduling.controller import needs_fallback
+from twinsched.scheduling.controller import _needs_fallback
 from twinsched.scheduling.evaluator import Reference, RewardLog, Scorecard, reference
 from twinsched.scheduling.framework import (
     NO_DECISION,
@@ -113,7 +113,7 @@ class Ensemble:
             except Exception as exc:  # a member's failure must not stop the run: fall back
                 self.errors[name] = self.errors.get(name, 0) + 1
                 decision = Unschedulable(NO_DECISION, f"{name} failed: {exc!r}")
-            bad = bool(needs_fallback(state, pod, eligible, decision))
+            bad = bool(_needs_fallback(state, pod, eligible, decision))
             if bad:
                 decision = self._fallback.place(state, pod, eligible)
             candidates[name], fell_back[name] = decision, bad

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from twinsched.errors import TwinschedError, UnknownNameError
 from twinsched.registry import Registry, load
-from twinsched.scheduling.framework import Scheduler
+from twinsched.scheduling.framework import DEFAULT_FALLBACK, Scheduler
 from twinsched.scheduling.ilp.targets import TARGETS
 from twinsched.scheduling.names import (
     Aggregate,
@@ -218,7 +218,7 @@ def _build(node: Node) -> Scheduler:
     return create_ai_scheduler(node.text)
 
 
-_FALLBACK = "fgd"  # the hint of the ILPs and the fallback of an ensemble's members
+_FALLBACK = DEFAULT_FALLBACK  # the ILPs' hint and the fallback of an ensemble's members
 # Built-ins that are not plugin schedulers: a sum of them is refused before building.
 # (Named by a class, not by a score plugin's factory, or an ILP.)
 _NO_PLUGINS = {n for n, (src, _) in BUILT_INS.items() if isinstance(src, str)} | set(TARGETS)

@@ -182,6 +182,22 @@ def checked_opt(help: str, parse: Callable[[str], object], *decls: str) -> Any:
     return typer.Option(*decls, help=help, callback=check)
 
 
+def check_scheduler(text: str | None) -> None:
+    """Refuse a name that :func:`twinsched.scheduling.registry.check` refuses (nothing built)."""
+    from twinsched.scheduling import registry
+
+    if text is not None:
+        try:
+            registry.check(text)
+        except TwinschedError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+
+def scheduler_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of a scheduler name, checked while the command line is parsed."""
+    return checked_opt(help, check_scheduler, *decls)
+
+
 WEIGHTS_RULE = "NAME=WEIGHT pairs, comma-separated; weights 0..1e6, a listed scheduler's name"
 
 

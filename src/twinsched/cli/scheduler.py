@@ -21,6 +21,7 @@ from twinsched.cli.options import (
     int_opt,
     load_source,
     scenario_source,
+    scheduler_opt,
 )
 from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
@@ -49,7 +50,7 @@ TWIN_REFRESH = "Seconds between two checks of the twin's version (0: every filte
 @app.command()
 def serve(
     scheduler: Annotated[
-        str, typer.Option(help="Registered scheduler (twinsched schedulers).")
+        str, scheduler_opt("Registered scheduler (twinsched schedulers).")
     ] = "fgd",
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, int_opt("Port to bind.", 1, 65535)] = 8282,
@@ -189,7 +190,7 @@ def drive(
     ] = True,
     limit: Annotated[int, typer.Option(help="Drive only the first N pods (0: all).")] = 0,
     check: Annotated[
-        str | None, typer.Option(help="Compare with this scheduler's in-process fill-up.")
+        str | None, scheduler_opt("Compare with this scheduler's in-process fill-up.")
     ] = None,
     token: Token = None,
 ) -> None:

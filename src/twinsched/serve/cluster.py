@@ -64,7 +64,7 @@ class ServiceCluster:
     ) -> None:
         for name in (scheduler, fallback):  # a name that cannot be made fails now, not at
             if name is not None:  # the first pod (the service would start and answer errors)
-                registry.create(name)
+                registry.check(name)
         self.scheduler_name, self.seed, self.workload = scheduler, seed, workload
         self.fallback, self.capacity, self.validate = fallback, capacity, validate
         self.lock = threading.RLock()

@@ -17,9 +17,9 @@ from twinsched.scheduling.framework import Placement, Reason, Unschedulable
 SRC = Path(registry.__file__).parents[1]  # src/twinsched
 # The helpers behind the steps: only scheduling/ imports them (underscored names neither).
 HELPERS = {"placement_error", "needs_fallback", "default_gpus", "first_rejection"}
-# Not migrated yet, left to their owners (issue 32): the scheduler service (validate, gpus_for,
-# rejections) and the exact optimum's decoder (gpus_for).
-PENDING = {"serve/cluster.py", "experiments/optimum/decode.py"}
+# The exact optimum's decoder binds a bound's patterns on a bare state, outside any cycle (no
+# controller, no scheduler): it takes the Bind step's GPU choice itself.
+PENDING = {"experiments/optimum/decode.py"}
 
 
 def _controller(fallback: bool = True) -> tuple[SchedulerController, object]:

@@ -79,7 +79,7 @@ def _checked(request: RunRequest) -> tuple[RunRequest, list[RunSpec]]:
     from twinsched.scheduling import registry
 
     for name in request.schedulers:
-        registry.create(name)  # fail fast on unknown names, before any run starts
+        registry.check(name)  # fail fast on bad names, before any run starts (builds nothing)
     if request.record:
         check_store(request.db, required=False)  # reachable before the runs
     trace, variant, data = scenario_source(

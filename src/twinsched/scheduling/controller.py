@@ -100,11 +100,6 @@ def _needs_fallback(
     return None
 
 
-# Public until the scheduler service (serve/cluster.py) calls SchedulerController.validate
-# and .commit (issue 32); drivers use the controller's steps.
-placement_error = _placement_error
-
-
 class SchedulerController:
     """One scheduler's cycle over the nodes that pass every filter, with an injected fallback.
 

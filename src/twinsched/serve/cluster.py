@@ -20,7 +20,7 @@ from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Pods, single_pool_scenario
 from twinsched.model.events import Arrive, NodeDown, Phase, Reject, Release
 from twinsched.scheduling import registry
-from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
+from twinsched.scheduling.controller import SchedulerController, arrival_order
 from twinsched.scheduling.framework import (
     DEFAULT_FALLBACK,
     Decision,
@@ -28,7 +28,6 @@ from twinsched.scheduling.framework import (
     Reason,
     Unschedulable,
 )
-from twinsched.scheduling.gpus import default_gpus
 from twinsched.serve import invariants, persist, sync
 from twinsched.serve.candidates import CandidateCache
 from twinsched.serve.convert import NodeRow, ObjectError, PodRow
@@ -329,12 +328,11 @@ class ServiceCluster:
         """Bind slot ``i`` to node ``n``; ``write``: a new bind, recorded by the state source
         (if any) before it is applied here, and in the journal (its pod too if tentative)."""
         table, control = self.need()
-        view, state = control.views[i], control.state
         if check:
-            why = placement_error(state, view, control.eligible(view), Placement(n, gpus))
+            why = control.validate(i, Placement(n, gpus))
             if why:
                 return f"pod {table.rows_of_pods[i].key!r} cannot go there: {why}"
-        gpus = gpus or default_gpus(state, view, n)
+        gpus = gpus or control.gpus_for(i, n)
         row = table.rows_of_pods[i]
         if write and self.source is not None:
             refused = self.source.bind(row, table.nodes.names[n], gpus)

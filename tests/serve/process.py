@@ -23,20 +23,43 @@ START = "from twinsched.cli import app; app()"
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
+def command(*args: str) -> list[str]:
+    """``twinsched scheduler serve ARGS`` (the public traces from the default data folder)."""
+    data = str(data_root().resolve())
+    return [sys.executable, "-c", START, "scheduler", "serve", "--data", data, *args]
+
+
+def environment(token: str) -> dict[str, str]:
+    """This checkout's sources first, and the service's token."""
+    path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "TWINSCHED_SCHEDULER_TOKEN": token}
+
+
 class ServiceProcess(TwinProcess):
     """``twinsched scheduler serve ARGS`` in a subprocess (the twin's start, probe and stop)."""
 
     def __init__(self, token: str, log: Path, *args: str) -> None:  # (no super(): no --db)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, "PYTHONPATH": path, "TWINSCHED_SCHEDULER_TOKEN": token}
-        command = ["scheduler", "serve", "--port", str(self.port), "--data",
-                   str(data_root().resolve()), *args]  # fmt: skip
         self._log = log.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-c", START, *command], env=env, stdout=self._log, stderr=self._log
+            command("--port", str(self.port), *args),
+            env=environment(token),
+            stdout=self._log,
+            stderr=self._log,
         )
+
+
+def refused_start(*args: str, timeout: float = 60) -> str:
+    """Run ``scheduler serve ARGS``, which must exit with status 2 and no traceback before
+    it serves (a service that starts instead fails on the time limit); its output."""
+    done = subprocess.run(
+        command("--port", str(free_port()), *args), env=environment("x" * 40),
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 2 and "Traceback" not in output, output[-3000:]
+    return " ".join(output.split())
 
 
 @contextlib.contextmanager

@@ -20,8 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cli.test_hardening import refused
-from tests.serve.process import running_service
+from tests.serve.process import refused_start, running_service
 from tests.serve.test_protocol import NODES, node, pod
 from twinsched.serve.convert import ObjectError
 from twinsched.serve.quantity import quantity
@@ -152,8 +151,7 @@ def test_no_request_holds_the_event_loop_whatever_its_quantities(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("value", "says"),
-    [('"1e1000000"', "exponent out of range"), ('"1e999999"', "exponent out of range"),
-     ("1e999", "must be a finite quantity"), ('"-4"', "outside the accepted range")],
+    [('"1e1000000"', "exponent out of range"), ("1e999", "must be a finite quantity")],
 )  # fmt: skip
 def test_serve_nodes_file_with_a_bad_quantity_is_a_clear_error(
     value: str, says: str, tmp_path: Path
@@ -163,5 +161,6 @@ def test_serve_nodes_file_with_a_bad_quantity_is_a_clear_error(
         '{"items": [{"metadata": {"name": "n"}, "status": {"allocatable": '
         f'{{"cpu": "8", "nvidia.com/gpu": {value}}}}}}}]}}'
     )
-    flat = refused("scheduler", "serve", "--nodes", str(nodes), says=says, seconds=30)
-    assert f"--nodes {nodes}: items[0].status.allocatable[nvidia.com/gpu]" in flat
+    said = refused_start("--nodes", str(nodes))
+    assert f"error: --nodes {nodes}: items[0].status.allocatable[nvidia.com/gpu]" in said, said
+    assert says in said, said

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from twinsched.errors import TwinschedError
 from twinsched.serve.cluster import ServiceCluster
-from twinsched.serve.convert import Names, NodeReader, NodeRow, ObjectError, pod_row
+from twinsched.serve.convert import Names, NodeReader, NodeRow, NodesError, ObjectError, pod_row
 from twinsched.serve.kube import NodeList, Pod
 from twinsched.serve.metrics import ServiceMetrics
 from twinsched.serve.protocol import (
@@ -250,6 +250,8 @@ def _set_nodes(
     """``cluster.set_nodes``; nodes the held pods cannot be rebuilt on are a 400 on ``field``."""
     try:
         cluster.set_nodes(rows, replace=replace)
+    except NodesError as exc:
+        raise ObjectError(field, exc.problem) from None
     except ObjectError as exc:
         raise ObjectError(field, f"the pods the service holds do not fit: {exc.problem}") from None
 

@@ -8,6 +8,7 @@ cannot be read raises :class:`ObjectError` naming the field (the service answers
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -20,7 +21,24 @@ from twinsched.serve.kube import Node, NodeList, NodeSelectorTerm, Pod
 from twinsched.serve.quantity import quantity
 
 UNNAMED_MODEL = "unnamed"  # GPUs on a node without the GPU model label
-NO_MODEL = 63  # a model bit no node has: "none of the cluster's GPU models"
+# A pod's allowed models are a 64-bit set over the node table's models; bit 63 is kept to
+# mean "none of the cluster's models" (a pod asking only for models no node has), so the
+# service holds at most 63 models: one more would share that bit and take such pods.
+NO_MODEL = 63
+MAX_MODELS = NO_MODEL
+
+
+class NodesError(ObjectError):
+    """The node list itself cannot be held (not the pods on it): e.g. too many GPU models."""
+
+
+def check_models(models: Collection[str]) -> None:
+    """Refuse a node table of more than :data:`MAX_MODELS` distinct GPU models."""
+    if len(models) > MAX_MODELS:
+        shown = ", ".join(sorted(models)[:3])
+        raise NodesError(
+            "nodes", f"{len(models)} distinct GPU models ({shown}, ...); at most {MAX_MODELS}"
+        )
 
 
 class Names(BaseModel):

@@ -4,7 +4,10 @@ Half the requests come from schemathesis (valid and invalid cases of the OpenAPI
 hostile bodies written here: resource quantities that are not numbers, overflow, are
 negative or absurd (``1e400``, ``-1Gi``, 30 digits), names with NUL or 10 kB long, deep
 nesting, keys in odd capitalisation, bodies that are not JSON, binds of unknown pods or
-nodes. After each request the cluster's invariants are checked (no CPU, memory or GPU
+nodes, and issue 31's classes (``fuzz_classes.py``: huge exponents, long mantissas, odd
+suffixes; up to 70 GPU models, where an answer passing another model's node is stored
+wrongly). An answer after more than 1 s counts as slow (the event loop held). After each
+request the cluster's invariants are checked (no CPU, memory or GPU
 over-commit, conservation): a request that breaks them, or a refused bind that changed the
 bindings, counts as "stored wrongly". Shared by ``tests/serve/test_fuzz_hostile.py`` (small
 budget) and ``bench/fuzz_serve.py`` (the rows in ``docs/reliability.md``).
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -28,6 +32,7 @@ from schemathesis import GenerationMode
 
 from tests.fuzz_table import HEADER, Tally
 from tests.serve.conftest import slice_of_openb
+from tests.serve.fuzz_classes import models_case, placed_outside, quantity_case
 from tests.serve.test_protocol import AUTH, NODES, TOKEN, pod
 from tests.twin.conftest import SyncASGI
 from tests.twin.process import running_twin
@@ -42,6 +47,7 @@ from twinsched.twin.client import TwinClient
 NAMES = [n["metadata"]["name"] for n in NODES]
 JSON = {"content-type": "application/json"}
 TWIN_TOKEN = "serve-fuzz-twin-token-0123456789abcdef"
+SLOW_S = 1.0
 
 
 @dataclass
@@ -49,12 +55,14 @@ class Report:
     tallies: dict[str, Tally] = field(default_factory=dict)
     statuses: Counter[int] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
+    slow: Counter[str] = field(default_factory=Counter)  # answers after more than SLOW_S
 
     def tally(self, target: str) -> Tally:
         return self.tallies.setdefault(target, Tally())
 
     def bad(self) -> int:
-        return sum(t.wrongly + t.tracebacks + t.server_errors for t in self.tallies.values())
+        bad = sum(t.wrongly + t.tracebacks + t.server_errors for t in self.tallies.values())
+        return bad + sum(self.slow.values())
 
     def table(self) -> list[str]:
         lines = list(HEADER)
@@ -68,6 +76,8 @@ class Hostile:
     path: str
     body: bytes
     auth: bool = True
+    allowed: frozenset[str] | None = None  # the only nodes an answer may pass or choose
+    kind: str = ""  # an issue-31 class: counted on its own row
 
 
 QUANTITIES = st.sampled_from(
@@ -128,6 +138,16 @@ def hostile(draw: st.DrawFn, names: list[str]) -> Hostile:
     return Hostile("POST", f"/{verb}", json.dumps({keys[0]: pod("c"), keys[1]: 7}).encode())
 
 
+@st.composite
+def hostile_31(draw: st.DrawFn, names: list[str]) -> Hostile:
+    """Issue 31's classes (``fuzz_classes.py``), each counted on its own rows."""
+    verb = draw(st.sampled_from(["filter", "prioritize"]))
+    if draw(st.booleans()):
+        return Hostile("POST", *draw(quantity_case(names, verb)), kind="quantities")
+    path, body, allowed = draw(models_case(verb))
+    return Hostile("POST", path, body, allowed=allowed, kind="GPU models")
+
+
 @contextlib.contextmanager
 def twin_source(folder: Path) -> Iterator[TwinSource]:
     """A real twin process holding the first 8 nodes of openb ``default`` (no pods), read
@@ -168,7 +188,7 @@ def fuzz(requests: int, *, derandomize: bool = True, twin: TwinSource | None = N
         max_examples=requests, derandomize=derandomize, database=None, deadline=None,
         phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
     )  # fmt: skip
-    @given(case=cases | hostile(list(names)))
+    @given(case=cases | hostile(list(names)) | hostile_31(list(names)))
     def run(case: Any) -> None:
         if rows and sum(t.tried for t in report.tallies.values()) % 40 == 0:
             with contextlib.suppress(ObjectError):  # (pods may select too many labels)
@@ -184,9 +204,12 @@ def fuzz(requests: int, *, derandomize: bool = True, twin: TwinSource | None = N
 
 def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> None:
     target = f"{case.method} {case.path}"
+    if isinstance(case, Hostile) and case.kind:
+        target += f" ({case.kind})"
     tally = report.tally(target)
     tally.tried += 1
     before = cluster.bindings()
+    started = time.perf_counter()
     try:
         if isinstance(case, Hostile):
             headers = {**JSON, **(AUTH if case.auth else {})}
@@ -198,8 +221,17 @@ def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> N
         tally.server_errors += 1
         report.examples.append(f"{target}: {exc!r:.200}")
         return
+    took = time.perf_counter() - started
+    if took > SLOW_S:  # the event loop held for that long
+        report.slow[target] += 1
+        report.examples.append(f"{target}: answered after {took:.1f} s")
     status = response.status_code
     report.statuses[status] += 1
+    if isinstance(case, Hostile) and case.allowed is not None and status == 200:
+        outside = placed_outside(case.allowed, response.json())
+        if outside:
+            tally.wrongly += 1
+            report.examples.append(f"{target}: passed nodes of another GPU model {outside}")
     if status >= 500:
         tally.server_errors += 1
         report.examples.append(f"{target}: {status} {response.text[:200]}")

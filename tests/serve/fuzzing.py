@@ -172,7 +172,7 @@ def make_cluster(twin: TwinSource | None = None) -> tuple[ServiceCluster, Any]:
 
 
 def fuzz(requests: int, *, derandomize: bool = True, twin: TwinSource | None = None) -> Report:
-    """Send ``requests`` requests (schemathesis cases and hostile ones, about half each);
+    """Send ``requests`` requests (schemathesis cases, hostile ones, issue 31's classes);
     with ``twin``, the service reads its state from that twin (``POST /nodes`` answers 409)."""
     report = Report()
     cluster, rows = make_cluster(twin)
@@ -183,12 +183,14 @@ def fuzz(requests: int, *, derandomize: bool = True, twin: TwinSource | None = N
         GenerationMode.NEGATIVE
     )
     raw = SyncASGI(app)
+    both = cases | hostile(list(names))  # a quarter of the requests: issue 31's classes
+    mixed = st.integers(0, 3).flatmap(lambda k: hostile_31(list(names)) if k == 0 else both)
 
     @settings(
         max_examples=requests, derandomize=derandomize, database=None, deadline=None,
         phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
     )  # fmt: skip
-    @given(case=cases | hostile(list(names)) | hostile_31(list(names)))
+    @given(case=mixed)
     def run(case: Any) -> None:
         if rows and sum(t.tried for t in report.tallies.values()) % 40 == 0:
             with contextlib.suppress(ObjectError):  # (pods may select too many labels)

@@ -113,9 +113,8 @@ def serve(
 
         from twinsched.serve.app import create_app
         from twinsched.serve.cluster import ServiceCluster
-        from twinsched.serve.convert import Names, node_row
+        from twinsched.serve.convert import Names, node_list_rows
         from twinsched.serve.journal import Journal
-        from twinsched.serve.kube import NodeList
 
         names = Names(gpu_resource=gpu_resource, gpu_share_resource=gpu_share_resource,
                       gpu_model_label=gpu_model_label)  # fmt: skip
@@ -129,8 +128,7 @@ def serve(
             source=_twin_source(twin, twin_refresh) if twin is not None else None,
         )  # fmt: skip
         if nodes is not None:
-            body = NodeList.model_validate_json(nodes.read_bytes())
-            cluster.set_nodes([node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)])
+            cluster.set_nodes(node_list_rows(nodes.read_bytes(), names, f"--nodes {nodes}"))
         application = create_app(cluster, names, token, nodes_from_calls=nodes_from_calls)
     except (TwinschedError, ImportError, OSError, ValueError) as exc:
         raise error_exit(exc) from exc

@@ -30,7 +30,7 @@ from twinsched.scheduling.framework import (
 )
 from twinsched.serve import invariants, persist, sync
 from twinsched.serve.candidates import CandidateCache
-from twinsched.serve.convert import NodeRow, ObjectError, PodRow
+from twinsched.serve.convert import NodeRow, NodesError, ObjectError, PodRow
 from twinsched.serve.holding import Bound, effective_rows, merged, usage
 from twinsched.serve.journal import Journal, encode
 from twinsched.serve.source import StateSource
@@ -108,6 +108,8 @@ class ServiceCluster:
                 return False
             try:
                 self.rebuild(rows)
+            except NodesError as exc:  # the node list itself (e.g. too many GPU models)
+                raise ObjectError(at, exc.problem) from None
             except ObjectError as exc:
                 why = f"the pods the service holds do not fit: {exc.problem}"
                 raise ObjectError(at, why) from None

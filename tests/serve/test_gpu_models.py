@@ -46,8 +46,9 @@ def gpu_pod(name: str, *models: str) -> dict[str, Any]:
     return p
 
 
-def service(models: int) -> tuple[SyncASGI, list[str]]:
-    client = SyncASGI(create_app(ServiceCluster("fgd", capacity=8), Names(), TOKEN))
+def service(models: int, nodes_from_calls: bool = False) -> tuple[SyncASGI, list[str]]:
+    cluster = ServiceCluster("fgd", capacity=8)
+    client = SyncASGI(create_app(cluster, Names(), TOKEN, nodes_from_calls=nodes_from_calls))
     nodes = model_nodes(models)
     assert client.post("/nodes", json={"items": nodes}, headers=AUTH).status_code == 200
     return client, [n["metadata"]["name"] for n in nodes]
@@ -89,13 +90,13 @@ def test_every_model_selects_its_own_node_only() -> None:
 
 @pytest.mark.parametrize("models", [MAX_MODELS + 1, 66, 200])
 def test_more_models_than_the_service_holds_are_a_400_and_change_nothing(models: int) -> None:
-    client, names = service(MAX_MODELS)
+    client, names = service(MAX_MODELS, nodes_from_calls=True)
     try:
         too_many = model_nodes(models)
         answer = client.post("/nodes", json={"items": too_many}, headers=AUTH)
         assert answer.status_code == 400, answer.text
         assert f"{models} distinct GPU models" in answer.text and "at most 63" in answer.text
-        extra = too_many[MAX_MODELS:]  # added by a filter call's Nodes (merged by name)
+        extra = too_many[MAX_MODELS:]  # a filter call's Nodes, merged (--nodes-from-calls)
         answer = client.post("/filter", json={"Pod": gpu_pod("x", "nowhere"),
                                               "Nodes": {"items": extra}})  # fmt: skip
         assert answer.status_code == 400 and "at most 63" in answer.text, answer.text

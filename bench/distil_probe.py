@@ -6,9 +6,9 @@
         [--no-prior]
 
 Collects the teacher's *contested* decisions (those where its rollouts compared FGD's best
-distinct candidates; ``twinsched train --teacher-contested-only``) from fill-up runs of each
-variant, played by the teacher itself. Each decision's rows are the teacher's choice, the
-other compared candidates, then random eligible nodes up to ``--candidates`` (with the
+distinct candidates; ``teacher_contested_only`` in a ``twinsched train`` recipe) from fill-up
+runs of each variant, played by the teacher itself. Each decision's rows are the teacher's
+choice, the other compared candidates, then random eligible nodes up to ``--candidates`` (with the
 default 4 = ``c``: just the compared ones). A listwise linear model and a small MLP (PyTorch,
 the cloning loss of ``twinsched train``, from FGD's score as a prior unless ``--no-prior``)
 are fitted on the training seeds' decisions (early stopping on a tenth of them) and scored,

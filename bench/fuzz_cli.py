@@ -1,6 +1,6 @@
 """Fuzz the ``twinsched`` command line: bad and valid values for every numeric and path option.
 
-    PYTHONPATH=src:. python bench/fuzz_cli.py [--examples 150] [--by-option]
+    PYTHONPATH=src:. python bench/fuzz_cli.py [--examples 150] [--by-option] [--commands C1,C2]
 
 For each command (one row; ``--by-option``: one row per option) Hypothesis draws values for
 each option listed in ``tests/cli/fuzzing.py`` (``TARGETS``, the documented ranges): about
@@ -33,10 +33,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=150, help="values per option")
     parser.add_argument("--by-option", action="store_true", help="one row per option")
+    parser.add_argument("--commands", default="", help="only these commands, e.g. train,distil")
     args = parser.parse_args()
+    only = {c.strip() for c in args.commands.split(",") if c.strip()}
+    targets = [t for t in TARGETS if not only or " ".join(t.command) in only]
     rows: dict[str, Tally] = {}
     start = time.perf_counter()
-    for target in TARGETS:
+    for target in targets:
         key = target.name if args.by_option else "twinsched " + " ".join(target.command)
         with sandbox() as root:
             rows.setdefault(key, Tally()).merge(fuzz(target, args.examples, root))
@@ -48,7 +51,7 @@ def main() -> int:
         total.merge(tally)
     print(total.row("**CLI, all commands**"))
     seconds = time.perf_counter() - start
-    print(f"\n{len(TARGETS)} options x {args.examples} values: {seconds:.0f} s", file=sys.stderr)
+    print(f"\n{len(targets)} options x {args.examples} values: {seconds:.0f} s", file=sys.stderr)
     problems = [e for t in rows.values() for e in t.failures]
     for problem in problems:
         print("problem:", problem, file=sys.stderr)

@@ -5,11 +5,12 @@
 
 FGD with every pod kind at tie width 1 (FGD exactly) except one kind at a wider width; each
 setting runs the same fill-up orders as FGD, and the table shows the mean per-seed gain over
-FGD (allocation % at 100 % arrived). It is the grid ``twinsched train --gate-seeds`` measures
-(``gates.measure``); run it on *training* variants only. ``--fit`` prints the tie gates fitted
-from it (``gates.fit``); ``--loo`` fits, per kind and width, a ridge model of the gain on the
-workload mix (``ties.workload_context``) leaving one variant out at a time, and prints how well
-it predicts the left-out variant. Not part of the test suite.
+FGD (allocation % at 100 % arrived). It is the grid a recipe's ``[gates] seeds``
+(``twinsched train``) measures (``gates.measure``); run it on *training* variants only.
+``--fit`` prints the tie gates fitted from it (``gates.fit``); ``--loo`` fits, per kind and
+width, a ridge model of the gain on the workload mix (``ties.workload_context``) leaving one
+variant out at a time, and prints how well it predicts the left-out variant. Not part of the
+test suite.
 """
 
 from __future__ import annotations

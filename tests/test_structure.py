@@ -1,8 +1,10 @@
-"""The shape of the code (issue 15): no module-level import cycle, no module over 400 lines.
+"""The shape of the code (issue 15): no import cycle, no module over 400 lines.
 
 The layer order itself is checked by import-linter (``make lint`` runs ``lint-imports``
 with the contracts in pyproject.toml); import-linter counts package-level dependencies, so
-the cycles between single modules are checked here.
+the cycles between single modules are checked here. Imports inside functions count too
+(issue 32): a circle hidden in a function body (the registry building a composite that
+builds its parts through the registry) is a circle all the same.
 """
 
 from __future__ import annotations
@@ -12,6 +14,16 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_LINES = 400
+# Circles through function bodies outside scheduling/, left to their owners (issue 32):
+# store's run and sweep tables, and the twin broker's connection and loop.
+PENDING = [
+    ["twinsched.store.runs", "twinsched.store.sweeps"],
+    [
+        "twinsched.twin.broker.amqp",
+        "twinsched.twin.broker.connection",
+        "twinsched.twin.broker.loop",
+    ],
+]
 
 
 def _modules() -> dict[str, Path]:
@@ -24,33 +36,29 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _module_level_imports(path: Path, name: str, known: set[str]) -> set[str]:
-    """Modules imported when ``path`` is imported (function bodies and TYPE_CHECKING aside)."""
+def _imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """Modules ``path`` imports, at module level or in a function (TYPE_CHECKING aside)."""
     found: set[str] = set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*parts, *([node.module] if node.module else [])])
-                found.add(base)
-                found.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known)
-            elif isinstance(node, ast.If):
-                test = ast.unparse(node.test)
-                if "TYPE_CHECKING" not in test:
-                    visit(node.body)
-                visit(node.orelse)
-            elif isinstance(node, ast.Try):
-                visit(node.body)
-                visit(node.orelse)
-                visit(node.finalbody)
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
 
-    visit(ast.parse(path.read_text()).body)
+    visit(ast.parse(path.read_text()))
     return {m for m in found if m in known and m != name}
 
 
@@ -95,11 +103,20 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def test_no_module_level_import_cycle() -> None:
+def test_no_import_cycle_even_through_function_bodies() -> None:
     modules = _modules()
     known = set(modules)
-    graph = {name: _module_level_imports(path, name, known) for name, path in modules.items()}
-    assert _cycles(graph) == []
+    graph = {name: _imports(path, name, known) for name, path in modules.items()}
+    assert [c for c in _cycles(graph) if c not in PENDING] == []
+
+
+def test_imports_in_function_bodies_are_counted(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a.typed\n"
+        "def f():\n    from a import b\n    import a.c\n"
+    )
+    assert _imports(module, "m", {"a", "a.b", "a.c", "a.typed"}) == {"a", "a.b", "a.c"}
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

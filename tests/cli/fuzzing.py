@@ -27,7 +27,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests import fuzz_table
+from tests.cli.fuzz_recipes import DISTIL_KEYS, TRAIN_KEYS, recipes
 from twinsched.cli import app
+from twinsched.errors import TwinschedError
 
 SEED_MAX = 2**32 - 1
 ROOT = "{root}"  # stands for the sandbox folder in drawn values
@@ -40,6 +42,7 @@ class Kind:
 
     bad: Values
     good: Values
+    file: bool = False  # values are a file's text: the option gets the file's path
 
 
 def ints(lo: int, hi: int) -> Kind:
@@ -69,7 +72,9 @@ SEEDS = Kind(
     st.lists(st.integers(0, SEED_MAX), min_size=1, max_size=4).map(lambda s: ",".join(map(str, s)))
     | st.integers(0, 1000).map(lambda a: f"{a}-{a + 9}"),
 )
-GATE_SEEDS = Kind(SEEDS.bad.filter(str.strip), SEEDS.good | st.just(""))  # blank: no gates
+TRAIN_RECIPE = Kind(*recipes(TRAIN_KEYS), file=True)
+DISTIL_RECIPE = Kind(*recipes(DISTIL_KEYS), file=True)
+RECIPE_FILE = "{root}/recipe.toml"
 _WORD = st.text("abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=12)
 OUT_DIR = Kind(
     st.one_of(
@@ -184,20 +189,14 @@ TARGETS: tuple[Target, ...] = (
     _t("forecast-backtest", "--data", IN_DIR),
     _t("forecast-backtest", "--train-weeks", ints(1, 52)),
     _t("forecast-backtest", "--models-dir", MODELS_DIR),
-    _t("train", "--seeds", SEEDS),
-    _t("train", "--epochs", ints(0, 10_000)),
-    _t("train", "--candidates", ints(1, 4096)),
+    _t("train", "--recipe", TRAIN_RECIPE),
     _t("train", "--seed", SEED),
-    _t("train", "--ppo-steps", ints(1, 10**7)),
-    _t("train", "--es-population", ints(2, 10_000)),
-    _t("train", "--es-sigma", floats(0, 100, open_lo=True)),
-    _t("train", "--gate-seeds", GATE_SEEDS),
-    _t("train", "--gate-z", floats(0, 100)),
     _t("train", "--workers", ints(0, 1024)),
-    _t("train", "--tie-widths", floats(0, 1e6)),
     _t("train", "--out", OUT_DIR),
     _t("train", "--models-dir", MODELS_DIR),
     _t("train", "--data", IN_DIR),
+    _t("distil", "--recipe", DISTIL_RECIPE),
+    _t("distil", "--workers", ints(0, 1024)),
     _t("workflow run", "--out", OUT_DIR, "all"),
     _t("workflow run", "--data", IN_DIR, "all"),
     _t("workflow run", "--time-scale", floats(0, 1000), "all"),
@@ -280,8 +279,23 @@ def _parse_only(args: list[str]) -> None:
     command.make_context(args[0], words, resilient_parsing=False)
 
 
+def _as_file(target: Target, value: str, root: Path) -> str:
+    """For a file kind, ``value`` written to the sandbox's recipe file, and that path."""
+    if not target.kind.file:
+        return value
+    (root / "recipe.toml").write_text(value, encoding="utf-8")
+    return RECIPE_FILE
+
+
+def _load_recipe(target: Target, path: Path) -> None:
+    from twinsched.training.recipe_file import distil_spec, train_recipe
+
+    (train_recipe if target.command == ("train",) else distil_spec)(path)
+
+
 def check_bad(target: Target, value: str, tally: Tally, root: Path, limit: float = 30.0) -> None:
     """Run the command with a bad value; count how it ended."""
+    value = _as_file(target, value, root)
     args = [a.replace(ROOT, str(root)) for a in target.args(value)]
     env = {
         "TWINSCHED_DB": f"sqlite:///{root}/store.db",
@@ -315,13 +329,16 @@ def check_bad(target: Target, value: str, tally: Tally, root: Path, limit: float
 
 def check_good(target: Target, value: str, tally: Tally, root: Path) -> None:
     """Parse the command with a valid value; it must be accepted."""
+    text, value = value, _as_file(target, value, root)
     args = [a.replace(ROOT, str(root)) for a in target.args(value)]
     tally.tried += 1
     try:
         _parse_only(args)
-    except typer.TyperException as exc:
+        if target.kind.file:  # the file's keys are checked when the command starts
+            _load_recipe(target, root / "recipe.toml")
+    except (typer.TyperException, TwinschedError) as exc:
         tally.refused_valid += 1
-        tally.failed(f"{args}: valid value refused: {exc}")
+        tally.failed(f"{args}: valid value refused: {exc}\n{text}")
         return
     if target.kind is SCHEDULER:  # names are checked when a scheduler is made
         from twinsched.scheduling import registry

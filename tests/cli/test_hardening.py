@@ -83,7 +83,7 @@ def test_out_of_range_scheduler_parameters_are_refused(name: str, says: str) -> 
         (("twin", "collect", "--interval", "0", "--once"), "'--interval': 0 is outside"),
         (("runs", "list", "--limit", "-1"), "'--limit': -1 is outside the accepted range"),
         (("runs", "show", "99999999999999999999"), "is outside the accepted range 1.."),
-        (("train", "--epochs", "-1"), "'--epochs': -1 is outside the accepted range 0..10000"),
+        (("train", "--workers", "-1"), "'--workers': -1 is outside the accepted range 0..1024"),
         (("autoscale", "--window", "0m"), "'0m' is outside the accepted range 1m..10080m"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, tuple) else "",

@@ -27,10 +27,14 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_train_reads_stored_scenarios(db: str, tmp_path: Path) -> None:
     out, models = tmp_path / "out", tmp_path / "models"
-    args = ["train", "--scenario", "s1,s2", "--db", db, "--epochs", "0",
-            "--prior", "fgd_score=100", "--gate-seeds", "0", "--gate-widths", "2",
-            "--gate-min-variants", "1", "--gate-depth", "1", "--workers", "1",
-            "--out", str(out), "--models-dir", str(models), "--register", "stored"]  # fmt: skip
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(
+        "[clone]\nepochs = 0\nprior = { fgd_score = 100 }\n"
+        "[gates]\nseeds = [0]\nwidths = [2]\nmin_variants = 1\ndepth = 1\n"
+    )
+    args = ["train", "--recipe", str(recipe), "--scenario", "s1,s2", "--db", db,
+            "--workers", "1", "--out", str(out), "--models-dir", str(models),
+            "--register", "stored"]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "registered ai:stored@1" in result.output

@@ -9,7 +9,7 @@ from twinsched.model.cluster import Scenario
 from twinsched.model.events import Arrive, Reject
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
-from twinsched.scheduling.controller import Binding, SchedulerController, placement_error
+from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.framework import Placement, RunContext, Scheduler, Unschedulable
 from twinsched.sim import run_fillup, run_replay
 from twinsched.traces import alibaba_gpu_2023, synthetic
@@ -47,7 +47,7 @@ def test_contract(name: str, continuum: Scenario) -> None:
         mask = control.eligible(pod)
         raw = sched.place(state, pod, mask)
         if isinstance(raw, Placement):
-            assert placement_error(state, pod, mask, raw) == "" or not raw.gpus
+            assert control.validate(i, raw) == "" or not raw.gpus
             decision = control.bind(i, control.decide(i))
             assert isinstance(decision, Binding)
             placed += 1

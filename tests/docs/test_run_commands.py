@@ -125,11 +125,10 @@ SHIPPED_DRIVE = (
     "tests/serve/test_same_decisions.py"
 )
 RECIPE = (  # the README's openb-gates command, also in docs/ai.md and docs/deploy.md
-    "twinsched train --train-variants default,cpu0,cpu050,cpu100,cpu200,cpu300,"
-    "gpushare20,gpushare40,gpushare80,gpushare100,multigpu20,multigpu30,multigpu50,gpuspec05,"
-    "gpuspec10,gpuspec33 --val-variants cpu250,gpuspec25 --val-seeds 100,101,102,103,104 "
-    "--prior fgd_score=100 --epochs 0 --gate-seeds 0-4 --es-val-on-train --out out/train-gates "
-    "--register openb-gates"
+    "twinsched train --recipe recipes/openb-gates.toml --out out/train-gates --register openb-gates"
+)
+DISTIL_COMMAND = (
+    "twinsched distil --recipe recipes/openb-rerank.toml --workers 2 --register openb-rerank"
 )
 DISTIL = (
     "the distillation recipe: 36 look-ahead fill-ups, about half an hour; "
@@ -261,9 +260,8 @@ LONG: dict[str, str] = {
     "docs/sweeps.md: twinsched sweep report fgd-study --db postgresql://USER@DBHOST/twinsched": (
         REAL_CLUSTER
     ),
-    "docs/sweeps.md: twinsched train --trace synthetic-continuum --train-variants 1,2 "
-    "--val-variants 3 --epochs 0 --prior fgd_score=100 --gate-seeds 0-1 --gate-widths 2,8 "
-    "--executor ray --num-cpus 2 --out out/train-ray": (
+    "docs/sweeps.md: twinsched train --recipe recipes/synthetic-gates.toml --executor ray "
+    "--num-cpus 2 --out out/train-ray": (
         "starts a local Ray and trains (about 20 s): tests/training/test_gates.py runs a gate "
         "grid on the test Ray cluster"
     ),
@@ -279,11 +277,7 @@ LONG: dict[str, str] = {
         "the whole FGD study: about 17 minutes on 2 cores (projected in docs/sweeps.md)"
     ),
     "README.md: make test": "the whole test suite (what CI runs)",
-    "README.md: twinsched train --train-variants default,cpu0,cpu050,cpu100,cpu200,cpu300,"
-    "gpushare20,gpushare40,gpushare80,gpushare100,multigpu20,multigpu30,multigpu50,gpuspec05,"
-    "gpuspec10,gpuspec33 --val-variants cpu250,gpuspec25 --val-seeds 100,101,102,103,104 "
-    "--prior fgd_score=100 --epochs 0 --gate-seeds 0-4 --es-val-on-train --out out/train-gates "
-    "--register openb-gates": TRAINING,
+    "README.md: " + RECIPE: TRAINING,
     "README.md: twinsched run --trace alibaba-gpu-2023 --variant gpuspec20 --schedulers "
     "ai:openb-gates,fgd,bestfit --seeds 0-2": NEEDS_MODEL,
     "README.md: twinsched twin serve --port 8181 --trace synthetic-continuum": TWIN_SERVER,
@@ -306,13 +300,13 @@ LONG: dict[str, str] = {
     "README.md: twinsched workflow run blast-chameleon-small-002 --executor ray": (
         "starts a Ray cluster; tests/workflows/ covers the executor"
     ),
-    "docs/ai.md: twinsched train --train-variants default,cpu050,gpushare40 --val-variants "
-    "cpu250 --epochs 10 --out out/train --register openb-bc": TRAINING,
-    "docs/ai.md: twinsched train ... --prior fgd_score=100 --epochs 0 --ppo-updates 40": TRAINING,
-    "docs/ai.md: twinsched train ... --prior fgd_score=100 --epochs 0 --es-generations 15": (
+    "docs/ai.md: twinsched train --recipe recipes/openb-bc.toml --out out/train --register "
+    "openb-bc": TRAINING,
+    "docs/ai.md: twinsched train --recipe recipes/openb-ppo.toml --out out/train-ppo": TRAINING,
+    "docs/ai.md: twinsched train --recipe recipes/openb-es.toml --out out/train-es": TRAINING,
+    "docs/ai.md: twinsched train --recipe recipes/openb-gates.toml --out out/train-gates": (
         TRAINING
     ),
-    "docs/ai.md: twinsched train ... --prior fgd_score=100 --epochs 0 --gate-seeds 0-4": TRAINING,
     "docs/ai.md: python bench/heldout.py --model ai:openb-gates --seeds 0-9": BENCH,
     "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare60 --schedulers "
     "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
@@ -331,8 +325,8 @@ LONG: dict[str, str] = {
     "lookahead:fgd,fgd": (
         "a look-ahead fill-up: minutes; tests/scheduling/test_lookahead.py runs it small"
     ),
-    "docs/ai.md: twinsched distil --workers 2 --register openb-rerank": DISTIL,
-    "README.md: twinsched distil --workers 2 --register openb-rerank": DISTIL,
+    "docs/ai.md: " + DISTIL_COMMAND: DISTIL,
+    "README.md: " + DISTIL_COMMAND: DISTIL,
     "docs/ai.md: python bench/heldout.py --model ai:openb-rerank --baselines fgd,bestfit "
     "--seeds 0-9 --jobs 2 --plot docs/img/heldout-rerank.png": BENCH,
     "docs/ai.md: python bench/ai.py --model ai:openb-rerank --repeat 3": BENCH,
@@ -518,6 +512,7 @@ def test_documented_commands_run(page: str, tmp_path: Path) -> None:
     """The page's commands not in LONG, in order, in one sandbox: each exits with 0."""
     env = sandbox_env(tmp_path)
     (tmp_path / "sweeps").symlink_to(ROOT / "sweeps")  # the shipped sweep specs, as in a checkout
+    (tmp_path / "recipes").symlink_to(ROOT / "recipes")  # the shipped training recipes
     ran = 0
     for name, number, text in COMMANDS:
         if name != page or key(name, text) in LONG:

@@ -91,9 +91,9 @@ def test_same_seed_same_rewards_and_bandit_feedback_only() -> None:
     [
         ("bandit:", "names no members"),
         ("bandit:fgd|fgd", "twice"),
-        ("bandit/s=0:fgd", "s='0' must be a number in 1e-06..10"),
+        ("bandit/s=0:fgd", "s=0 must be a number in 1e-06..10"),
         ("bandit/l=2.5:fgd", "must be an integer in 1..20"),
-        ("bandit/x=1:fgd", "expected s=... or l=..."),
+        ("bandit/x=1:fgd", "parameters are s (reward prior std"),
         ("bandit:nope", "unknown scheduler 'nope'"),
     ],
 )

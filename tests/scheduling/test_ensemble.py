@@ -71,20 +71,23 @@ def test_ensemble_run_reports_every_member_and_decides_validly() -> None:
 def test_a_failing_member_falls_back_and_is_counted() -> None:
     from twinsched.scheduling.ensemble import Ensemble
     from twinsched.scheduling.framework import RunContext
-
-    sc = scenario([(64000, 65536, 2, "T4")] * 2, [(1000, 0, 1, 500)])
-    st = state_with(sc)
-    st.apply(Arrive(0))
-    ens = Ensemble(["bestfit", "fgd"])
-    ens.reset(st, RunContext.create(sc, 0))
+    from twinsched.scheduling.heuristics.fgd import fgd_scheduler
 
     class Broken:
         name = "bestfit"
 
+        def reset(self, *args: object) -> None:
+            pass
+
         def place(self, *args: object) -> None:
             raise RuntimeError("model file corrupt")
 
-    ens.members[0] = Broken()  # type: ignore[assignment]
+    sc = scenario([(64000, 65536, 2, "T4")] * 2, [(1000, 0, 1, 500)])
+    st = state_with(sc)
+    st.apply(Arrive(0))
+    members = {"bestfit": Broken(), "fgd": fgd_scheduler()}  # parts are injected as instances
+    ens = Ensemble(members, fgd_scheduler())  # type: ignore[dict-item]
+    ens.reset(st, RunContext.create(sc, 0))
     decision = ens.place(st, view(sc, 0), np.array([True, True]))
     assert isinstance(decision, Placement)
     assert ens.stats()["member_errors"] == {"bestfit": 1}

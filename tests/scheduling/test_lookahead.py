@@ -111,7 +111,7 @@ def test_placements_are_always_valid(sc: Scenario) -> None:
         ("lookahead:bestfit", "bases are fgd"),
         ("lookahead:fgd/c=0", "c=0 must be an integer in 1..64"),
         ("lookahead:fgd/a=101", "a=101 must be a number in 0..100"),
-        ("lookahead:fgd/x=1", "parameters are c, h, s, a, d"),
+        ("lookahead:fgd/x=1", "parameters are c .candidates., h .horizon., s .samples."),
         ("lookahead:fgd/c=2/c=3", "each once"),
     ],
 )

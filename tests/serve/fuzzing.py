@@ -4,7 +4,10 @@ Half the requests come from schemathesis (valid and invalid cases of the OpenAPI
 hostile bodies written here: resource quantities that are not numbers, overflow, are
 negative or absurd (``1e400``, ``-1Gi``, 30 digits), names with NUL or 10 kB long, deep
 nesting, keys in odd capitalisation, bodies that are not JSON, binds of unknown pods or
-nodes. After each request the cluster's invariants are checked (no CPU, memory or GPU
+nodes, and issue 31's classes (``fuzz_classes.py``: huge exponents, long mantissas, odd
+suffixes; up to 70 GPU models, where an answer passing another model's node is stored
+wrongly). An answer after more than 1 s counts as slow (the event loop held). After each
+request the cluster's invariants are checked (no CPU, memory or GPU
 over-commit, conservation): a request that breaks them, or a refused bind that changed the
 bindings, counts as "stored wrongly". Shared by ``tests/serve/test_fuzz_hostile.py`` (small
 budget) and ``bench/fuzz_serve.py`` (the rows in ``docs/reliability.md``).
@@ -30,6 +33,7 @@ from schemathesis import GenerationMode
 from tests.fuzz_table import HEADER, Tally
 from tests.serve.conftest import slice_of_openb
 from tests.serve.fuzz_classes import labelled_pod, node_update
+from tests.serve.fuzz_quantities import models_case, placed_outside, quantity_case
 from tests.serve.test_protocol import AUTH, NODES, TOKEN, pod
 from tests.twin.conftest import SyncASGI
 from tests.twin.process import running_twin
@@ -57,7 +61,7 @@ class Report:
     statuses: Counter[int] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
     lost: Counter[str] = field(default_factory=Counter)  # per target
-    hangs: Counter[str] = field(default_factory=Counter)
+    hangs: Counter[str] = field(default_factory=Counter)  # answered after more than HANG_S
     acknowledged: dict[str, str] = field(default_factory=dict)  # pod key -> node, bind ""
 
     def tally(self, target: str) -> Tally:
@@ -82,6 +86,8 @@ class Hostile:
     path: str
     body: bytes
     auth: bool = True
+    allowed: frozenset[str] | None = None  # the only nodes an answer may pass or choose
+    kind: str = ""  # an issue-31 class: counted on its own row
 
 
 QUANTITIES = st.sampled_from(
@@ -148,6 +154,16 @@ def hostile(draw: st.DrawFn, names: list[str]) -> Hostile:
     return Hostile("POST", f"/{verb}", json.dumps({keys[0]: pod("c"), keys[1]: 7}).encode())
 
 
+@st.composite
+def hostile_31(draw: st.DrawFn, names: list[str]) -> Hostile:
+    """Issue 31's classes (``fuzz_classes.py``), each counted on its own rows."""
+    verb = draw(st.sampled_from(["filter", "prioritize"]))
+    if draw(st.booleans()):
+        return Hostile("POST", *draw(quantity_case(names, verb)), kind="quantities")
+    path, body, allowed = draw(models_case(verb))
+    return Hostile("POST", path, body, allowed=allowed, kind="GPU models")
+
+
 @contextlib.contextmanager
 def twin_source(folder: Path) -> Iterator[TwinSource]:
     """A real twin process holding the first 8 nodes of openb ``default`` (no pods), read
@@ -172,7 +188,7 @@ def make_cluster(twin: TwinSource | None = None) -> tuple[ServiceCluster, Any]:
 
 
 def fuzz(requests: int, *, derandomize: bool = True, twin: TwinSource | None = None) -> Report:
-    """Send ``requests`` requests (schemathesis cases and hostile ones, about half each);
+    """Send ``requests`` requests (schemathesis cases, hostile ones, issue 31's classes);
     with ``twin``, the service reads its state from that twin (``POST /nodes`` answers 409)."""
     report = Report()
     cluster, rows = make_cluster(twin)
@@ -183,12 +199,14 @@ def fuzz(requests: int, *, derandomize: bool = True, twin: TwinSource | None = N
         GenerationMode.NEGATIVE
     )
     raw = SyncASGI(app)
+    both = cases | hostile(list(names))  # a quarter of the requests: issue 31's classes
+    mixed = st.integers(0, 3).flatmap(lambda k: hostile_31(list(names)) if k == 0 else both)
 
     @settings(
         max_examples=requests, derandomize=derandomize, database=None, deadline=None,
         phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
     )  # fmt: skip
-    @given(case=cases | hostile(list(names)))
+    @given(case=mixed)
     def run(case: Any) -> None:
         if rows and sum(t.tried for t in report.tallies.values()) % 40 == 0:
             with contextlib.suppress(ObjectError):  # (pods may select too many labels)
@@ -204,6 +222,8 @@ def fuzz(requests: int, *, derandomize: bool = True, twin: TwinSource | None = N
 
 def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> None:
     target = f"{case.method} {case.path}"
+    if isinstance(case, Hostile) and case.kind:
+        target += f" ({case.kind})"
     tally = report.tally(target)
     tally.tried += 1
     before = cluster.bindings()
@@ -219,12 +239,18 @@ def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> N
         tally.server_errors += 1
         report.examples.append(f"{target}: {exc!r:.200}")
         return
-    if time.perf_counter() - started > HANG_S:
+    took = time.perf_counter() - started
+    if took > HANG_S:  # the event loop held for that long
         report.hangs[target] += 1
-        report.examples.append(f"{target}: answered after more than {HANG_S} s")
+        report.examples.append(f"{target}: answered after {took:.1f} s")
     _acknowledged(report, cluster, case, response, target)
     status = response.status_code
     report.statuses[status] += 1
+    if isinstance(case, Hostile) and case.allowed is not None and status == 200:
+        outside = placed_outside(case.allowed, response.json())
+        if outside:
+            tally.wrongly += 1
+            report.examples.append(f"{target}: passed nodes of another GPU model {outside}")
     if status >= 500:
         tally.server_errors += 1
         report.examples.append(f"{target}: {status} {response.text[:200]}")

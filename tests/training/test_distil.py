@@ -68,11 +68,13 @@ def test_a_teacher_run_records_each_compared_decision_in_fgd_order() -> None:
     assert part.label == "default/0" and teacher.name.startswith("lookahead:fgd/c=3")
 
 
-def test_only_a_look_ahead_teaches() -> None:
+def test_only_a_look_ahead_teaches(tmp_path: Path) -> None:
     with pytest.raises(TwinschedError, match="must be lookahead"):
         teacher_shortlist("fgd")
     assert teacher_shortlist(CHEAP).candidates == 3
-    result = CliRunner().invoke(app, ["distil", "--teacher", "fgd", "--variants", "default"])
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text('teacher = "fgd"\nvariants = ["default"]\n')
+    result = CliRunner().invoke(app, ["distil", "--recipe", str(recipe)])
     assert result.exit_code != 0 and "lookahead" in result.output
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -208,13 +209,19 @@ def test_train_command_fits_gates_registers_them_and_refuses_bad_options(tmp_pat
     from twinsched.cli import app
 
     models, out = tmp_path / "models", tmp_path / "out"
-    common = ["train", "--trace", "synthetic-continuum", "--train-variants", "1,2",
-              "--val-variants", "3", "--epochs", "0", "--prior", "fgd_score=100",
-              "--workers", "1", "--out", str(out), "--models-dir", str(models)]  # fmt: skip
-    result = CliRunner().invoke(
-        app, [*common, "--gate-seeds", "0-1", "--gate-widths", "2,8", "--gate-z", "0",
-              "--gate-min-variants", "1", "--gate-depth", "2", "--register", "gated"],
-    )  # fmt: skip
+    common = (
+        "[data]\ntrace = 'synthetic-continuum'\ntrain_variants = ['1', '2']\n"
+        "val_variants = ['3']\n[clone]\nepochs = 0\nprior = { fgd_score = 100 }\n"
+    )
+
+    def train(recipe: str, *args: str) -> Any:
+        path = tmp_path / "recipe.toml"
+        path.write_text(common + recipe)
+        words = ["--recipe", str(path), "--workers", "1", "--out", str(out)]
+        return CliRunner().invoke(app, ["train", *words, "--models-dir", str(models), *args])
+
+    gates = "[gates]\nseeds = [0, 1]\nwidths = [2, 8]\nz = 0\nmin_variants = 1\ndepth = 2\n"
+    result = train(gates, "--register", "gated")
     assert result.exit_code == 0, result.output
     assert "tie gates: validation" in result.output and "registered ai:gated@1" in result.output
     assert (out / "gate_grid.npz").exists() and (out / "spec.json").exists()
@@ -222,7 +229,7 @@ def test_train_command_fits_gates_registers_them_and_refuses_bad_options(tmp_pat
     assert card.spec["gate_seeds"] == [0, 1] and card.spec["gate_depth"] == 2
     shown = CliRunner().invoke(app, ["models", "show", "gated", "--models-dir", str(models)])
     assert shown.exit_code == 0 and "tie gates" in shown.output and " pods: width " in shown.output
-    both = CliRunner().invoke(app, [*common, "--gate-seeds", "0", "--es-generations", "1"])
+    both = train("[gates]\nseeds = [0]\n[es]\ngenerations = 1\n")
     assert both.exit_code == 2 and "not both" in both.output
-    bad = CliRunner().invoke(app, [*common, "--gate-seeds", "zero"])
-    assert bad.exit_code == 2 and "ranges like 0-9" in bad.output
+    bad = train("[gates]\nseeds = 'zero'\n")
+    assert bad.exit_code == 2 and "gates.seeds: 'zero' is not an array" in bad.output

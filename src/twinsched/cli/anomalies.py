@@ -5,14 +5,17 @@ one ``time,node,kind`` CSV per run in ``--anomaly-labels`` to score ``/anomalies
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from twinsched.cli.options import float_opt, int_opt, out_dir_opt, scoped_env
+from twinsched.cli.options import float_opt, int_opt, out_dir_opt
+
+if TYPE_CHECKING:
+    from twinsched.model.run import RunResult, RunSpec
+    from twinsched.sim.anomalies import AnomalySpec
 
 AnomaliesOpt = Annotated[
     float | None,
@@ -30,22 +33,25 @@ LabelsOpt = Annotated[
 ]
 
 
-@contextmanager
-def injected_anomalies(
-    rate: float | None, noise: float | None, length: int, labels: Path,
-    twin: str | None, mode: str,
-) -> Iterator[None]:  # fmt: skip
-    """``$TWINSCHED_TWIN_ANOMALIES`` set for the runs (worker processes inherit it) when
-    ``--anomalies`` or ``--noise`` is given (the one not given is 0): like the broker, not
-    part of the recorded spec, since the run's results do not change."""
+def anomaly_spec(
+    rate: float | None, noise: float | None, length: int, twin: str | None, mode: str
+) -> AnomalySpec | None:
+    """The anomalies ``--anomalies`` and ``--noise`` ask for (the one not given is 0), or
+    None; they go to the runs in their :class:`~twinsched.experiments.runner.TwinLink`."""
     if rate is None and noise is None:
-        yield
-        return
+        return None
     if twin is None or mode != "replay":
         raise typer.BadParameter("--anomalies and --noise need --twin and --mode replay")
-    from twinsched.sim.anomalies import ANOMALIES_ENV, AnomalySpec
+    from twinsched.sim.anomalies import AnomalySpec
 
-    spec = AnomalySpec(noise=noise or 0.0, rate=rate or 0.0, length=length)
-    with scoped_env(ANOMALIES_ENV, spec.to_json(labels.absolute())):
-        yield
-    typer.echo(f"anomaly labels: {labels}/ (time,node,kind per run)", err=True)
+    return AnomalySpec(noise=noise or 0.0, rate=rate or 0.0, length=length)
+
+
+def write_run_labels(specs: Sequence[RunSpec], runs: Sequence[RunResult], folder: Path) -> None:
+    """Each run's injected anomalies as ``folder/NAME_seedN.csv`` (``time,node,kind``)."""
+    from twinsched.experiments.runner import label_file
+    from twinsched.sim.anomalies import write_labels
+
+    for spec, result in zip(specs, runs, strict=True):
+        write_labels(folder / label_file(spec), result.anomaly_labels)
+    typer.echo(f"anomaly labels: {folder}/ (time,node,kind per run)", err=True)

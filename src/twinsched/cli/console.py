@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import typer
@@ -35,3 +35,25 @@ def expected_errors() -> Iterator[None]:
         yield
     except (TwinschedError, ImportError, OSError) as exc:
         raise error_exit(exc) from exc
+
+
+@contextmanager
+def progress_bar(what: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A transient progress bar on stderr; yields ``progress(what, done, total)`` to move it."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, console=make_console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=None)
+
+        def progress(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=total)
+
+        yield progress

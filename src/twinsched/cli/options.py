@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from twinsched.errors import TwinschedError
+from twinsched.training.recipe_check import MAX_FILE_BYTES
 
 SEED_MAX = 2**32 - 1  # numpy's seed range
 SEEDS_MOST = 10_000  # seeds in one --seeds list
@@ -181,6 +182,22 @@ def checked_opt(help: str, parse: Callable[[str], object], *decls: str) -> Any:
     return typer.Option(*decls, help=help, callback=check)
 
 
+def check_scheduler(text: str | None) -> None:
+    """Refuse a name that :func:`twinsched.scheduling.registry.check` refuses (nothing built)."""
+    from twinsched.scheduling import registry
+
+    if text is not None:
+        try:
+            registry.check(text)
+        except TwinschedError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+
+def scheduler_opt(help: str, *decls: str) -> Any:
+    """``typer.Option`` of a scheduler name, checked while the command line is parsed."""
+    return checked_opt(help, check_scheduler, *decls)
+
+
 WEIGHTS_RULE = "NAME=WEIGHT pairs, comma-separated; weights 0..1e6, a listed scheduler's name"
 
 
@@ -302,6 +319,25 @@ ModelsDirOpt = Annotated[
         "[folder, if it exists]",
         parser=_models_dir,
         metavar="DIR",
+    ),
+]
+
+RecipeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--recipe",
+        help="Recipe file; default: the default recipe (--print-recipe shows it) "
+        f"[TOML file of at most {MAX_FILE_BYTES // 1024} KiB; keys and ranges: docs/ai.md, "
+        "Recipe files]",
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+    ),
+]
+PrintRecipeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--print-recipe", help="Write the effective recipe as TOML to stdout; train nothing."
     ),
 ]
 

@@ -5,7 +5,7 @@ Mounted at the top level of the main command (``app.add_typer(run.app)`` in ``tw
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,9 +16,10 @@ from twinsched.cli.anomalies import (
     AnomalyLengthOpt,
     LabelsOpt,
     NoiseOpt,
-    injected_anomalies,
+    anomaly_spec,
 )
-from twinsched.cli.console import error_exit, expected_errors, make_console
+from twinsched.cli.compare import RunRequest, compare, mode_of, with_aggregate
+from twinsched.cli.console import expected_errors, make_console
 from twinsched.cli.dynamics import (
     CarbonOpt,
     DeferOpt,
@@ -40,25 +41,19 @@ from twinsched.cli.options import (
     TraceOpt,
     VariantOpt,
     broker_opt,
-    check_store,
     float_opt,
     int_opt,
     load_source,
     out_dir_opt,
     parse_seeds,
-    parse_weights,
     scenario_source,
-    scoped_env,
     seeds_opt,
     split_list,
     weights_opt,
 )
-from twinsched.errors import MissingExtraError, TwinschedError
 
 if TYPE_CHECKING:
-    from twinsched.model.energy import EnergySpec
-    from twinsched.model.faults import FaultSpec
-    from twinsched.model.run import Mode, RunResult, RunSpec
+    pass
 
 app = typer.Typer(pretty_exceptions_enable=False)
 
@@ -68,44 +63,6 @@ err = make_console(stderr=True)
 DEMO_SCHEDULERS = (
     "leastallocated,mostallocated,balancedallocation,bestfit,fgd,leastallocated+labels"
 )
-
-
-def _run_all(specs: list[RunSpec], jobs: int) -> list[RunResult]:
-    """Run every spec with a progress bar; results come back in spec order."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from twinsched.experiments.runner import execute_many
-
-    results: list[RunResult | None] = [None] * len(specs)
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=err, transient=False) as bar:
-        task = bar.add_task("runs", total=len(specs))
-        for i, result in execute_many(specs, jobs):
-            results[i] = result
-            bar.update(task, advance=1, description=f"{result.scheduler} seed {result.seed}")
-    return [r for r in results if r is not None]
-
-
-def _report(
-    runs: list[RunResult], out: Path | None, title: str, reference: dict[str, float] | None
-) -> None:
-    from twinsched.report.aggregate import comparison_rows
-    from twinsched.report.table import print_comparison
-
-    rows = comparison_rows(runs, reference=reference)
-    print_comparison(console, rows, title)
-    if out is not None:
-        from twinsched.report.files import write_outputs
-
-        paths = write_outputs(runs, out, title, reference=reference)
-        console.print(
-            f"wrote {len(paths)} files to [bold]{out}[/] (report: {paths.get('html', '')})"
-        )
 
 
 ModeOpt = Annotated[str, typer.Option(help="fillup (FGD protocol) or replay (trace times)")]
@@ -186,125 +143,19 @@ def run(
         raise typer.BadParameter("--energy, --carbon, --defer, --power-off need --mode replay")
     if descheduler is not None and mode != "replay":
         raise typer.BadParameter("--descheduler needs --mode replay")
-    with injected_anomalies(anomalies, noise, anomaly_length, anomaly_labels, twin, mode):
-        _compare(
-            trace, variant, mode, schedulers, seeds, out, data, target, jobs, validate,
-            aggregate, weights, scenario, db, record, twin, fault_spec, broker, energy_spec,
-            carbon, descheduler,
-        )  # fmt: skip
+    anomaly = anomaly_spec(anomalies, noise, anomaly_length, twin, mode)
+    link = None
+    if twin is not None:
+        from twinsched.experiments.runner import TwinLink
 
-
-def _compare(
-    trace: str, variant: str, mode: str, schedulers: str, seeds: str, out: Path | None,
-    data: Path | None, target: float, jobs: int, validate: bool, aggregate: bool,
-    weights: str | None, scenario: str | None, db: str | None, record: bool, twin: str | None,
-    fault_spec: FaultSpec | None, broker: str | None, energy_spec: EnergySpec | None,
-    carbon: Path | None, descheduler: str | None,
-) -> None:  # fmt: skip
-    """The runs of ``twinsched run`` (and of the demo) once the options are parsed."""
-    from twinsched.model.run import RunSpec
-    from twinsched.scheduling import registry
-
-    names = split_list(schedulers)
-    if aggregate:
-        names.append(aggregate_name(names, parse_weights(weights) if weights else {}))
-    elif weights:
-        raise typer.BadParameter("--weights weighs the --aggregate run: add --aggregate")
-    with expected_errors():
-        for name in names:
-            registry.create(name)  # fail fast on unknown names, before any run starts
-        if record:
-            check_store(db, required=False)  # reachable before the runs
-        trace, variant, data_dir = scenario_source(trace, variant, data, scenario, db)
-        chosen = load_source(trace, variant, data_dir)  # a missing trace or scenario fails here
-        if mode == "replay":  # the scenario's own sections, unless the options gave them
-            from twinsched.experiments.runner import scenario_dynamics
-
-            fault_spec, energy_spec = scenario_dynamics(fault_spec, energy_spec, chosen)
-        if fault_spec is not None:
-            from twinsched.sim.faults import check_names
-
-            check_names(fault_spec, chosen.nodes)  # names the scenario lacks fail before runs
-        if carbon is not None:
-            from twinsched.traces.carbon_csv import read_carbon_csv
-
-            read_carbon_csv(carbon, chosen.nodes.pool_names)  # a bad row fails before runs
-        specs = [
-            RunSpec(
-                trace,
-                name,
-                seed,
-                variant,
-                mode_of(mode),
-                target,
-                data=data_dir,
-                validate=validate,
-                db=db,
-                twin=twin,
-                faults=fault_spec,
-                energy=energy_spec,
-                carbon=None if carbon is None else str(carbon.absolute()),
-                descheduler=descheduler,
-            )
-            for name in names
-            for seed in parse_seeds(seeds)
-        ]
-        with _broker_env(broker):
-            runs = _run_all(specs, jobs)
-    label = f"{trace}/{variant}" if variant else trace
-    _report(runs, out, f"{label} · {mode} · seeds {seeds}", _reference(trace, variant, mode))
-    if record:
-        _record(specs, runs, db)
-
-
-def _broker_env(broker: str | None) -> AbstractContextManager[None]:
-    """``$TWINSCHED_TWIN_BROKER`` set to ``broker`` for the runs (worker processes inherit
-    it): the transport, like the token, is not part of the recorded spec."""
-    from twinsched.experiments.runner import BROKER_ENV
-
-    return scoped_env(BROKER_ENV, broker)
-
-
-def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None:
-    """Store every run's spec and results (after the files are written: nothing is lost)."""
-    try:
-        from twinsched.store import record_run, resolve_url
-    except MissingExtraError as exc:  # the message names the extra to install
-        err.print(f"runs not recorded: {exc}")
-        return
-    try:
-        ids = [
-            record_run(s, r, db, scenario=s.variant if s.trace == "store" else None)
-            for s, r in zip(specs, runs, strict=True)
-        ]
-    except TwinschedError as exc:
-        raise error_exit(exc, "results written, but not recorded: ") from exc
-    console.print(
-        f"recorded runs {ids[0]} to {ids[-1]} in {resolve_url(db)} (`twinsched runs list`)"
-    )
-
-
-def aggregate_name(names: list[str], weights: dict[str, float]) -> str:
-    """``aggregate:fgd@2|leastallocated`` from the schedulers and ``--weights``."""
-    unknown = sorted(set(weights) - set(names))
-    if unknown:
-        raise typer.BadParameter(
-            f"--weights names {', '.join(unknown)}, not in --schedulers ({', '.join(names)})"
-        )
-    return "aggregate:" + "|".join(f"{n}@{weights[n]:.15g}" if n in weights else n for n in names)
-
-
-def mode_of(text: str) -> Mode:
-    """The run mode named by ``--mode`` (already checked to be fillup or replay)."""
-    return "replay" if text == "replay" else "fillup"
-
-
-def _reference(trace: str, variant: str, mode: str) -> dict[str, float] | None:
-    if trace == "alibaba-gpu-2023" and (variant or "default") == "default" and mode == "fillup":
-        from twinsched.traces.alibaba_gpu_2023 import PUBLISHED_DEFAULT
-
-        return {name: values[100.0] for name, values in PUBLISHED_DEFAULT.items()}
-    return None
+        token = os.environ.get("TWINSCHED_TWIN_TOKEN")  # never in the spec, which is recorded
+        link = TwinLink(twin, token, broker, anomaly)
+    request = RunRequest(
+        with_aggregate(split_list(schedulers), aggregate, weights), tuple(parse_seeds(seeds)),
+        trace, variant, mode_of(mode), target, data, scenario, db, validate, fault_spec,
+        energy_spec, carbon, descheduler, link, out, jobs, record, anomaly_labels, seeds,
+    )  # fmt: skip
+    compare(request)
 
 
 @app.command()
@@ -317,10 +168,9 @@ def demo(
     from twinsched.cli.dynamics import demo_dynamics
 
     faults, energy = demo_dynamics()
-    _compare(
-        "synthetic-continuum", "", "replay", DEMO_SCHEDULERS, seeds, out, None, 130.0, 1, False,
-        False, None, None, None, True, None, faults, None, energy, None, None,
-    )  # fmt: skip
+    schedulers = tuple(split_list(DEMO_SCHEDULERS))
+    compare(RunRequest(schedulers, tuple(parse_seeds(seeds)), mode="replay", faults=faults,
+                       energy=energy, out=out, title_seeds=seeds))  # fmt: skip
 
 
 @app.command()

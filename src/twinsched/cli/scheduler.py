@@ -21,6 +21,7 @@ from twinsched.cli.options import (
     int_opt,
     load_source,
     scenario_source,
+    scheduler_opt,
 )
 from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
@@ -49,7 +50,7 @@ TWIN_REFRESH = "Seconds between two checks of the twin's version (0: every filte
 @app.command()
 def serve(
     scheduler: Annotated[
-        str, typer.Option(help="Registered scheduler (twinsched schedulers).")
+        str, scheduler_opt("Registered scheduler (twinsched schedulers).")
     ] = "fgd",
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, int_opt("Port to bind.", 1, 65535)] = 8282,
@@ -112,9 +113,8 @@ def serve(
 
         from twinsched.serve.app import create_app
         from twinsched.serve.cluster import ServiceCluster
-        from twinsched.serve.convert import Names, node_row
+        from twinsched.serve.convert import Names, node_list_rows
         from twinsched.serve.journal import Journal
-        from twinsched.serve.kube import NodeList
 
         names = Names(gpu_resource=gpu_resource, gpu_share_resource=gpu_share_resource,
                       gpu_model_label=gpu_model_label)  # fmt: skip
@@ -128,8 +128,7 @@ def serve(
             source=_twin_source(twin, twin_refresh) if twin is not None else None,
         )  # fmt: skip
         if nodes is not None:
-            body = NodeList.model_validate_json(nodes.read_bytes())
-            cluster.set_nodes([node_row(n, names, f"items[{k}]") for k, n in enumerate(body.items)])
+            cluster.set_nodes(node_list_rows(nodes.read_bytes(), names, f"--nodes {nodes}"))
         application = create_app(cluster, names, token, nodes_from_calls=nodes_from_calls)
     except (TwinschedError, ImportError, OSError, ValueError) as exc:
         raise error_exit(exc) from exc
@@ -189,7 +188,7 @@ def drive(
     ] = True,
     limit: Annotated[int, typer.Option(help="Drive only the first N pods (0: all).")] = 0,
     check: Annotated[
-        str | None, typer.Option(help="Compare with this scheduler's in-process fill-up.")
+        str | None, scheduler_opt("Compare with this scheduler's in-process fill-up.")
     ] = None,
     token: Token = None,
 ) -> None:

@@ -18,6 +18,7 @@ from twinsched.cli.options import (
     load_source,
     port_opt,
     scenario_source,
+    scheduler_opt,
     seed_opt,
 )
 from twinsched.errors import TwinschedError
@@ -45,7 +46,7 @@ def serve(
     trace: TraceOpt = "synthetic-continuum",
     variant: Annotated[str, typer.Option(help="trace variant")] = "",
     mode: Annotated[str, typer.Option(help="replay (trace times) or fillup")] = "replay",
-    scheduler: Annotated[str, typer.Option(help="scheduler name")] = "fgd",
+    scheduler: Annotated[str, scheduler_opt("scheduler name")] = "fgd",
     seed: Annotated[int, seed_opt("run seed")] = 0,
     speed: Annotated[
         float, float_opt("simulated seconds per wall second", 0, 1e9, open_lo=True)

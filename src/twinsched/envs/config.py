@@ -23,8 +23,8 @@ class EnvConfig:
       ``[0, max_start_offset]`` of the fill-up's pods, placed by ``warmup``.
     * ``target_pct``: the fill-up's arrival target, % of cluster GPU milli.
     * ``invalid_action``: ``raise`` on an ineligible node (masking must prevent it), or
-      ``fallback``: the warmup scheduler places that pod instead, as the scheduler
-      controller does for an invalid placement (counted in ``info["fallbacks"]``).
+      ``fallback``: the controller's injected fallback (FGD) places that pod instead, as it
+      does for any invalid placement (``commit``; counted in ``info["fallbacks"]``).
     * ``validate``: check the state's invariants after every event (tests).
     """
 

@@ -160,22 +160,23 @@ class Episode:
         if self.current is None:
             raise TwinschedError("the episode is over: call reset()")
         i, pod, state = self.current, self.views[self.current], self.state
-        if not (0 <= node < state.nodes.n and self.mask()[node]):
+        rows, share_gpu = self.features.get(pod)
+        known = 0 <= node < state.nodes.n
+        gpus = (int(share_gpu[node]),) if pod.is_share and known else ()  # Bind picks the rest
+        before = self._node_power(node) if known else 0.0
+        outcome = self.control.commit(i, Placement(node, gpus), fallback=fallback)
+        if isinstance(outcome, Unschedulable):
             if not fallback:
                 raise IneligibleActionError(
                     f"node {node} is not eligible for pod {self.pods.names[i]} "
                     f"({int(self.mask().sum())} eligible): mask actions with action_masks() "
                     "or observation['action_mask']"
                 )
+            raise TwinschedError(f"the fallback could not place pod {self.pods.names[i]}")
+        if outcome.fallback:  # the controller's injected fallback placed it instead
             self.fallbacks += 1
-            decision = self.control.decide(i, explain=False)
-            node = decision.node if isinstance(decision, Placement) else -1
-            if node < 0:  # cannot happen: the pod has an eligible node
-                raise TwinschedError(f"the fallback could not place pod {self.pods.names[i]}")
-        rows, share_gpu = self.features.get(pod)
-        gpus = (int(share_gpu[node]),) if pod.is_share else ()  # the Bind step picks the rest
-        before = self._node_power(node)
-        self._settle(i, self.control.bind(i, Placement(node, gpus)))
+            node, before = outcome.node, self._node_power(outcome.node, less=pod)
+        self._settle(i, outcome)
         placed = StepTerms(
             allocation=gpu_pct(pod.gpu_request, self.total_gpu),
             fragmentation=frag_added_pct(float(rows[node, FRAG_ADDED]), self.total_gpu),
@@ -216,14 +217,16 @@ class Episode:
         self.run.settle(i, outcome)
         self.rejected += isinstance(outcome, Unschedulable)
 
-    def _node_power(self, node: int) -> float:
+    def _node_power(self, node: int, less: PodView | None = None) -> float:
+        """The node's power now, or before ``less`` (bound there) was bound."""
         n, s = self.state.nodes, self.state
         gpu_cap = float(n.gpu_count[node] * MILLI_PER_GPU)
+        cpu, gpu = (less.cpu_milli, less.gpu_request) if less is not None else (0, 0)
         return node_power_w(
             float(n.power_idle_w[node]),
             float(n.power_peak_w[node]),
-            float(n.cpu_milli[node] - s.cpu_free[node]),
+            float(n.cpu_milli[node] - s.cpu_free[node] - cpu),
             float(n.cpu_milli[node]),
-            gpu_cap - float(s.gpu_idle[node]),
+            gpu_cap - float(s.gpu_idle[node]) - gpu,
             gpu_cap,
         )

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from twinsched.errors import TwinschedError
 from twinsched.experiments.executors import Executor, run_batch
 from twinsched.model.cluster import Scenario
 from twinsched.model.run import RunResult, RunSpec
 from twinsched.scheduling.observers import RunObserver
-from twinsched.sim.anomalies import ANOMALIES_ENV, AnomalyInjector, AnomalySpec, write_labels
+from twinsched.sim.anomalies import AnomalyInjector, AnomalySpec
 from twinsched.sim.runs import SchedulerArg
 from twinsched.sim.scenarios import cached_scenario
 
@@ -22,25 +23,49 @@ if TYPE_CHECKING:
     from twinsched.model.faults import FaultSpec
     from twinsched.twin.loop import TwinLoop
 
-BROKER_ENV = "TWINSCHED_TWIN_BROKER"  # runs through a twin send their deltas via this broker
+
+@dataclass(frozen=True)
+class TwinLink:
+    """How a run reaches the twin at ``url``: the write token, the broker its deltas travel
+    through, and anomalies to inject into what it publishes (``sim/anomalies.py``).
+
+    Passed to :func:`execute` beside the spec, never inside it: the spec is recorded with
+    the results (the token is a secret; the transport and the injected anomalies change
+    nothing the run decides). Plain data, so it pickles to a worker process or a Ray worker
+    on another host, which sees none of this machine's environment.
+    """
+
+    url: str
+    token: str | None = field(default=None, repr=False)
+    broker: str | None = None
+    anomalies: AnomalySpec | None = None
 
 
-def execute(spec: RunSpec, progress: Callable[[int, int], None] | None = None) -> RunResult:
-    """Run one spec; the same spec always gives the same result (wall time aside)."""
+def execute(
+    spec: RunSpec,
+    progress: Callable[[int, int], None] | None = None,
+    link: TwinLink | None = None,
+) -> RunResult:
+    """Run one spec; the same spec always gives the same result (wall time aside).
+
+    A spec with ``twin`` runs through that twin, over ``link`` (default: no token, no
+    broker, no anomalies); the labels of injected anomalies come back in the result's
+    ``anomaly_labels``."""
     scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
-    if spec.twin:
-        with _through_twin(spec.twin) as loop:
-            injected = os.environ.get(ANOMALIES_ENV)
-            if not injected:
-                result = _run(spec, scenario, spec.scheduler, progress, [loop])
-            else:
-                anomalies, folder = AnomalySpec.from_json(injected)
-                injector = AnomalyInjector(loop, replace(anomalies, seed=spec.seed))
-                result = _run(spec, scenario, spec.scheduler, progress, [injector])
-                write_labels(folder / label_file(spec), injector.labels)
-            result.summary["twin"] = loop.stats()  # traffic and disagreements, never hidden
-            return result
-    return _run(spec, scenario, spec.scheduler, progress)
+    if not spec.twin:
+        return _run(spec, scenario, spec.scheduler, progress)
+    link = link or TwinLink(spec.twin)
+    if link.url != spec.twin:
+        raise TwinschedError(f"the twin link is for {link.url}, the run for {spec.twin}")
+    with _through_twin(link) as loop:
+        if link.anomalies is None:
+            result = _run(spec, scenario, spec.scheduler, progress, [loop])
+        else:
+            injector = AnomalyInjector(loop, replace(link.anomalies, seed=spec.seed))
+            result = _run(spec, scenario, spec.scheduler, progress, [injector])
+            result.anomaly_labels = list(injector.labels)
+        result.summary["twin"] = loop.stats()  # traffic and disagreements, never hidden
+        return result
 
 
 def label_file(spec: RunSpec) -> str:
@@ -96,30 +121,29 @@ def scenario_dynamics(
 
 
 @contextmanager
-def _through_twin(url: str) -> Iterator[TwinLoop]:
-    """The observer that keeps the run in step with the twin at ``url`` (``twin/loop.py``).
-
-    The write token comes from ``$TWINSCHED_TWIN_TOKEN`` (never from the spec, which is
-    recorded with the results); so does the broker the deltas travel through, from
-    ``$TWINSCHED_TWIN_BROKER`` (the transport does not change the results).
-    """
+def _through_twin(link: TwinLink) -> Iterator[TwinLoop]:
+    """The observer that keeps the run in step with the twin (``twin/loop.py``), its deltas
+    over HTTP or, with ``link.broker``, over that broker (reads stay on HTTP)."""
     from twinsched.twin.client import TwinClient
     from twinsched.twin.loop import TwinLoop
 
-    token, broker = os.environ.get("TWINSCHED_TWIN_TOKEN"), os.environ.get(BROKER_ENV)
-    if broker:
+    if link.broker:
         from twinsched.twin.broker.publisher import BrokerPublisher
         from twinsched.twin.broker.sinks import BrokerTwinClient
 
-        client: TwinClient = BrokerTwinClient(url, BrokerPublisher(broker), token)
+        client: TwinClient = BrokerTwinClient(link.url, BrokerPublisher(link.broker), link.token)
     else:
-        client = TwinClient(url, token)
+        client = TwinClient(link.url, link.token)
     with client:
         yield TwinLoop(client)
 
 
 def execute_many(
-    specs: Sequence[RunSpec], jobs: int = 1, executor: Executor | None = None
+    specs: Sequence[RunSpec],
+    jobs: int = 1,
+    executor: Executor | None = None,
+    link: TwinLink | None = None,
 ) -> Iterator[tuple[int, RunResult]]:
-    """Yield (index, result) as runs finish: on ``executor``, or ``jobs`` local processes."""
-    return run_batch(execute, specs, jobs, executor)
+    """Yield (index, result) as runs finish: on ``executor``, or ``jobs`` local processes;
+    runs through a twin use ``link``."""
+    return run_batch(partial(execute, link=link) if link else execute, specs, jobs, executor)

@@ -1,7 +1,8 @@
 """Static description of a cluster and a workload as NumPy arrays (struct of arrays).
 
 Nodes and pods are rows; every column is one array, so schedulers score all nodes at once.
-Labels are bitsets over a vocabulary (at most 64 distinct ``key=value`` labels per scenario).
+Labels are bitsets over a vocabulary (at most 64 distinct ``key=value`` labels per scenario),
+and a pod's allowed GPU models a bitset over the nodes' models (at most 64 of them).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ BoolA = npt.NDArray[np.bool_]
 
 MILLI_PER_GPU = 1000
 MAX_LABELS = 64
+MAX_GPU_MODELS = 64  # a pod's allowed GPU models are a uint64 bitset over them
 
 
 class LabelVocabulary:
@@ -235,6 +237,11 @@ def nodes_from_columns(
     """Build a node table; GPU model strings become indices, empty means no GPU."""
     n = len(names)
     models = tuple(sorted({m for m in gpu_model_names if m}))
+    if len(models) > MAX_GPU_MODELS:  # a bit beyond 63 would wrap to another model's
+        raise TwinschedError(
+            f"{len(models)} distinct GPU models on the nodes; at most {MAX_GPU_MODELS} "
+            f"(first ones: {', '.join(models[:3])}, ...)"
+        )
     index = {m: i for i, m in enumerate(models)}
     count = np.asarray(gpu_count, dtype=np.int64)
     defaults: dict[str, object] = {

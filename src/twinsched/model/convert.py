@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from twinsched.errors import TwinschedError
 from twinsched.model.cluster import (
     F64,
     MILLI_PER_GPU,
@@ -215,10 +216,14 @@ def document_to_scenario(doc: TwinDocument, name: str) -> Scenario:
     Node labels are the nodepool's labels updated with the node's own. Job profiles go to
     ``meta["job_profiles"]``, the ``faults`` and ``energy`` sections to ``meta["faults"]``
     and ``meta["energy"]`` (as JSON). Raises :class:`DocumentError` for a pod asking for a GPU model
-    that no node has (a bitset over the nodes' models cannot say it).
+    that no node has (a bitset over the nodes' models cannot say it), and for more than 64
+    distinct labels or GPU models.
     """
-    vocab = LabelVocabulary(sorted(_all_labels(doc)))
-    nodes = _nodes(doc, vocab)
+    try:  # both bitsets are 64 bits wide: more labels or GPU models are refused, not wrapped
+        vocab = LabelVocabulary(sorted(_all_labels(doc)))
+        nodes = _nodes(doc, vocab)
+    except TwinschedError as exc:
+        raise DocumentError([("nodepools", str(exc))]) from None
     pods = _pods(doc, vocab, nodes)
     profiles = {j.id: j.profile.model_dump() for j in doc.jobs if j.profile is not None}
     meta: dict[str, object] = {

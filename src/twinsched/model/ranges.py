@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from twinsched.model.cluster import MAX_LABELS, MILLI_PER_GPU, Scenario
+from twinsched.model.cluster import MAX_GPU_MODELS, MAX_LABELS, MILLI_PER_GPU, Scenario
 
 MAX_CPU_MILLI = 10**9  # a million cores
 MAX_MEMORY_MIB = 2**40  # an exbibyte
@@ -124,6 +124,9 @@ def scenario_problem(scenario: Scenario, min_nodes: int = 1) -> Problem | None:
         else Problem("nodes", 0, "-", _count(nodes.n, MAX_NODES)),
         None if pods.n <= MAX_PODS else Problem("pods", 0, "-", _count(pods.n, MAX_PODS)),
         None if n_labels <= MAX_LABELS else Problem("labels", 0, "-", f"over {MAX_LABELS}"),
+        None
+        if n_models <= MAX_GPU_MODELS
+        else Problem("nodes", 0, "gpu_model", f"{n_models} GPU models; at most {MAX_GPU_MODELS}"),
     ]
     for names, table in (
         (nodes.pool_names, "nodepools"),

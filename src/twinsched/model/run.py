@@ -66,9 +66,14 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)  # wall-clock, varies run to run
     # per-decision rewards of an ensemble or bandit run (scheduling/evaluator.py RewardLog)
     rewards: dict[str, Any] = field(default_factory=dict)
+    # (time, node, kind) of the anomalies injected into what a run through a twin published
+    # (``TwinLink.anomalies``); the command line writes them as CSV, not in results.json
+    anomaly_labels: list[tuple[float, str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("anomaly_labels")
+        return out
 
     def at(self, arrived_pct: float, column: str = "gpu_alloc_ratio_pct") -> float:
         """The curve's value at an integer arrived percentage."""

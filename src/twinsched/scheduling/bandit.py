@@ -16,22 +16,20 @@ their own runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.ensemble import KINDS, Ensemble, context_of
 from twinsched.scheduling.evaluator import SCORE_SPAN, reward_of
-from twinsched.scheduling.framework import Decision, PodView, RunContext
+from twinsched.scheduling.framework import Decision, PodView, RunContext, Scheduler
+from twinsched.scheduling.names import BanditParams
 
-# Accepted parameters: (low, high, integer only).
-BANDIT_RANGES: dict[str, tuple[float, float, bool]] = {"s": (1e-6, 10.0, False), "l": (1, 20, True)}
-# Defaults chosen on seeds 0-7 of the small openb scenario of tests/scheduling/test_bandit.py,
-# then checked on seeds 10-17 (docs/scheduling.md, "Online meta-scheduler").
-DEFAULT_SCALE, DEFAULT_LEVELS = 0.03, 2
+# Accepted ranges: BanditParams (docs/scheduling.md, "Online meta-scheduler", for the defaults).
+DEFAULT_SCALE, DEFAULT_LEVELS = BanditParams.s, BanditParams.l
 _STREAM = 0xBA7D  # the bandit's generator: seeded by (run seed, this), apart from the run's
 
 
@@ -72,17 +70,20 @@ class Bandit(Ensemble):
 
     def __init__(
         self,
-        members: list[str],
+        members: Mapping[str, Scheduler],
+        fallback: Scheduler,
         scale: float = DEFAULT_SCALE,
         levels: int = DEFAULT_LEVELS,
         name: str | None = None,
     ) -> None:
-        super().__init__(members)
+        super().__init__(members, fallback)
         self.scale, self.levels = scale, levels
         params = "" if scale == DEFAULT_SCALE else f"/s={scale:.15g}"
         params += "" if levels == DEFAULT_LEVELS else f"/l={levels}"
-        self.name = name or f"bandit{params}:" + "|".join(members)
-        self.policy = Thompson(KINDS * levels, len(members), scale, np.random.default_rng(0))
+        self.name = name or f"bandit{params}:" + "|".join(self.member_names)
+        self.policy = Thompson(
+            KINDS * levels, len(self.member_names), scale, np.random.default_rng(0)
+        )
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         super().reset(state, ctx)
@@ -106,35 +107,3 @@ class Bandit(Ensemble):
         regret = float(np.mean(self.log.regret)) if self.log.regret else 0.0
         out["bound_mean_regret"] = round(regret / SCORE_SPAN, 4)
         return out
-
-
-def bandit(spec: str) -> Bandit:
-    """The bandit named ``bandit/s=0.1/l=4:A|B``, keeping that name (members checked by the
-    caller)."""
-    head, _, tail = spec.partition(":")
-    members = [m for m in tail.split("|") if m]
-    if not members:
-        raise TwinschedError(f"'{spec}' names no members: write bandit:A|B")
-    if len(set(members)) < len(members):
-        raise TwinschedError(f"'{spec}' lists a member twice")
-    kwargs: dict[str, float] = {}
-    for text in head.split("/")[1:]:
-        key, eq, value = text.partition("=")
-        if not eq or key not in BANDIT_RANGES:
-            raise TwinschedError(f"bad parameter {text!r} in '{spec}': expected s=... or l=...")
-        kwargs[key] = _in_range(spec, key, value)
-    scale, levels = kwargs.get("s", DEFAULT_SCALE), int(kwargs.get("l", DEFAULT_LEVELS))
-    return Bandit(members, scale=scale, levels=levels, name=spec)
-
-
-def _in_range(spec: str, key: str, value: str) -> float:
-    lo, hi, whole = BANDIT_RANGES[key]
-    try:
-        number = int(value) if whole else float(value)
-    except ValueError:
-        number = float("nan")
-    if not lo <= number <= hi:  # NaN fails too
-        kind = "an integer" if whole else "a number"
-        span = f"{lo:g}..{hi:g}"
-        raise TwinschedError(f"'{spec}': parameter {key}={value!r} must be {kind} in {span}")
-    return float(number)

@@ -175,6 +175,14 @@ class ReasonMemo:
         """The same value as :func:`filters.explain`, at the cost of the changed nodes."""
         return self._memo.get(state, pod).answer
 
+    def first(
+        self, state: ClusterState, pod: PodView
+    ) -> tuple[list[tuple[Reason, filters.FilterFn]], I64]:
+        """The class's filters in order and, per node, the index of the first that rejects
+        it (``len(rules)``: none); do not write to it."""
+        entry = self._memo.get(state, pod)
+        return entry.rules, entry.first
+
     def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Reasons:
         rules = filters.applicable(pod)
         everything = np.arange(state.nodes.n, dtype=np.int64)

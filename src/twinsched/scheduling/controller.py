@@ -68,7 +68,7 @@ def arrival_order(state: ClusterState, pending: I64) -> I64:
     return pending
 
 
-def placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Placement) -> str:
+def _placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Placement) -> str:
     """Empty when ``p`` is a valid placement of ``pod``, else what is wrong with it.
 
     Empty ``gpus`` leave the choice of GPUs to the Bind step.
@@ -89,13 +89,13 @@ def placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Place
     return ""
 
 
-def needs_fallback(
+def _needs_fallback(
     state: ClusterState, pod: PodView, eligible: BoolA, decision: Decision
 ) -> Reason | None:
     """Why a scheduler's answer must be replaced by the fallback heuristic (None if it stands)."""
     if isinstance(decision, Unschedulable):
         return Reason.NO_DECISION if decision.reason == Reason.NO_DECISION else None
-    if placement_error(state, pod, eligible, decision):
+    if _placement_error(state, pod, eligible, decision):
         return Reason.INVALID_PLACEMENT
     return None
 
@@ -196,6 +196,39 @@ class SchedulerController:
             decision = self.scheduler.place(self.state, pod, mask)
         return self._settle(pod, mask, decision, explain)
 
+    def commit(
+        self, index: int, placement: Placement, *, fallback: bool = True, explain: bool = False
+    ) -> Binding | Unschedulable:
+        """A placement chosen outside the scheduler (an agent, a descheduler): validated
+        against the eligible nodes, replaced by the injected fallback's when invalid (with
+        ``fallback``; else refused as ``InvalidPlacement``, nothing bound), then bound."""
+        pod = self.views[index]
+        mask = self.eligible(pod)
+        why = _placement_error(self.state, pod, mask, placement)
+        if not why:
+            self._fell_back.discard(index)
+            return self.bind(index, placement)
+        if not fallback:
+            return Unschedulable(Reason.INVALID_PLACEMENT, why)
+        return self.bind(index, self._fall_back(pod, mask, Reason.INVALID_PLACEMENT, explain))
+
+    def validate(self, index: int, placement: Placement) -> str:
+        """Empty when ``placement`` of pod ``index`` is valid now, else what is wrong with it
+        (the check :meth:`commit` makes; nothing is bound)."""
+        pod = self.views[index]
+        return _placement_error(self.state, pod, self.eligible(pod), placement)
+
+    def gpus_for(self, index: int, node: int) -> tuple[int, ...]:
+        """The GPUs the Bind step would give pod ``index`` on ``node`` (nothing is bound)."""
+        return default_gpus(self.state, self.views[index], node)
+
+    def rejections(self, index: int, nodes: I64) -> list[Reason | None]:
+        """Per node of ``nodes``, the first filter that rejects pod ``index`` there (None: no
+        filter does); kept per pod class and refreshed only where nodes changed."""
+        rules, first = self._reasons.first(self.state, self.views[index])
+        codes: list[Reason | None] = [*(reason for reason, _ in rules), None]
+        return [codes[r] for r in first[nodes].tolist()]
+
     def finish(self) -> None:
         """The run is over: observers get the last events and ``on_end``."""
         self.observers.end(self.state)
@@ -206,7 +239,7 @@ class SchedulerController:
             return decision
         node, gpus = decision.node, decision.gpus
         if not gpus:
-            gpus = default_gpus(self.state, self.views[index], node)
+            gpus = self.gpus_for(index, node)
         self.state.apply(Bind(index, node, gpus))
         fallback = index in self._fell_back
         if fallback:
@@ -223,7 +256,7 @@ class SchedulerController:
     def _settle(self, pod: PodView, mask: BoolA, decision: Decision, explain: bool) -> Decision:
         """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
         self._fell_back.discard(pod.index)
-        why = needs_fallback(self.state, pod, mask, decision)
+        why = _needs_fallback(self.state, pod, mask, decision)
         if why is not None:
             return self._fall_back(pod, mask, why, explain)
         if (
@@ -244,7 +277,7 @@ class SchedulerController:
         decision = self.fallback.place(self.state, pod, mask)
         if isinstance(decision, Unschedulable):
             return self.explain(pod) if explain else decision
-        if placement_error(self.state, pod, mask, decision):
+        if _placement_error(self.state, pod, mask, decision):
             return Unschedulable(
                 Reason.INVALID_PLACEMENT, f"fallback {self.fallback.name} failed too"
             )

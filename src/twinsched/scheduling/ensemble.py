@@ -17,7 +17,7 @@ from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.aggregator import aggregate, profile_weights
-from twinsched.scheduling.controller import needs_fallback
+from twinsched.scheduling.controller import _needs_fallback
 from twinsched.scheduling.evaluator import Reference, RewardLog, Scorecard, reference
 from twinsched.scheduling.framework import (
     NO_DECISION,
@@ -65,31 +65,29 @@ class Ensemble:
 
     def __init__(
         self,
-        members: list[str],
+        members: Mapping[str, Scheduler],
+        fallback: Scheduler,
         weights: Mapping[str, float] | None = None,
-        fallback: str = "fgd",
         name: str | None = None,
     ) -> None:
-        self.member_names = members
+        """``members`` by the names they were written with; ``fallback`` replaces a member's
+        answer that is "no decision" or invalid, so that every member has a candidate."""
+        self.member_names = list(members)
         given = dict(weights or {})
         self.name = name or f"{self.kind}:" + "|".join(
             f"{m}@{given[m]:.15g}" if m in given else m for m in members
         )
         self.default_weights = {m: given.get(m, 1.0) for m in members}
-        self._fallback_name = fallback
-        self.members: list[Scheduler] = []
+        self._fallback = fallback
+        self.members: list[Scheduler] = list(members.values())
         self.cards: dict[str, Scorecard] = {}
         self.errors: dict[str, int] = {}
-        self.log = RewardLog(members)
+        self.log = RewardLog(self.member_names)
         self._profiles: dict[str, Any] = {}
         self._job_of: list[str] = []  # per pod of the run, its job's name
         self._tctx: TargetContext | None = None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
-        from twinsched.scheduling import registry
-
-        self.members = [registry.create(m) for m in self.member_names]
-        self._fallback = registry.create(self._fallback_name)
         for s in [*self.members, self._fallback]:
             s.reset(state, ctx)
         self.cards = {m: Scorecard() for m in self.member_names}
@@ -115,7 +113,7 @@ class Ensemble:
             except Exception as exc:  # a member's failure must not stop the run: fall back
                 self.errors[name] = self.errors.get(name, 0) + 1
                 decision = Unschedulable(NO_DECISION, f"{name} failed: {exc!r}")
-            bad = bool(needs_fallback(state, pod, eligible, decision))
+            bad = bool(_needs_fallback(state, pod, eligible, decision))
             if bad:
                 decision = self._fallback.place(state, pod, eligible)
             candidates[name], fell_back[name] = decision, bad

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
-import math
+import inspect
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from twinsched.errors import TwinschedError
+from twinsched.errors import TwinschedError, UnknownNameError
 from twinsched.registry import Registry, load
-from twinsched.scheduling.framework import Scheduler
+from twinsched.scheduling.framework import DEFAULT_FALLBACK, Scheduler
 from twinsched.scheduling.ilp.targets import TARGETS
+from twinsched.scheduling.names import (
+    Aggregate,
+    Bandit,
+    Ilp,
+    IlpParams,
+    Leaf,
+    Lookahead,
+    Node,
+    Sum,
+    params_of,
+    parse,
+)
+
+if TYPE_CHECKING:
+    from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
 Factory = Callable[..., Scheduler]
 ENTRY_POINT_GROUP = "twinsched.schedulers"
@@ -20,43 +36,21 @@ def _score(target: str) -> Factory:
     """A factory of the plugin scheduler made of one score plugin, imported on first use."""
 
     def make() -> Scheduler:
-        from twinsched.scheduling.plugin_scheduler import single
+        from twinsched.scheduling.plugin_scheduler import single  # numpy only when used
 
         return single(load(target))()
 
     return make
 
 
-# Accepted ranges of the ILP parameters: (low, high, integer only); t must be above 0.
-ILP_RANGES: dict[str, tuple[float, float, bool]] = {
-    "w": (1, 4096, True),
-    "t": (0, 3600, False),
-    "k": (1, 4096, True),
-}
-
-
 def _ilp(target: str) -> Factory:
-    """A factory of the window ILP for ``target``; OR-Tools is imported on the first solve."""
+    """A factory of the window ILP for ``target`` (its parameters are checked by
+    :class:`~twinsched.scheduling.names.IlpParams`); OR-Tools is imported on the first solve."""
 
-    def make(w: float = 16, t: float = 1.0, k: float = 16) -> Scheduler:
-        from twinsched.scheduling.ilp.scheduler import IlpScheduler
-
-        w, t, k = (_in_range(target, key, value) for key, value in (("w", w), ("t", t), ("k", k)))
-        return IlpScheduler(target, window=int(w), time_limit_s=float(t), candidates=int(k))
+    def make(**params: int | float) -> Scheduler:
+        return _build(_checked(Leaf(target, tuple(params.items()))))
 
     return make
-
-
-def _in_range(target: str, key: str, value: object) -> float:
-    """``value`` of ILP parameter ``key`` if it is a number in its range, else raise."""
-    lo, hi, whole = ILP_RANGES[key]
-    span = f"{lo:g}..{hi:g}" if whole else f">{lo:g}..{hi:g}"
-    number = float(value) if isinstance(value, int | float) else math.nan
-    ok = math.isfinite(number) and (lo <= number if whole else lo < number) and number <= hi
-    if not ok or (whole and not isinstance(value, int)):  # '1e3', '16.0': not written whole
-        kind = "an integer" if whole else "a number"
-        raise TwinschedError(f"{target}: parameter {key}={value!r} must be {kind} in {span}")
-    return number
 
 
 _K8S = "Kubernetes {} over CPU, memory and GPU"
@@ -132,117 +126,131 @@ def describe() -> dict[str, str]:
     return dict(sorted(SCHEDULERS.describe().items()))
 
 
+def check(name: str) -> Node:
+    """The tree of ``name`` with every leaf known and every parameter in range; nothing is
+    built (no scheduler module, solver or model is loaded; an ``ai:`` model's card is read).
+
+    Errors name the part that is wrong: an unknown name lists the known ones, a parameter
+    out of range gives its accepted range.
+    """
+    return _checked(parse(name))
+
+
 def create(name: str) -> Scheduler:
-    """A fresh scheduler; ``a+b`` or ``a*2+b`` sums the score plugins of plugin schedulers."""
-    if name.startswith("ai:"):
-        from twinsched.scheduling.ai.serving import create_ai_scheduler
+    """A fresh scheduler built bottom-up from the checked tree of ``name``; composites get
+    their parts as instances (they never look a name up)."""
+    return _build(check(name))
 
-        return create_ai_scheduler(name)
-    if name.startswith("lookahead:"):
-        return _lookahead(name)
-    if name.startswith("aggregate:"):
-        from twinsched.scheduling.aggregator import split_weighted
-        from twinsched.scheduling.ensemble import Ensemble
 
-        members, weights = split_weighted([m for m in name.split(":", 1)[1].split("|") if m])
-        for member in members:
-            create(member)  # unknown member names fail here, listing the known ones
-        return Ensemble(members, weights, name=name)
-    if name.startswith(("bandit:", "bandit/")):
-        from twinsched.scheduling.bandit import bandit
+def _checked(node: Node) -> Node:
+    """``node`` with its leaves resolved (ILP families typed) and checked."""
+    if isinstance(node, Leaf):
+        return _leaf(node)
+    if isinstance(node, Sum):
+        terms = tuple((_checked(term), weight) for term, weight in node.terms)
+        for term, _ in terms:
+            if not isinstance(term, Leaf) or term.name in _NO_PLUGINS:
+                label = term.name if isinstance(term, Leaf) else _label(term)
+                raise TwinschedError(
+                    f"'{label}' has no score plugins, so it cannot be composed with +"
+                )
+        return Sum(node.text, terms)
+    if isinstance(node, Aggregate):
+        return Aggregate(node.text, _members(node.members), node.weights)
+    if isinstance(node, Bandit):
+        return Bandit(node.text, node.params, _members(node.members))
+    if isinstance(node, Lookahead):
+        return Lookahead(_checked(node.base), node.params)
+    if isinstance(node, Ilp):
+        return node
+    from twinsched.scheduling.ai.serving import check_ai_scheduler  # reads the card only
 
-        ensemble = bandit(name)
-        for member in ensemble.member_names:
-            create(member)
-        return ensemble
-    if "+" in name:
-        return _compose(name)
-    base, *params = name.split("/")
-    factory = SCHEDULERS.get(base)  # unknown names fail listing the known ones
-    pairs = [_param(name, p) for p in params]
-    kwargs = dict(pairs)
-    if len(kwargs) < len(pairs):
-        raise TwinschedError(f"'{name}' gives a parameter twice")
+    check_ai_scheduler(node.ref)
+    return node
+
+
+def _members(members: tuple[tuple[str, Node], ...]) -> tuple[tuple[str, Node], ...]:
+    return tuple((text, _checked(member)) for text, member in members)
+
+
+def _label(node: Node) -> str:
+    return node.target if isinstance(node, Ilp) else getattr(node, "text", type(node).__name__)
+
+
+def _leaf(leaf: Leaf) -> Node:
+    if leaf.name not in SCHEDULERS:
+        raise UnknownNameError(SCHEDULERS.kind, leaf.name, SCHEDULERS.names())
+    text = "/".join([leaf.name, *(f"{k}={v}" for k, v in leaf.params)])
+    if leaf.name in TARGETS:
+        return Ilp(leaf.name, params_of(IlpParams, text, leaf.params))
+    factory = SCHEDULERS.get(leaf.name)
     try:
-        return factory(**kwargs)
+        inspect.signature(factory).bind(**dict(leaf.params))
     except TypeError as exc:
-        about = SCHEDULERS.describe().get(base, "")
-        takes = about[about.index("(params") :] if "(params" in about else "(takes no parameters)"
-        raise TwinschedError(f"scheduler '{base}' does not take {sorted(kwargs)} {takes}") from exc
+        takes = ", ".join(inspect.signature(factory).parameters) or "no parameters"
+        keys = sorted(k for k, _ in leaf.params)
+        raise TwinschedError(
+            f"scheduler '{leaf.name}' does not take {keys} (takes {takes})"
+        ) from exc
+    return leaf
 
 
-def _param(spec: str, text: str) -> tuple[str, float | int | str]:
-    """``key=value`` from a name like ``ilp-alloc/w=64/t=2``; numbers become numbers."""
-    key, eq, value = text.partition("=")
-    if not eq or not key:
-        raise TwinschedError(f"bad parameter {text!r} in '{spec}': expected key=value")
-    for kind in (int, float):
-        try:
-            return key, kind(value)
-        except ValueError:
-            pass
-    return key, value
+def _build(node: Node) -> Scheduler:
+    """The scheduler of a checked tree, parts first."""
+    if isinstance(node, Leaf):
+        return SCHEDULERS.get(node.name)(**dict(node.params))
+    if isinstance(node, Ilp):
+        from twinsched.scheduling.ilp.scheduler import IlpScheduler
+
+        p = node.params
+        hint = _plugins(_build(Leaf(_FALLBACK)), _FALLBACK)
+        return IlpScheduler(node.target, p.w, p.t, p.k, hint=hint)
+    if isinstance(node, Sum):
+        return _sum(node)
+    if isinstance(node, Aggregate | Bandit):
+        return _fan_out(node)
+    if isinstance(node, Lookahead):
+        from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler
+
+        return LookaheadScheduler(_plugins(_build(node.base), "lookahead"), node.params)
+    from twinsched.scheduling.ai.serving import create_ai_scheduler
+
+    return create_ai_scheduler(node.text)
 
 
-# Look-ahead parameters: (low, high, integer only), see scheduling/lookahead/scheduler.py.
-LOOKAHEAD_RANGES: dict[str, tuple[float, float, bool]] = {
-    "c": (1, 64, True),
-    "h": (1, 1024, True),
-    "s": (1, 256, True),
-    "a": (0, 100, False),
-    "d": (0, 100, True),
-}
-LOOKAHEAD_BASES = ("fgd",)
+_FALLBACK = DEFAULT_FALLBACK  # the ILPs' hint and the fallback of an ensemble's members
+# Built-ins that are not plugin schedulers: a sum of them is refused before building.
+# (Named by a class, not by a score plugin's factory, or an ILP.)
+_NO_PLUGINS = {n for n, (src, _) in BUILT_INS.items() if isinstance(src, str)} | set(TARGETS)
 
 
-def _lookahead(name: str) -> Scheduler:
-    """``lookahead:BASE/c=4/h=32/s=4/a=80/d=100``: BASE improved by rollouts (FGD only)."""
-    from dataclasses import replace
-
-    from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler, Params
+def _plugins(scheduler: Scheduler, label: str) -> PluginScheduler:
     from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
-    base, *params = name.removeprefix("lookahead:").split("/")
-    if base not in LOOKAHEAD_BASES:
-        raise TwinschedError(f"'{name}': look-ahead bases are {', '.join(LOOKAHEAD_BASES)}")
-    kwargs = dict(_param(name, p) for p in params)
-    unknown = sorted(set(kwargs) - set(LOOKAHEAD_RANGES))
-    if unknown or len(kwargs) < len(params):
-        raise TwinschedError(
-            f"'{name}': parameters are c, h, s, a, d, each once (got {', '.join(params)})"
-        )
-    checked: dict[str, float] = {}
-    for key, value in kwargs.items():
-        lo, hi, whole = LOOKAHEAD_RANGES[key]
-        number = float(value) if isinstance(value, int | float) else math.nan
-        if not (lo <= number <= hi) or (whole and not isinstance(value, int)):
-            kind = "an integer" if whole else "a number"
-            raise TwinschedError(f"'{name}': {key}={value!r} must be {kind} in {lo:g}..{hi:g}")
-        checked[key] = number
-    fgd = create(base)
-    assert isinstance(fgd, PluginScheduler)
-    default = Params()
-    chosen = replace(
-        default,
-        c=int(checked.get("c", default.c)),
-        h=int(checked.get("h", default.h)),
-        s=int(checked.get("s", default.s)),
-        a=checked.get("a", default.a),
-        d=int(checked.get("d", default.d)),
-    )
-    return LookaheadScheduler(fgd, chosen)
+    if not isinstance(scheduler, PluginScheduler):
+        raise TwinschedError(f"'{label}' has no score plugins, so it cannot be composed with +")
+    return scheduler
 
 
-def _compose(spec: str) -> Scheduler:
+def _sum(node: Sum) -> Scheduler:
     from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
     plugins = []
-    for part in spec.split("+"):
-        base, _, weight = part.partition("*")
-        sched = create(base.strip())
-        if not isinstance(sched, PluginScheduler):
-            raise TwinschedError(f"'{base}' has no score plugins, so it cannot be composed with +")
-        if weight and not weight.strip().isdigit():
-            raise TwinschedError(f"weight of '{base}' in '{spec}' must be a positive integer")
-        plugins += [(p, w * int(weight or 1)) for p, w in sched.plugins]
-    return PluginScheduler(spec, plugins)
+    for term, weight in node.terms:
+        assert isinstance(term, Leaf)  # checked
+        sched = _plugins(_build(term), term.name)
+        plugins += [(p, w * weight) for p, w in sched.plugins]
+    return PluginScheduler(node.text, plugins)
+
+
+def _fan_out(node: Aggregate | Bandit) -> Scheduler:
+    members = {text: _build(member) for text, member in node.members}
+    fallback = _build(Leaf(_FALLBACK))
+    if isinstance(node, Aggregate):
+        from twinsched.scheduling.ensemble import Ensemble
+
+        return Ensemble(members, fallback, dict(node.weights), name=node.text)
+    from twinsched.scheduling.bandit import Bandit as BanditScheduler
+
+    p = node.params
+    return BanditScheduler(members, fallback, scale=p.s, levels=p.l, name=node.text)

@@ -20,7 +20,7 @@ from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA, Pods, single_pool_scenario
 from twinsched.model.events import Arrive, NodeDown, Phase, Reject, Release
 from twinsched.scheduling import registry
-from twinsched.scheduling.controller import SchedulerController, arrival_order, placement_error
+from twinsched.scheduling.controller import SchedulerController, arrival_order
 from twinsched.scheduling.framework import (
     DEFAULT_FALLBACK,
     Decision,
@@ -28,10 +28,9 @@ from twinsched.scheduling.framework import (
     Reason,
     Unschedulable,
 )
-from twinsched.scheduling.gpus import default_gpus
 from twinsched.serve import invariants, persist, sync
 from twinsched.serve.candidates import CandidateCache
-from twinsched.serve.convert import NodeRow, ObjectError, PodRow
+from twinsched.serve.convert import NodeRow, NodesError, ObjectError, PodRow
 from twinsched.serve.holding import Bound, effective_rows, merged, usage
 from twinsched.serve.journal import Journal, encode
 from twinsched.serve.source import StateSource
@@ -64,7 +63,7 @@ class ServiceCluster:
     ) -> None:
         for name in (scheduler, fallback):  # a name that cannot be made fails now, not at
             if name is not None:  # the first pod (the service would start and answer errors)
-                registry.create(name)
+                registry.check(name)
         self.scheduler_name, self.seed, self.workload = scheduler, seed, workload
         self.fallback, self.capacity, self.validate = fallback, capacity, validate
         self.lock = threading.RLock()
@@ -109,6 +108,8 @@ class ServiceCluster:
                 return False
             try:
                 self.rebuild(rows)
+            except NodesError as exc:  # the node list itself (e.g. too many GPU models)
+                raise ObjectError(at, exc.problem) from None
             except ObjectError as exc:
                 why = f"the pods the service holds do not fit: {exc.problem}"
                 raise ObjectError(at, why) from None
@@ -329,12 +330,11 @@ class ServiceCluster:
         """Bind slot ``i`` to node ``n``; ``write``: a new bind, recorded by the state source
         (if any) before it is applied here, and in the journal (its pod too if tentative)."""
         table, control = self.need()
-        view, state = control.views[i], control.state
         if check:
-            why = placement_error(state, view, control.eligible(view), Placement(n, gpus))
+            why = control.validate(i, Placement(n, gpus))
             if why:
                 return f"pod {table.rows_of_pods[i].key!r} cannot go there: {why}"
-        gpus = gpus or default_gpus(state, view, n)
+        gpus = gpus or control.gpus_for(i, n)
         row = table.rows_of_pods[i]
         if write and self.source is not None:
             refused = self.source.bind(row, table.nodes.names[n], gpus)

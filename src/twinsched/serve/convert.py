@@ -8,33 +8,37 @@ cannot be read raises :class:`ObjectError` naming the field (the service answers
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
-from twinsched.serve.kube import Node, NodeSelectorTerm, Pod, Quantity
+from twinsched.serve.errors import ObjectError as ObjectError  # (its old home: re-exported)
+from twinsched.serve.kube import Node, NodeList, NodeSelectorTerm, Pod
+from twinsched.serve.quantity import quantity
 
-MIB = 2**20
-_SUFFIX = {
-    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-    "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9), "T": Decimal(10**12),
-    "P": Decimal(10**15), "E": Decimal(10**18), "Ki": Decimal(2**10), "Mi": Decimal(2**20),
-    "Gi": Decimal(2**30), "Ti": Decimal(2**40), "Pi": Decimal(2**50), "Ei": Decimal(2**60),
-}  # fmt: skip
 UNNAMED_MODEL = "unnamed"  # GPUs on a node without the GPU model label
-NO_MODEL = 63  # a model bit no node has: "none of the cluster's GPU models"
+# A pod's allowed models are a 64-bit set over the node table's models; bit 63 is kept to
+# mean "none of the cluster's models" (a pod asking only for models no node has), so the
+# service holds at most 63 models: one more would share that bit and take such pods.
+NO_MODEL = 63
+MAX_MODELS = NO_MODEL
 
 
-class ObjectError(TwinschedError):
-    """A Kubernetes object the service cannot read: ``field`` names the JSON path."""
+class NodesError(ObjectError):
+    """The node list itself cannot be held (not the pods on it): e.g. too many GPU models."""
 
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
-        self.field, self.problem = field, problem
+
+def check_models(models: Collection[str]) -> None:
+    """Refuse a node table of more than :data:`MAX_MODELS` distinct GPU models."""
+    if len(models) > MAX_MODELS:
+        shown = ", ".join(sorted(models)[:3])
+        raise NodesError(
+            "nodes", f"{len(models)} distinct GPU models ({shown}, ...); at most {MAX_MODELS}"
+        )
 
 
 class Names(BaseModel):
@@ -45,24 +49,6 @@ class Names(BaseModel):
         "twinsched.io/gpu-milli", description="Thousandths of one GPU (resource or annotation)."
     )
     gpu_model_label: str = Field("nvidia.com/gpu.product", description="Node label: GPU model.")
-
-
-def quantity(value: Quantity, where: str) -> Decimal:
-    """A Kubernetes quantity (``500m``, ``16Gi``, ``1e3``, ``2``) as a number."""
-    text = str(value).strip()
-    for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"):
-        if text.endswith(suffix) and not text.lower().endswith(("e" + suffix,)):
-            number, scale = text[: -len(suffix)], _SUFFIX[suffix]
-            break
-    else:
-        number, scale = text, Decimal(1)
-    try:
-        amount = Decimal(number) * scale
-    except InvalidOperation:
-        raise ObjectError(where, f"not a Kubernetes quantity: {value!r}") from None
-    if not amount.is_finite() or amount < 0:
-        raise ObjectError(where, f"must be a finite quantity >= 0, got {value!r}")
-    return amount
 
 
 def _int(amount: Decimal, where: str, up: bool) -> int:
@@ -121,8 +107,8 @@ def node_row(node: Node, names: Names, where: str = "node") -> NodeRow:
     """A ``v1.Node`` as a :class:`NodeRow` (``status.allocatable``, else ``status.capacity``)."""
     alloc = node.status.allocatable or node.status.capacity
     at = f"{where}.status.allocatable"
-    cpu = _int(quantity(alloc.get("cpu", 0), f"{at}.cpu") * 1000, f"{at}.cpu", up=False)
-    mem = _int(quantity(alloc.get("memory", 0), f"{at}.memory") / MIB, f"{at}.memory", up=False)
+    cpu = _int(quantity(alloc.get("cpu", 0), f"{at}.cpu", "millis"), f"{at}.cpu", up=False)
+    mem = _int(quantity(alloc.get("memory", 0), f"{at}.memory", "MiB"), f"{at}.memory", up=False)
     gpu_at = f"{at}[{names.gpu_resource}]"
     gpus = _int(quantity(alloc.get(names.gpu_resource, 0), gpu_at), gpu_at, up=False)
     if gpus > 64:
@@ -151,8 +137,8 @@ def pod_row(pod: Pod, names: Names, where: str = "Pod") -> PodRow:
     for c, container in enumerate(pod.spec.containers):
         at = f"{where}.spec.containers[{c}].resources"
         req = {**container.resources.limits, **container.resources.requests}
-        cpu += quantity(req.get("cpu", 0), f"{at}.requests.cpu")
-        mem += quantity(req.get("memory", 0), f"{at}.requests.memory")
+        cpu += quantity(req.get("cpu", 0), f"{at}.requests.cpu", "millis")
+        mem += quantity(req.get("memory", 0), f"{at}.requests.memory", "MiB")
         if names.gpu_resource in req:
             g = quantity(req[names.gpu_resource], f"{at}.requests[{names.gpu_resource}]")
             gpus = (gpus or Decimal(0)) + g
@@ -170,8 +156,8 @@ def pod_row(pod: Pod, names: Names, where: str = "Pod") -> PodRow:
     return PodRow(
         key=meta.uid or f"{meta.namespace}/{meta.name}", name=meta.name,
         namespace=meta.namespace,
-        cpu_milli=_int(cpu * 1000, f"{where}.spec.containers[].resources.requests.cpu", up=True),
-        memory_mib=_int(mem / MIB, f"{where}.spec.containers[].resources.requests.memory", up=True),
+        cpu_milli=_int(cpu, f"{where}.spec.containers[].resources.requests.cpu", up=True),
+        memory_mib=_int(mem, f"{where}.spec.containers[].resources.requests.memory", up=True),
         gpu_count=count, gpu_milli=milli, priority=pod.spec.priority or 0, models=r.models,
         required=r.required, rejected=r.rejected, preferred=r.preferred, tolerations=r.tolerations,
     )  # fmt: skip
@@ -274,9 +260,7 @@ class NodeReader:
         try:
             node = Node.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
-            raise ObjectError(f"{where}{path}", str(first["msg"])) from None
+            raise _object_error(exc, where) from None
         return self.read(node, where, version)
 
     def read(self, node: Node, where: str, version: object = None) -> NodeRow:
@@ -287,3 +271,20 @@ class NodeReader:
         if version is not None:
             self._rows[row.name] = (version, row)
         return row
+
+
+def _object_error(exc: ValidationError, where: str) -> ObjectError:
+    """pydantic's first error as an :class:`ObjectError` naming its JSON path under ``where``."""
+    first = exc.errors(include_url=False)[0]
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    return ObjectError(f"{where}{path}", str(first["msg"]))
+
+
+def node_list_rows(data: bytes, names: Names, source: str) -> list[NodeRow]:
+    """The rows of a ``v1.NodeList`` JSON document (``scheduler serve --nodes FILE``);
+    :class:`ObjectError` names ``source`` and the field."""
+    try:
+        body = NodeList.model_validate_json(data)
+    except ValidationError as exc:
+        raise _object_error(exc, f"{source}: NodeList") from None
+    return [node_row(n, names, f"{source}: items[{k}]") for k, n in enumerate(body.items)]

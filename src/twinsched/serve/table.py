@@ -22,7 +22,7 @@ from twinsched.model.cluster import (
     pods_from_columns,
 )
 from twinsched.scheduling.framework import PodView
-from twinsched.serve.convert import NO_MODEL, NodeRow, ObjectError, PodRow
+from twinsched.serve.convert import NO_MODEL, NodeRow, ObjectError, PodRow, check_models
 
 TAINT = "taint:"
 
@@ -39,6 +39,7 @@ class Table:
         self.index = {r.name: n for n, r in enumerate(self.rows)}
         self.vocab = LabelVocabulary()
         self.taints = sorted({t for r in self.rows for t in r.taints})
+        check_models({r.gpu_model for r in self.rows if r.gpu_model})
         self.nodes: Nodes = nodes_from_columns(
             [r.name for r in self.rows],
             [r.cpu_milli for r in self.rows],

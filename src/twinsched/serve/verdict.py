@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from twinsched.model.cluster import I64
 from twinsched.scheduling.controller import SchedulerController
-from twinsched.scheduling.filters import applicable, first_rejection
 from twinsched.scheduling.framework import PodView
 from twinsched.serve.convert import NodeRow, ObjectError
 
@@ -24,11 +23,11 @@ class Verdict:
     def explain(
         self, control: SchedulerController, view: PodView, names: list[str], idx: I64
     ) -> None:
-        """Add the first rule that rejects each of the nodes ``names`` (at ``idx``)."""
-        rules = applicable(view)
-        first = first_rejection(control.state, view, rules, idx)
-        codes = [*(str(reason) for reason, _ in rules), "NodeDown"]
-        self.failed.update(zip(names, [codes[r] for r in first.tolist()], strict=True))
+        """Add the first rule that rejects each of the nodes ``names`` (at ``idx``); a node
+        no rule rejects is down."""
+        first = control.rejections(view.index, idx)
+        codes = ["NodeDown" if r is None else str(r) for r in first]
+        self.failed.update(zip(names, codes, strict=True))
 
 
 def unique_names(rows: Sequence[NodeRow], at: str = "items") -> None:

@@ -9,15 +9,14 @@ each node not already in an episode starts one with probability ``rate``, lastin
 seed gives the same noise, episodes and labels; :func:`write_labels` writes them as CSV
 (``time,node,kind``, one row per altered sample) to score the twin's ``/anomalies`` against.
 ``twinsched run --twin URL --mode replay --anomalies RATE --noise STD`` injects them into
-what a run publishes to a twin (:data:`ANOMALIES_ENV`).
+what a run publishes to a twin (``TwinLink.anomalies`` in ``experiments/runner.py``).
 """
 
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +28,6 @@ from twinsched.scheduling.observers import NodeMetrics, SampleObserver
 
 KINDS = ("stuck", "spike", "slow")
 POWER = "power_w"
-# Runs through a twin inject into what they publish: JSON of AnomalySpec and "labels", the
-# folder of the label files (like the broker, not part of the recorded spec: the run's
-# results do not change, only what the twin sees).
-ANOMALIES_ENV = "TWINSCHED_TWIN_ANOMALIES"
 
 
 @dataclass(frozen=True)
@@ -51,17 +46,6 @@ class AnomalySpec:
                 raise ValueError(f"anomalies.{name}: {value} is outside [{lo}, {hi}]")
         if self.length < 1:
             raise ValueError(f"anomalies.length: {self.length} must be >= 1")
-
-    def to_json(self, labels: Path) -> str:
-        """The spec and the labels folder, for :data:`ANOMALIES_ENV`."""
-        return json.dumps({**asdict(self), "labels": str(labels)})
-
-    @classmethod
-    def from_json(cls, text: str) -> tuple[AnomalySpec, Path]:
-        """What :meth:`to_json` wrote."""
-        data = json.loads(text)
-        labels = Path(data.pop("labels"))
-        return cls(**data), labels
 
 
 def write_labels(path: Path, labels: Iterable[tuple[float, str, str]]) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, BoolA
 from twinsched.model.events import Phase, Unbind
-from twinsched.scheduling.controller import SchedulerController, placement_error
+from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.descheduling import Descheduler, Move, Trigger, create
 from twinsched.scheduling.framework import Placement
 from twinsched.sim.engine import Engine, Kind
@@ -98,21 +98,18 @@ class Migrations:
         if not (0 <= pod < state.pods.n) or state.phase[pod] != Phase.RUNNING:
             raise TwinschedError(f"{self.descheduler.name} moved pod {pod}, which is not running")
         source = int(state.pod_node[pod])
-        view = control.views[pod]
         a, b = int(state.nodes.pool[source]), int(state.nodes.pool[node])
         bandwidth = float(state.bandwidth_mbps[a, b])
         target = Placement(node, move.gpus)
-        if (
-            node == source
-            or bandwidth <= 0
-            or placement_error(state, view, control.eligible(view), target)
-        ):
+        if node == source or bandwidth <= 0 or control.validate(pod, target):
             self.refused += 1  # the same node, a partitioned link, or not a valid placement
             return False
         mib = float(state.pods.memory_mib[pod])
         downtime = self.limits.restart_s + mib * MBIT_PER_MIB / bandwidth
         state.apply(Unbind(pod))
-        control.bind(pod, target)
+        moved = control.commit(pod, target, fallback=False)
+        assert isinstance(moved, Binding)  # freeing the source changed no other node
+
         self._moved_at[pod] = now
         self.count += 1
         self.cross_pool += a != b

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from twinsched.errors import TraceFormatError
-from twinsched.model.cluster import MAX_LABELS, Scenario
+from twinsched.model.cluster import MAX_GPU_MODELS, MAX_LABELS, Scenario
 from twinsched.model.columns import (
     LINK_COLUMNS,
     NODE_COLUMNS,
@@ -96,7 +96,7 @@ def _header(file: Path) -> dict[str, Any]:
         raise TraceFormatError(str(file), 1, "-", f"cannot read: {exc}") from None
     if not isinstance(header, dict):
         raise TraceFormatError(str(file), 1, "-", "expected a JSON object")
-    for key, most in (("labels", MAX_LABELS), ("gpu_models", 64)):
+    for key, most in (("labels", MAX_LABELS), ("gpu_models", MAX_GPU_MODELS)):
         names = header.get(key, [])
         if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
             raise TraceFormatError(str(file), 1, key, "expected a list of non-empty names")

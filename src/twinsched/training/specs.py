@@ -58,7 +58,7 @@ class DaggerPhase:
 @dataclass(frozen=True)
 class PpoPhase:
     """PPO after cloning (0 updates: none); it stops after ``ClonePhase.patience``
-    evaluations without a better validation allocation (one ``--patience`` for both)."""
+    evaluations without a better validation allocation (one ``clone.patience`` for both)."""
 
     updates: int = 0
     steps: int = 512  # environment steps per update

@@ -37,6 +37,7 @@ from twinsched.scheduling.ai.scored_rows import ScoredRows
 from twinsched.scheduling.ai.ties import CONTEXT_NAMES, CONTEXT_SCALE, workload_context
 from twinsched.scheduling.framework import Decision, Placement, PodView, RunContext
 from twinsched.scheduling.gpus import placement
+from twinsched.scheduling.heuristics.fgd import fgd_scheduler
 from twinsched.scheduling.lookahead.shortlist import Shortlister
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
@@ -301,12 +302,11 @@ class RerankScheduler:
                 "gate_open": self.open}  # fmt: skip
 
 
-def make_reranker(name: str, policy: Policy) -> RerankScheduler:
-    from twinsched.scheduling import registry
-
-    base = registry.create("fgd")
-    assert isinstance(base, PluginScheduler)
-    return RerankScheduler(name, policy, base)
+def make_reranker(
+    name: str, policy: Policy, base: PluginScheduler | None = None
+) -> RerankScheduler:
+    """``policy`` reranking ``base``'s best candidates (FGD unless another base is given)."""
+    return RerankScheduler(name, policy, base or fgd_scheduler())
 
 
 def load_reranker(card: ModelCard, folder: Path) -> RerankScheduler:

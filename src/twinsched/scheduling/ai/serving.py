@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.registry import Registry
@@ -155,6 +156,16 @@ def _node_index(action: Any, n: int) -> int | None:
         return None
     node = int(arr.reshape(()))
     return node if 0 <= node < n else None
+
+
+def check_ai_scheduler(ref: str, root: str | Path | None = None) -> ModelCard:
+    """The card of the model ``NAME[@VERSION]`` if it exists and a loader serves its kind
+    (checksums verified, nothing loaded: the scheduler names' check)."""
+    name, number = parse_ref(ref)
+    card = Catalog(root).get(name, number, verify=True)  # files intact, none loaded
+    if card.kind not in LOADERS:  # as the loader's look-up would say, without importing it
+        raise UnknownNameError(LOADERS.kind, card.kind, LOADERS.names())
+    return card
 
 
 def create_ai_scheduler(spec: str, root: str | Path | None = None) -> Scheduler:

@@ -15,6 +15,7 @@ from twinsched.metrics.fragmentation import TypicalPods, fragmentation, typical_
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, RunContext, Scores
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.scheduling.rows import distinct_rows
 
 DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
@@ -110,3 +111,9 @@ class FragmentationGradient(BaseScore):
         values[rows[starts]] = best // (g + 1)
         chosen[rows[starts]] = g - best % (g + 1)
         return Scores(values, chosen)
+
+
+def fgd_scheduler() -> PluginScheduler:
+    """FGD alone, as the registry's ``fgd``: the default hint, base and fallback of the
+    composites built without the registry (benches, tests)."""
+    return PluginScheduler(FragmentationGradient.name, [(FragmentationGradient(), 1)])

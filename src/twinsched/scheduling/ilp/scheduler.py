@@ -25,6 +25,7 @@ from twinsched.scheduling.framework import (
     RunContext,
     Unschedulable,
 )
+from twinsched.scheduling.heuristics.fgd import fgd_scheduler
 from twinsched.scheduling.ilp.model import WindowSolution, solve_window
 from twinsched.scheduling.ilp.problem import WindowProblem, build_problem, candidate_nodes
 from twinsched.scheduling.ilp.targets import TARGETS, TargetContext
@@ -41,7 +42,7 @@ class IlpScheduler:
         window: int = 16,
         time_limit_s: float = 1.0,
         candidates: int = 16,
-        hint: str = "fgd",
+        hint: PluginScheduler | None = None,
     ) -> None:
         self.target = target
         self.window, self.time_limit_s, self.candidates = window, time_limit_s, candidates
@@ -51,8 +52,7 @@ class IlpScheduler:
         self.name = f"{target}/w={window}{extra}"
         self._reward, self._values, _ = TARGETS[target]
         self._follows_hint = target == "ilp-alloc"  # its secondary goal: agree with the hint
-        self._hint_name = hint
-        self._hint: PluginScheduler | None = None
+        self._hint = hint or fgd_scheduler()  # tries its placements on a copy of the state
         self._whatif: WhatIf | None = None
         self._tctx: TargetContext | None = None
         self._seed = 0
@@ -61,14 +61,9 @@ class IlpScheduler:
         self.gaps: list[float] = []
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
-        from twinsched.scheduling import registry
-
-        hint = registry.create(self._hint_name)
-        if not isinstance(hint, PluginScheduler):
-            raise TypeError(f"the ILP hint '{self._hint_name}' must be a score-plugin scheduler")
         self._whatif = WhatIf(state)  # the hint tries its placements on a copy
-        hint.reset(self._whatif.state, ctx)
-        self._hint, self._seed = hint, ctx.seed
+        self._hint.reset(self._whatif.state, ctx)
+        self._seed = ctx.seed
         self._tctx = TargetContext(typical_pods(ctx.workload), ctx.node_rank)
         self.counts.clear()
         self.solve_seconds, self.gaps = 0.0, []

@@ -13,7 +13,6 @@ generator seeded by (run seed, pod index): the same seed gives the same decision
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,21 +31,8 @@ from twinsched.scheduling.gpus import placement
 from twinsched.scheduling.lookahead.lean import ClassIndex
 from twinsched.scheduling.lookahead.rollout import Candidate, Live, TopLists, rollouts
 from twinsched.scheduling.lookahead.shortlist import Shortlister
+from twinsched.scheduling.names import LookaheadParams as Params
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
-
-
-@dataclass(frozen=True)
-class Params:
-    """Candidates, horizon, samples, allocation % from which to look ahead, score window."""
-
-    c: int = 4
-    h: int = 32
-    s: int = 4
-    a: float = 80.0
-    d: int = 100
-
-    def name(self, base: str) -> str:
-        return f"lookahead:{base}/c={self.c}/h={self.h}/s={self.s}/a={self.a:g}/d={self.d}"
 
 
 class LookaheadScheduler:

@@ -20,13 +20,12 @@ from twinsched.cli.executor import AddressOpt, CpusOpt, ExecutorName, ExecutorOp
 from twinsched.cli.options import (
     DataOpt,
     ModelsDirOpt,
-    PrintRecipeOpt,
-    RecipeOpt,
     int_opt,
     load_source,
     out_dir_opt,
     source_data,
 )
+from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt
 from twinsched.training.recipe_file import WORKERS_MOST
 
 

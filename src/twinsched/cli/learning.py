@@ -230,7 +230,8 @@ def forecast_fit(
     from twinsched.learning.autoscale.experiment import parse_minutes
     from twinsched.learning.forecast_fit import FitSpec, fit_and_register
     from twinsched.learning.series import load_series
-    from twinsched.scheduling.ai.model_store import check_name, format_metrics
+    from twinsched.scheduling.ai.card_text import format_metrics
+    from twinsched.scheduling.ai.model_store import check_name
 
     try:
         check_name(register)

@@ -38,7 +38,7 @@ def list_command(
     """Every registered version, then the models shipped with twinsched: kind, creation time,
     metrics, checksums and source; a card that cannot be read is a warning row naming its file
     and field (exit status 1)."""
-    from twinsched.scheduling.ai.model_store import format_metrics
+    from twinsched.scheduling.ai.card_text import format_metrics
 
     registry, cards, bad = _scan(models_dir, name, None)
     table = Table("name", "version", "kind", "created", "metrics", "data", "artifact", "source")
@@ -160,7 +160,7 @@ def verify_command(
 
 
 def _card_rows(card: ModelCard) -> list[tuple[str, str]]:
-    from twinsched.scheduling.ai.model_store import format_value
+    from twinsched.scheduling.ai.card_text import format_value
 
     rows = [
         ("name", card.name),

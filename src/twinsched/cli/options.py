@@ -11,18 +11,15 @@ start-up, ``twinsched --help`` included.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import unicodedata
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from twinsched.errors import TwinschedError
-from twinsched.training.recipe_check import MAX_FILE_BYTES
 
 SEED_MAX = 2**32 - 1  # numpy's seed range
 SEEDS_MOST = 10_000  # seeds in one --seeds list
@@ -322,26 +319,6 @@ ModelsDirOpt = Annotated[
     ),
 ]
 
-RecipeOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--recipe",
-        help="Recipe file; default: the default recipe (--print-recipe shows it) "
-        f"[TOML file of at most {MAX_FILE_BYTES // 1024} KiB; keys and ranges: docs/ai.md, "
-        "Recipe files]",
-        exists=True,
-        dir_okay=False,
-        metavar="FILE",
-    ),
-]
-PrintRecipeOpt = Annotated[
-    bool,
-    typer.Option(
-        "--print-recipe", help="Write the effective recipe as TOML to stdout; train nothing."
-    ),
-]
-
-
 ScenarioOpt = Annotated[
     str | None,
     typer.Option(
@@ -400,21 +377,3 @@ def check_store(db: str | None, required: bool = True) -> None:
             raise
         return
     engine_for(db)
-
-
-@contextmanager
-def scoped_env(name: str, value: str | None) -> Iterator[None]:
-    """``$name`` set to ``value`` inside the block (nothing when None), as before after it:
-    how options that are not part of a recorded run spec reach its worker processes."""
-    if value is None:
-        yield
-        return
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before

@@ -22,8 +22,6 @@ from twinsched.cli.options import (
     DataOpt,
     DbOpt,
     ModelsDirOpt,
-    PrintRecipeOpt,
-    RecipeOpt,
     check_name,
     int_opt,
     load_source,
@@ -31,6 +29,7 @@ from twinsched.cli.options import (
     source_data,
     split_list,
 )
+from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt
 from twinsched.training.recipe_check import SEED_MAX
 from twinsched.training.recipe_file import WORKERS_MOST
 

@@ -393,13 +393,3 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
         fh.write("\n")
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def format_metrics(metrics: Mapping[str, Any], limit: int | None = None) -> str:
-    """``key=value, ...`` by key (the first ``limit``), floats to 4 significant digits."""
-    return ", ".join(f"{k}={format_value(v)}" for k, v in sorted(metrics.items())[:limit])
-
-
-def format_value(value: Any) -> str:
-    """A metric value for a table: floats to 4 significant digits."""
-    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -19,12 +19,8 @@ from twinsched.errors import UnknownNameError
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.registry import Registry
-from twinsched.scheduling.ai.model_store import (
-    ModelCard,
-    ModelError,
-    format_metrics,
-    parse_ref,
-)
+from twinsched.scheduling.ai.card_text import format_metrics
+from twinsched.scheduling.ai.model_store import ModelCard, ModelError, parse_ref
 from twinsched.scheduling.ai.shipped import Catalog, is_shipped
 from twinsched.scheduling.framework import (
     NO_DECISION,

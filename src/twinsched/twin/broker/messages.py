@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from twinsched.errors import TwinschedError
-from twinsched.model.document import ID_PATTERN
+from twinsched.model.ids import ID_PATTERN
 from twinsched.store.history.store import MessageId
 
 MSG_ID = "Nats-Msg-Id"

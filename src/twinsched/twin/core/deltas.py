@@ -17,7 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from twinsched.model.document import ID_PATTERN, Id, Pod, PodPhase
+from twinsched.model.document import Id, Pod, PodPhase
+from twinsched.model.ids import ID_PATTERN
 
 MAX_TIME = 1e12  # seconds; keeps time / step buckets inside 64-bit integers
 MAX_AHEAD_S = 86_400.0  # a batch's time: at most a day after the state's time or the clock

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
 
-from twinsched.model.document import ID_PATTERN, MAX_ID_LENGTH
+from twinsched.model.ids import ID_PATTERN, MAX_ID_LENGTH
 from twinsched.store.history import Window, compact, read_window
 from twinsched.store.history.query import Aggregation
 from twinsched.twin.api.deps import Service, Settings, WriteAccess

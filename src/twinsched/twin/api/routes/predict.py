@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
 from twinsched.errors import MissingExtraError
-from twinsched.model.document import ID_PATTERN, MAX_ID_LENGTH
+from twinsched.model.ids import ID_PATTERN, MAX_ID_LENGTH
 from twinsched.twin.api.deps import WriteAccess
 from twinsched.twin.api.problems import ERROR_RESPONSES, WRITE_RESPONSES
 from twinsched.twin.core.deltas import MAX_TIME

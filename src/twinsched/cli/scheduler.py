@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -27,6 +27,7 @@ from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
 
 if TYPE_CHECKING:
+    from twinsched.serve.cluster import ServiceCluster
     from twinsched.serve.source import StateSource
 
 app = typer.Typer(
@@ -47,6 +48,34 @@ ModelLabel = Annotated[str, typer.Option(help="Node label holding the GPU model.
 TWIN_REFRESH = "Seconds between two checks of the twin's version (0: every filter call)."
 
 
+TwinOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Read nodes and running pods from the twin service at this URL and write "
+        "binds to it (its write token comes from $TWINSCHED_TWIN_TOKEN); instead of "
+        "--nodes and --state."
+    ),
+]
+CaCertsOpt = Annotated[
+    Path | None, typer.Option(help="CA of client certificates: mutual TLS (required).")
+]
+NodesFromCallsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--nodes-from-calls",
+        help="Also take the nodes from the node objects of filter calls (nodeCacheCapable "
+        "false, nothing posting /nodes): anyone reaching the service can change them.",
+    ),
+]
+InsecureLocalOpt = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-local",
+        help="Allow no or a weak token; only with a loopback --host (a test bench).",
+    ),
+]
+
+
 @app.command()
 def serve(
     scheduler: Annotated[
@@ -65,14 +94,7 @@ def serve(
     state: Annotated[
         Path | None, typer.Option(help="Journal of nodes, pods and binds: replayed at start.")
     ] = None,
-    twin: Annotated[
-        str | None,
-        typer.Option(
-            help="Read nodes and running pods from the twin service at this URL and write "
-            "binds to it (its write token comes from $TWINSCHED_TWIN_TOKEN); instead of "
-            "--nodes and --state."
-        ),
-    ] = None,
+    twin: TwinOpt = None,
     twin_refresh: Annotated[float, float_opt(TWIN_REFRESH, 0, 3600)] = 0.5,
     token: Token = None,
     gpu_resource: GpuResource = "nvidia.com/gpu",
@@ -80,25 +102,10 @@ def serve(
     gpu_model_label: ModelLabel = "nvidia.com/gpu.product",
     ssl_certfile: Annotated[Path | None, typer.Option(help="TLS certificate (HTTPS).")] = None,
     ssl_keyfile: Annotated[Path | None, typer.Option(help="TLS key.")] = None,
-    ssl_ca_certs: Annotated[
-        Path | None, typer.Option(help="CA of client certificates: mutual TLS (required).")
-    ] = None,
+    ssl_ca_certs: CaCertsOpt = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
-    nodes_from_calls: Annotated[
-        bool,
-        typer.Option(
-            "--nodes-from-calls",
-            help="Also take the nodes from the node objects of filter calls (nodeCacheCapable "
-            "false, nothing posting /nodes): anyone reaching the service can change them.",
-        ),
-    ] = False,
-    insecure_local: Annotated[
-        bool,
-        typer.Option(
-            "--insecure-local",
-            help="Allow no or a weak token; only with a loopback --host (a test bench).",
-        ),
-    ] = False,
+    nodes_from_calls: NodesFromCallsOpt = False,
+    insecure_local: InsecureLocalOpt = False,
 ) -> None:
     """Serve a scheduler behind the extender protocol: POST /filter, /prioritize, /bind.
 
@@ -107,14 +114,10 @@ def serve(
     token = token or os.environ.get(TOKEN_ENV, "")
     try:
         _check_auth(token, host, insecure_local, mtls=ssl_ca_certs is not None)
-        import ssl
-
         import uvicorn
 
         from twinsched.serve.app import create_app
-        from twinsched.serve.cluster import ServiceCluster
-        from twinsched.serve.convert import Names, node_list_rows
-        from twinsched.serve.journal import Journal
+        from twinsched.serve.convert import Names
 
         names = Names(gpu_resource=gpu_resource, gpu_share_resource=gpu_share_resource,
                       gpu_model_label=gpu_model_label)  # fmt: skip
@@ -122,23 +125,42 @@ def serve(
             raise TwinschedError("--twin is the state: give it without --nodes and --state")
         workload = load_source(*scenario_source(workload_trace, workload_variant, data, None,
                                                 db)).pods  # fmt: skip
-        journal = Journal(state) if state is not None else None
-        cluster = ServiceCluster(
-            scheduler, seed=seed, workload=workload, journal=journal,
-            source=_twin_source(twin, twin_refresh) if twin is not None else None,
-        )  # fmt: skip
+        cluster = _cluster(scheduler, seed, workload, state, twin, twin_refresh)
         if nodes is not None:
+            from twinsched.serve.convert import node_list_rows
+
             cluster.set_nodes(node_list_rows(nodes.read_bytes(), names, f"--nodes {nodes}"))
         application = create_app(cluster, names, token, nodes_from_calls=nodes_from_calls)
     except (TwinschedError, ImportError, OSError, ValueError) as exc:
         raise error_exit(exc) from exc
-    tls: dict[str, object] = {}
-    if ssl_certfile is not None:
-        tls = {"ssl_certfile": str(ssl_certfile), "ssl_keyfile": str(ssl_keyfile or "")}
-    if ssl_ca_certs is not None:
-        tls |= {"ssl_ca_certs": str(ssl_ca_certs), "ssl_cert_reqs": ssl.CERT_REQUIRED}
+    tls = _tls(ssl_certfile, ssl_keyfile, ssl_ca_certs)
     quiet_gc()  # (the state is built: frozen, never scanned again)
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False, **tls)  # type: ignore[arg-type]
+
+
+def _cluster(
+    scheduler: str, seed: int, workload: Any, state: Path | None, twin: str | None,
+    refresh: float,
+) -> ServiceCluster:  # fmt: skip
+    """The service's cluster: its journal (``--state``) or the twin as its state source."""
+    from twinsched.serve.cluster import ServiceCluster
+    from twinsched.serve.journal import Journal
+
+    journal = Journal(state) if state is not None else None
+    source = _twin_source(twin, refresh) if twin is not None else None
+    return ServiceCluster(scheduler, seed=seed, workload=workload, journal=journal, source=source)
+
+
+def _tls(certfile: Path | None, keyfile: Path | None, ca_certs: Path | None) -> dict[str, object]:
+    """uvicorn's TLS settings: HTTPS with a certificate, mutual TLS with a CA."""
+    import ssl
+
+    tls: dict[str, object] = {}
+    if certfile is not None:
+        tls = {"ssl_certfile": str(certfile), "ssl_keyfile": str(keyfile or "")}
+    if ca_certs is not None:
+        tls |= {"ssl_ca_certs": str(ca_certs), "ssl_cert_reqs": ssl.CERT_REQUIRED}
+    return tls
 
 
 def _check_auth(token: str, host: str, insecure_local: bool, mtls: bool) -> None:

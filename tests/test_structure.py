@@ -14,18 +14,6 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_LINES = 400
-# Circles through function bodies outside scheduling/, left to their owners (issue 32):
-# store's run and sweep tables, and the twin broker's connection and loop.
-PENDING = [
-    ["twinsched.store.runs", "twinsched.store.sweeps"],
-    [
-        "twinsched.twin.broker.amqp",
-        "twinsched.twin.broker.connection",
-        "twinsched.twin.broker.loop",
-    ],
-]
-
-
 def _modules() -> dict[str, Path]:
     out = {}
     for path in SRC.rglob("*.py"):
@@ -107,7 +95,7 @@ def test_no_import_cycle_even_through_function_bodies() -> None:
     modules = _modules()
     known = set(modules)
     graph = {name: _imports(path, name, known) for name, path in modules.items()}
-    assert [c for c in _cycles(graph) if c not in PENDING] == []
+    assert _cycles(graph) == []
 
 
 def test_imports_in_function_bodies_are_counted(tmp_path: Path) -> None:

@@ -9,11 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 
 from twinsched.model.run import RunResult
 from twinsched.store.db import StoreError, engine_for
+from twinsched.store.keys import key_ids
 from twinsched.store.schema import DecisionRow, RunResultRow, RunRow, ScenarioRow
 from twinsched.store.sweeps import link_run
 
@@ -86,17 +87,6 @@ def recorded_keys(keys: Iterable[str], db: str | Path | None = None) -> dict[str
     """The run id of each of ``keys`` that is stored (sweep cells already finished)."""
     with engine_for(db).connect() as conn:
         return key_ids(conn, keys)
-
-
-def key_ids(conn: Connection, keys: Iterable[str]) -> dict[str, int]:
-    """:func:`recorded_keys` on an open connection (inside a transaction)."""
-    wanted = list(keys)
-    found: dict[str, int] = {}
-    for start in range(0, len(wanted), 500):  # bounded IN lists
-        chunk = wanted[start : start + 500]
-        rows = conn.execute(select(RunRow.spec_hash, RunRow.id).where(RunRow.spec_hash.in_(chunk)))
-        found.update({str(k): int(i) for k, i in rows})
-    return found
 
 
 def _insert_run(

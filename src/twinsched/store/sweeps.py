@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from twinsched.model.names import check_safe_name
 from twinsched.store.db import StoreError, engine_for
+from twinsched.store.keys import key_ids
 from twinsched.store.schema import SweepRow, SweepRunRow
 
 
@@ -43,8 +44,6 @@ def register_sweep(
     """Create or update sweep ``name`` (its ``spec`` and the cell ``keys`` of its grid) and
     link it to exactly the stored runs of those keys: cells stored by any sweep join it, runs
     of cells no longer in its grid leave it (they stay in the store)."""
-    from twinsched.store.runs import key_ids
-
     check_safe_name(name, "sweep name")  # before the store sees it (no NUL for PostgreSQL)
     wanted = list(dict.fromkeys(keys))
     now = datetime.now(UTC)

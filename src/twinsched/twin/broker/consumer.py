@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from twinsched.store.history.store import DuplicateMessageError, MessageId
-from twinsched.twin.broker.loop import Subscription, Transport, connect
+from twinsched.twin.broker.loop import Subscription, Transport
 from twinsched.twin.broker.messages import (
     SEQ_WINDOW,
     ConsumerStats,
@@ -44,6 +44,7 @@ from twinsched.twin.broker.messages import (
     message_id,
     order,
 )
+from twinsched.twin.broker.transport import connect
 from twinsched.twin.broker.url import BrokerUrl, parse_broker_url
 from twinsched.twin.core.deltas import Delta, MetricsDelta, StatePatch
 from twinsched.twin.core.service import DeltaError, TimeOrderError, TwinService

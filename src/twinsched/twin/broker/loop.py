@@ -55,17 +55,6 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-def connect(url: BrokerUrl, *, max_msgs: int = STREAM_MAX_MSGS) -> Transport:
-    """A connection to ``url`` (its stream or queue made if missing, bounded by ``max_msgs``)."""
-    if url.scheme == "amqp":
-        from twinsched.twin.broker.amqp import AmqpConnection
-
-        return AmqpConnection(url, max_msgs=max_msgs)
-    from twinsched.twin.broker.connection import Connection
-
-    return Connection(url, max_msgs=max_msgs)
-
-
 class LoopThread:
     """An event loop running on a daemon thread. A subclass connects in :meth:`_connect`,
     makes its stream or queue (bounded by ``max_msgs``) in :meth:`_ensure_stream` and closes

@@ -24,13 +24,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Self
 
 from twinsched.store.history.store import MessageId
-from twinsched.twin.broker.loop import BrokerError, connect
+from twinsched.twin.broker.loop import BrokerError
 from twinsched.twin.broker.messages import (
     deltas_subject,
     headers_of,
     samples_subject,
     split_by_node,
 )
+from twinsched.twin.broker.transport import connect
 from twinsched.twin.broker.url import BrokerUrl, parse_broker_url
 
 

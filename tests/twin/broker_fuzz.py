@@ -24,8 +24,8 @@ from typing import Any
 from tests.fuzz_table import Tally
 from tests.twin.broker_load import batch, stored
 from twinsched.twin.broker.consumer import BrokerConsumer
-from twinsched.twin.broker.loop import connect
 from twinsched.twin.broker.messages import MSG_ID, SEQ, SOURCE
+from twinsched.twin.broker.transport import connect
 from twinsched.twin.broker.url import parse_broker_url
 from twinsched.twin.core.service import TwinService
 

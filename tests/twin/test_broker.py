@@ -31,9 +31,10 @@ from twinsched.store.db import dispose
 from twinsched.store.history import HistoryStore, MessageId
 from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.broker.consumer import BrokerConsumer
-from twinsched.twin.broker.loop import BrokerError, connect
+from twinsched.twin.broker.loop import BrokerError
 from twinsched.twin.broker.messages import headers_of
 from twinsched.twin.broker.publisher import BrokerPublisher
+from twinsched.twin.broker.transport import connect
 from twinsched.twin.broker.url import parse_broker_url
 from twinsched.twin.client import TwinClient
 from twinsched.twin.core.service import TwinService

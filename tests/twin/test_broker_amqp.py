@@ -19,9 +19,10 @@ from tests.twin.test_broker import service  # noqa: F401  (a fixture)
 from twinsched.store.history import MessageId
 from twinsched.twin.broker.amqp import AmqpDelivery, queue_arguments
 from twinsched.twin.broker.consumer import BrokerConsumer
-from twinsched.twin.broker.loop import STREAM_MAX_MSGS, connect
+from twinsched.twin.broker.loop import STREAM_MAX_MSGS
 from twinsched.twin.broker.messages import message_id
 from twinsched.twin.broker.publisher import BrokerPublisher
+from twinsched.twin.broker.transport import connect
 from twinsched.twin.broker.url import parse_broker_url
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService

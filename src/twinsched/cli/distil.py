@@ -25,7 +25,7 @@ from twinsched.cli.options import (
     out_dir_opt,
     source_data,
 )
-from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt
+from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt, RegisterOpt
 from twinsched.training.recipe_file import WORKERS_MOST
 
 
@@ -37,9 +37,7 @@ def distil_command(
     address: AddressOpt = None,
     num_cpus: CpusOpt = 2,
     out: Annotated[Path, out_dir_opt("The reranker's policy.npz and spec.")] = Path("out/distil"),
-    register: Annotated[
-        str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")
-    ] = None,
+    register: RegisterOpt = None,
     margins: Annotated[
         Path | None,
         typer.Option(

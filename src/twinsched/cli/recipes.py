@@ -27,3 +27,6 @@ PrintRecipeOpt = Annotated[
         "--print-recipe", help="Write the effective recipe as TOML to stdout; train nothing."
     ),
 ]
+RegisterOpt = Annotated[
+    str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")
+]

@@ -29,7 +29,7 @@ from twinsched.cli.options import (
     source_data,
     split_list,
 )
-from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt
+from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt, RegisterOpt
 from twinsched.training.recipe_check import SEED_MAX
 from twinsched.training.recipe_file import WORKERS_MOST
 
@@ -81,9 +81,7 @@ def train_command(
     address: AddressOpt = None,
     num_cpus: CpusOpt = 2,
     out: Annotated[Path, out_dir_opt("Curves, checkpoints, policy.")] = Path("out/train"),
-    register: Annotated[
-        str | None, typer.Option(help="Register the result as model NAME (ai:NAME).")
-    ] = None,
+    register: RegisterOpt = None,
     models_dir: ModelsDirOpt = None,
     data: DataOpt = None,
 ) -> None:

@@ -19,6 +19,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/actionlint .github/workflows/ci.yml
 
 test-deps:
 	.ci/test-deps

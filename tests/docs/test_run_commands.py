@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs.outputs import misnamed_reads, written
 from tests.docs.test_commands import PAGES, ROOT, shell_lines
 
 DATA = ROOT.parent / "shared" / "data"
@@ -169,7 +170,7 @@ LONG: dict[str, str] = {
     "docs/telemetry.md: python bench/broker.py --batches 200 --kills 5": BENCH,
     "docs/telemetry.md: python bench/predict.py": BENCH,
     (
-        "docs/telemetry.md: twinsched forecast-backtest --dataset requests.parquet --metric "
+        "docs/telemetry.md: twinsched forecast-backtest --dataset requests.csv --metric "
         "requests --node web-1 --horizon 3h"
     ): "needs a week of samples in the twin: covered by tests/twin/test_dataset.py",
     ("docs/deploy.md: git clone <this repository> twinsched && cd twinsched"): COMPOSE,
@@ -524,8 +525,21 @@ def test_documented_commands_run(page: str, tmp_path: Path) -> None:
         tail = (done.stdout + done.stderr)[-1500:]
         assert done.returncode == 0, f"{name}:{number}: {command}\nexit {done.returncode}\n{tail}"
         assert "Traceback" not in done.stderr, f"{name}:{number}: {command}\n{tail}"
+        missing = [p for p in written(command) if not (tmp_path / p).exists()]
+        assert not missing, f"{name}:{number}: {command}\ndid not write {missing}\n{tail}"
         ran += 1
     assert ran
+
+
+def test_a_page_reads_the_files_its_commands_wrote() -> None:
+    """A file a command reads has the name an earlier command of the page wrote it under,
+    run or long (docs/telemetry.md exported requests.csv, then read requests.parquet)."""
+    problems = [
+        problem
+        for page in sorted({p for p, _, _ in COMMANDS})
+        for problem in misnamed_reads(t for p, _, t in COMMANDS if p == page)
+    ]
+    assert not problems
 
 
 def test_a_failing_command_is_seen(tmp_path: Path) -> None:

@@ -97,3 +97,42 @@ def test_a_bad_series_value_names_its_file_line_and_field(tmp_path: Path) -> Non
     expected = r"job-timeseries.csv:5: field 'CPUUtilization': expected a number in \[0, 10\^8\]"
     with pytest.raises(TraceFormatError, match=expected):
         supercloud.read(_table(tmp_path), "sc", [bad])
+
+
+@pytest.mark.parametrize("name", ["slurm-log.csv", "slurm-log-2021.csv.gz"])
+def test_a_folder_holding_any_documented_job_table_name_is_read(tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "sc"
+    folder.mkdir()
+    text = _table(tmp_path).read_bytes()
+    (folder / name).write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    scenario = supercloud.read(folder, "sc")
+    assert scenario.pods.n == 4 and scenario.meta["files_read"] == [name]
+
+
+@pytest.mark.parametrize("names", [(), ("slurm-log-a.csv", "slurm-log-b.csv.gz")])
+def test_a_folder_with_no_or_several_job_tables_names_them(
+    tmp_path: Path, names: tuple[str, ...]
+) -> None:
+    from twinsched.errors import TraceFormatError
+
+    for name in names:
+        (tmp_path / name).write_bytes(_table(tmp_path / "..").read_bytes())
+    found = ", ".join(names) or "none"
+    with pytest.raises(TraceFormatError, match=f"exactly one job table .*found {found}"):
+        supercloud.read(tmp_path, "sc")
+
+
+def test_scenarios_import_says_which_files_it_read(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from twinsched.cli import app
+
+    folder = tmp_path / "sc"
+    folder.mkdir()
+    (folder / "slurm-log.csv").write_bytes(_table(tmp_path).read_bytes())
+    (folder / "job-timeseries.csv").write_text(SERIES)
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    args = ["scenarios", "import", "supercloud", str(folder), "--name", "sc", "--db", db]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"read from {folder}: slurm-log.csv, job-timeseries.csv" in result.output

@@ -147,7 +147,7 @@ def _cluster(
     from twinsched.serve.journal import Journal
 
     journal = Journal(state) if state is not None else None
-    source = _twin_source(twin, refresh) if twin is not None else None
+    source = _twin_source(twin, refresh, scheduler) if twin is not None else None
     return ServiceCluster(scheduler, seed=seed, workload=workload, journal=journal, source=source)
 
 
@@ -187,11 +187,12 @@ def _check_auth(token: str, host: str, insecure_local: bool, mtls: bool) -> None
         )
 
 
-def _twin_source(url: str, max_age: float) -> StateSource:
+def _twin_source(url: str, max_age: float, scheduler: str) -> StateSource:
     from twinsched.serve.twin_source import TwinSource
     from twinsched.twin.client import TwinClient
 
-    return TwinSource(TwinClient(url, os.environ.get("TWINSCHED_TWIN_TOKEN")), max_age=max_age)
+    client = TwinClient(url, os.environ.get("TWINSCHED_TWIN_TOKEN"))
+    return TwinSource(client, max_age=max_age, scheduler=scheduler)
 
 
 @app.command()

@@ -60,8 +60,12 @@ def import_command(
     for info in infos:
         make_console().print(
             f"stored [bold]{info.name}[/] v{info.version}: {info.n_nodes} nodes, "
-            f"{info.n_pods} pods ({kind})"
+            f"{info.n_pods} pods ({kind})",
+            highlight=False,
         )
+        read = info.meta.get("files_read") or [Path(path).name]  # (those that read PATH alone)
+        make_console().print(f"read from {path}: " + ", ".join(map(str, read)),
+                             highlight=False, soft_wrap=True)  # fmt: skip
 
 
 @app.command("importers")

@@ -3,7 +3,8 @@
 For each pod: ``filter`` over the candidate nodes, ``prioritize`` over those that pass, the
 node with the best weighted score (the first in list order among equals), ``bind``. With
 ``cache_capable`` calls carry node names only; the nodes are sent once (``POST /nodes``)
-either way.
+either way, unless the service reads them from a twin (``serve --twin``: it answers 409 and
+the driver goes on with the twin's nodes, named as the scenario names them).
 Any ``httpx.Client`` works, FastAPI's ``TestClient`` included.
 """
 
@@ -41,6 +42,17 @@ def _call(client: Client, verb: str, body: Any, headers: dict[str, str]) -> Any:
     return answer.json()
 
 
+def _post_nodes(
+    client: Client, nodes: list[dict[str, Any]], headers: dict[str, str], required: bool
+) -> None:
+    """``POST /nodes``; a 409 (the nodes come from the twin) is fine unless ``required``."""
+    answer = client.post("/nodes", json={"items": nodes}, headers=headers)
+    if answer.status_code == 409 and not required:
+        return
+    if answer.status_code != 200:
+        raise TwinschedError(f"nodes: HTTP {answer.status_code}: {answer.text[:300]}")
+
+
 def drive(
     client: Client,
     nodes: list[dict[str, Any]],
@@ -49,15 +61,16 @@ def drive(
     cache_capable: bool = True,
     weight: int = 1,
     token: str = "",
-    post_nodes: bool = True,
+    post_nodes: bool | None = None,
 ) -> DriveResult:
     """Schedule ``pods`` in order through the service at ``client``; see the module doc.
-    ``post_nodes=False``: the service knows the nodes already (from a twin)."""
+    ``post_nodes``: True posts the nodes (an error if refused), False does not (the service
+    knows them), None (default) posts them unless the service owns its nodes (a twin: 409)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     names = [n["metadata"]["name"] for n in nodes]
     by_name = dict(zip(names, nodes, strict=True))
-    if post_nodes:  # (the node objects of filter calls change no state)
-        _call(client, "nodes", {"items": nodes}, headers)
+    if post_nodes is not False:  # (the node objects of filter calls change no state)
+        _post_nodes(client, nodes, headers, required=post_nodes is True)
     out = DriveResult()
     for pod in pods:
         started = time.perf_counter()

@@ -80,7 +80,8 @@ def twin_pod(row: PodRow, arrival_s: float) -> dict[str, Any]:
 
 
 class TwinSource:
-    """Nodes and running pods from a twin; binds written back. ``max_age`` seconds between
+    """Nodes and running pods from a twin; binds written back, with ``scheduler`` (the
+    service's scheduler name) as the scheduler that made them. ``max_age`` seconds between
     two version checks (0: before every filter call)."""
 
     def __init__(
@@ -89,8 +90,10 @@ class TwinSource:
         *,
         max_age: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
+        scheduler: str | None = None,
     ) -> None:
         self.client, self.max_age, self.clock = client, max_age, clock
+        self.scheduler = scheduler
         self.etag = ""
         self.checked = -float("inf")
         self.fetches = self.checks = self.errors = 0
@@ -126,7 +129,8 @@ class TwinSource:
         if row.key not in self._pods:
             deltas.append({"op": "pod_add", "job": TWIN_JOB, "pod": twin_pod(row, self._time)})
         deltas.append({"op": "pod", "pod": row.key, "phase": "Running", "node": node,
-                       "gpus": list(gpus), "start_s": self._time})  # fmt: skip
+                       "gpus": list(gpus), "start_s": self._time,
+                       "scheduler": self.scheduler})  # fmt: skip
         try:
             result = self.client.patch(self._time, deltas)
         except TwinClientError as exc:

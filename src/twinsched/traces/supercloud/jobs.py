@@ -51,7 +51,8 @@ from twinsched.traces.csvcheck import float_column, int_column, read_table
 from twinsched.traces.supercloud import nodes as supercloud_nodes
 from twinsched.traces.supercloud.series import read_series
 
-FILE = "slurm-log-queueing-clean.csv.gz"
+FILE = "slurm-log-queueing-clean.csv.gz"  # the public sample's job table
+GLOBS = ("slurm-log*.csv", "slurm-log*.csv.gz")  # what a folder may hold (docs/store.md)
 COLUMNS = ("id_job", "nodes_alloc", "nodelist", "time_submit", "time_start", "time_end", "tres_req")
 GPU_TRES = "1002"
 MAX_JOB_CPUS = MAX_NODES * (MAX_CPU_MILLI // 1000)
@@ -61,9 +62,11 @@ T = TypeVar("T")
 
 
 def read(path: Path, name: str, series: Sequence[Path] = ()) -> Scenario:
-    """The job table at ``path`` (the file, or the folder holding :data:`FILE`) as a scenario,
-    with the node load of the ``series`` files in ``meta['load_series']``."""
-    file = path / FILE if path.is_dir() else path
+    """The job table at ``path`` (the file, or the folder holding one, :func:`job_table`) as a
+    scenario, with the node load of the ``series`` files in ``meta['load_series']``; the
+    names of the files read in ``meta['files_read']`` (names only: the checksum does not
+    depend on where the files lie)."""
+    file = job_table(path) if path.is_dir() else path
     frame = read_table(file, COLUMNS)
     n_nodes = int_column(frame, file, "nodes_alloc", minimum=1, maximum=MAX_NODES)
     submit = float_column(frame, file, "time_submit", maximum=MAX_TIME_S)
@@ -115,11 +118,23 @@ def read(path: Path, name: str, series: Sequence[Path] = ()) -> Scenario:
         job=job.astype(np.int64),
         job_names=tuple(job_names),
     )
-    meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": origin}
+    meta: dict[str, object] = {"trace": "supercloud", "epoch_start_s": origin,
+                               "files_read": [p.name for p in (file, *series)]}  # fmt: skip
     if series:
         meta["load_series"] = load_series(series, origin)
     scenario = single_pool_scenario(name, nodes, pods, meta)
     return checked(scenario, file, lambda table, row: int(job[row]) + 2 if table == "pods" else 0)
+
+
+def job_table(folder: Path) -> Path:
+    """The one job table in ``folder`` (a name matching :data:`GLOBS`); none or several
+    raise, naming the folder, the pattern and the candidates."""
+    found = sorted({p for glob in GLOBS for p in folder.glob(glob) if p.is_file()})
+    if len(found) != 1:
+        names = ", ".join(p.name for p in found) or "none"
+        problem = f"needs exactly one job table slurm-log*.csv[.gz], found {names}"
+        raise TraceFormatError(str(folder), 0, "path", problem + " (give the file itself)")
+    return found[0]
 
 
 def load_series(files: Sequence[Path], origin_s: float) -> dict[str, dict[str, Any]]:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_LINES = 400
+
+
 def _modules() -> dict[str, Path]:
     out = {}
     for path in SRC.rglob("*.py"):

@@ -87,22 +87,31 @@ def replay(live: RecordingLive, sc: Scenario, done: threading.Event) -> None:
         done.set()
 
 
-def matches(view: View, at: float, scrapes: list[tuple[float, View]]) -> bool:
-    """``view`` is the simulator's at one of the scrapes of the 3 s before ``at``."""
-    near = [v for t, v in scrapes if at - 3.0 <= t <= at + 0.5]
-    return any(v == view for v in near)
+LAG_S = 10.0  # a scrape that times out on the loaded 2-core machine leaves an older sample
+
+
+def matches(view: View, at: float, scrapes: list[tuple[float, View]], after: int) -> int:
+    """The index of the latest scrape, from ``after`` on and at most ``LAG_S`` before ``at``,
+    whose view is ``view`` (-1: none), so the twin never goes back in the simulator's time."""
+    for k in range(len(scrapes) - 1, after - 1, -1):
+        t, v = scrapes[k]
+        if at - LAG_S <= t <= at + 0.5 and v == view:
+            return k
+    return -1
 
 
 def check_until(twin: TwinProcess, live: RecordingLive, stop: threading.Event,
                 seen: dict[float, View], until: float) -> None:  # fmt: skip
     """Read the twin's state until ``stop`` or ``until``; every new state must match."""
+    last = 0
     while not stop.is_set() and time.monotonic() < until:
         doc = httpx.get(f"{twin.url}/api/v1/state", timeout=10).json()
         at = doc["timestamp"]
         if at not in seen and doc["jobs"]:
             view = twin_view(doc)
-            assert matches(view, at, list(live.scrapes)), f"twin at {at} matches no scrape"
-            seen[at] = view
+            found = matches(view, at, list(live.scrapes), last)
+            assert found >= 0, f"twin at {at} matches no scrape since the last matched"
+            seen[at], last = view, found
         time.sleep(0.3)
 
 

@@ -75,6 +75,7 @@ class KsmMirror(PrometheusCollector):
         interval: float = 15.0,
         timeout: float = 5.0,
         usage: Mapping[str, str] | None = None,
+        lag: float = 2.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(prometheus, lambda _: None, queries=DEFAULT_QUERIES if usage is None
@@ -82,6 +83,10 @@ class KsmMirror(PrometheusCollector):
                          max_failed_polls=2**62, transport=transport)  # fmt: skip
         self.service = service
         self.stats = MirrorStats()
+        # Queries are evaluated ``lag`` seconds in the past: a scrape that started before
+        # the evaluation time but is still being ingested would otherwise show in some
+        # families' answers and not in others (a view mixed from two scrapes).
+        self.lag = lag
 
     def fetch(self, at: float) -> dict[str, list[Any]]:
         """The ``result`` list of every family's query at time ``at``."""
@@ -108,6 +113,12 @@ class KsmMirror(PrometheusCollector):
         """Read, compare and write one interval's answers (no HTTP); the plan written."""
         view = read_view(answers)
         doc = self.service.document()
+        if not view.nodes and not view.skipped_nodes and any(p.nodes for p in doc.nodepools):
+            # kube-state-metrics not scraped (its target down, its series stale): a gap
+            # in the monitoring, not a cluster without nodes
+            self.stats.rejected["no_series"] += 1
+            log.warning("mirror: no kube_node_info series; nothing changed")
+            return Plan()
         at = max(at, self.service.time)
         plan = plan_for(doc, view, at)
         self._count(view, plan)
@@ -135,7 +146,7 @@ class KsmMirror(PrometheusCollector):
 
     def poll_once(self, at: float | None = None) -> dict[str, Any]:
         """One interval: fetch, mirror, then the usage metrics; a summary of what it did."""
-        at = round(time.time() if at is None else at, 3)
+        at = round(time.time() - self.lag if at is None else at, 3)
         answers = self.fetch(at)
         started = time.process_time()
         plan = self.mirror(answers, at)

@@ -27,6 +27,7 @@ from twinsched.traces.kube_state_metrics import KsmNode, KsmPod, KsmView, Proble
 from twinsched.twin.core.deltas import NodeDelta, PodAddDelta, PodDelta
 
 FINISHED = "Succeeded"
+UNKNOWN_GPU = "unknown"  # GPUs without the nvidia.com/gpu.product label (no GPU discovery)
 
 
 @dataclass
@@ -52,7 +53,7 @@ def _hardware(node: KsmNode) -> Hardware:
         cpu_milli=node.cpu_milli,
         memory_mib=node.memory_mib,
         gpu_count=node.gpu_count,
-        gpu_model=node.gpu_model if node.gpu_count else None,
+        gpu_model=(node.gpu_model or UNKNOWN_GPU) if node.gpu_count else None,
         gpu_milli_free=[1000] * node.gpu_count,
     )
 
@@ -131,13 +132,17 @@ def _add(pod: KsmPod, at: float, plan: Plan) -> None:
 
 def pod_deltas(doc: TwinDocument, view: KsmView, at: float, plan: Plan) -> None:
     """New pods, phase or node changes, and pods gone (released: ``Succeeded``)."""
+    nodes = {n.id for p in doc.nodepools for n in p.nodes}
     known = {}
     for job in doc.jobs:
         for pod in job.pods:
             known[pod.id] = (pod.phase, pod.node, pod.requests.gpu_count, pod.timestamps.arrival_s)
     for pod_id, pod in view.pods.items():
         old = known.get(pod_id)
-        if old is None:
+        if pod.node is not None and pod.node not in nodes:  # its node was refused
+            plan.counts["incomplete"] += 1
+            view.skipped_pods.add(pod_id)
+        elif old is None:
             _add(pod, at, plan)
         elif (old[0], old[1]) != (pod.phase, pod.node):
             start = max(at, old[3]) if pod.phase == "Running" else None

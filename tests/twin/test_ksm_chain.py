@@ -138,12 +138,16 @@ def test_the_twin_mirrors_the_vte_through_prometheus(tmp_path: Path) -> None:
             assert twin_view(past) == twin_view(acknowledged)  # nothing acknowledged lost
             check_until(twin, live, done, seen, time.monotonic() + 60)
             assert done.is_set(), "the replay did not end"
-            time.sleep(3.0)  # the last scrape, then one mirror interval
-            final = twin_view(httpx.get(f"{twin.url}/api/v1/state", timeout=10).json())
+            assert live.state is not None
+            want, deadline = expected(live.state), time.monotonic() + 15
+            final = ({}, frozenset())  # the last scrape, then the mirror's lag and interval
+            while final != want and time.monotonic() < deadline:
+                time.sleep(0.5)
+                final = twin_view(httpx.get(f"{twin.url}/api/v1/state", timeout=10).json())
             metrics = httpx.get(f"{twin.url}/metrics", timeout=10).text
         finally:
             twin.stop()
-    assert final == expected(live.state)  # type: ignore[arg-type]
+    assert final == want
     assert len(final[0]) == PODS
     downs = {n for _, (_, down) in seen.items() for n in down}
     assert len(seen) >= 8 and downs, (len(seen), downs)  # many intervals, failures seen

@@ -186,7 +186,7 @@ def test_bad_series_and_a_failing_prometheus_are_counted_never_stored(tmp_path: 
         for mode in ("500", "error", "slow"):
             before = rejected(twin.url).get("prometheus", 0)
             crafted.mode = mode
-            wait_for(lambda b=before: rejected(twin.url).get("prometheus", 0) > b, mode)  # type: ignore[misc]
+            wait_for(lambda b=before: rejected(twin.url).get("prometheus", 0) > b, mode)
             assert httpx.get(f"{twin.url}/api/v1/state", timeout=10).status_code == 200
         crafted.mode = "answers"
         crafted.answers = good(("p2", "p5"))  # the mirror goes on

@@ -18,6 +18,8 @@ shares: a pod that asks for part of one GPU has ``nvidia_com_gpu`` below 1 (its 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from twinsched.metrics.exposition import BYTES_PER_MIB, Family
@@ -45,8 +47,8 @@ KSM_PHASE = {
 }
 
 
-def _family(name: str, help_: str, labels: tuple[str, ...], rows: list[tuple[str, ...]],
-            values: list[float]) -> Family:  # fmt: skip
+def _family(name: str, help_: str, labels: tuple[str, ...], rows: Sequence[tuple[str, ...]],
+            values: Sequence[float]) -> Family:  # fmt: skip
     return Family(name, help_, labels, tuple(rows), np.asarray(values, dtype=np.float64))
 
 

@@ -81,18 +81,18 @@ def structure(doc: TwinDocument, view: KsmView, plan: Plan) -> TwinDocument | No
         return None
     new = doc.model_copy(deep=True)
     pools = {p.id: p for p in new.nodepools}
-    for pool in new.nodepools:
-        pool.nodes = [n for n in pool.nodes if n.id not in wanted]
+    for kept in new.nodepools:
+        kept.nodes = [n for n in kept.nodes if n.id not in wanted]
     for name, (pool_id, hardware, labels) in wanted.items():
-        pool = pools.get(pool_id)
-        if pool is None:
-            pool = pools[pool_id] = NodePool(id=pool_id)
-            new.nodepools.append(pool)
-        old = where.get(name)
-        node = Node(id=name, hardware=hardware, labels=labels)
-        if old is not None:
-            node.metrics, node.status = old[1].metrics, old[1].status
-        pool.nodes.append(node)
+        if pool_id not in pools:
+            pools[pool_id] = NodePool(id=pool_id)
+            new.nodepools.append(pools[pool_id])
+        pool = pools[pool_id]
+        before = where.get(name)
+        added = Node(id=name, hardware=hardware, labels=labels)
+        if before is not None:
+            added.metrics, added.status = before[1].metrics, before[1].status
+        pool.nodes.append(added)
     return new
 
 
@@ -125,7 +125,8 @@ def _add(pod: KsmPod, at: float, plan: Plan) -> None:
                        "start_s": at if pod.phase == "Running" else None},
     }  # fmt: skip
     try:
-        plan.deltas.append(PodAddDelta(op="pod_add", job=pod.job or pod.id, pod=body))  # type: ignore[arg-type]
+        plan.deltas.append(PodAddDelta.model_validate({"op": "pod_add", "job": pod.job or pod.id,
+                                                       "pod": body}))  # fmt: skip
     except ValidationError as exc:
         plan.invalid(f"pod {pod.id}", exc)
 
@@ -135,8 +136,9 @@ def pod_deltas(doc: TwinDocument, view: KsmView, at: float, plan: Plan) -> None:
     nodes = {n.id for p in doc.nodepools for n in p.nodes}
     known = {}
     for job in doc.jobs:
-        for pod in job.pods:
-            known[pod.id] = (pod.phase, pod.node, pod.requests.gpu_count, pod.timestamps.arrival_s)
+        for have in job.pods:
+            known[have.id] = (have.phase, have.node, have.requests.gpu_count,
+                              have.timestamps.arrival_s)  # fmt: skip
     for pod_id, pod in view.pods.items():
         old = known.get(pod_id)
         if pod.node is not None and pod.node not in nodes:  # its node was refused

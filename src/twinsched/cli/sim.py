@@ -8,6 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from twinsched.cli.console import error_exit, make_console
+from twinsched.cli.dynamics import (
+    FaultRateOpt,
+    FaultsOpt,
+    MttrOpt,
+    fault_spec_of,
+    parse_faults_file,
+)
 from twinsched.cli.options import (
     DataOpt,
     DbOpt,
@@ -65,25 +72,47 @@ def serve(
     sample_every: Annotated[
         float, float_opt("with --broker: simulated seconds between samples", 0, 1e9, open_lo=True)
     ] = 60.0,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="twinsched (node metrics) or kube-state-metrics (also the cluster's node and "
+            "pod families, as kube-state-metrics writes them)",
+        ),
+    ] = "twinsched",
+    fault_rate: FaultRateOpt = None,
+    mttr: MttrOpt = None,
+    faults: FaultsOpt = None,
 ) -> None:
     """Run a scenario on the wall clock and serve its node metrics until it ends (+ --hold)."""
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
+    if fmt not in ("twinsched", "kube-state-metrics"):  # sim.exporter.FORMATS, not imported yet
+        raise typer.BadParameter(f"must be twinsched or kube-state-metrics, got {fmt!r}")
+    fault_spec = fault_spec_of(
+        parse_faults_file(faults) if faults is not None else None, fault_rate, mttr
+    )
+    if fault_spec is not None and mode != "replay":
+        raise typer.BadParameter("faults (--fault-rate, --faults) need --mode replay")
     from twinsched.scheduling import registry
     from twinsched.sim import run_fillup, run_replay
     from twinsched.sim.exporter import LiveState, MetricsExporter, PacedClock
 
     try:
         chosen = load_source(*scenario_source(trace, variant, data, scenario, db))
-        live = LiveState()
+        live = LiveState(format=fmt)
         sched = registry.create(scheduler)
         with MetricsExporter(live, port, host) as exporter:
             err.print(f"serving {exporter.url} ({chosen.nodes.n} nodes, {speed:g}x)")
             with live.running():
                 clock = PacedClock(live, speed=speed)
-                runner = run_replay if mode == "replay" else run_fillup
                 observers: list[RunObserver] = [live, *_broker_samples(broker, clock, sample_every)]
-                result = runner(chosen, sched, seed, clock=clock, observers=observers)
+                if mode == "replay":
+                    result = run_replay(
+                        chosen, sched, seed, clock=clock, observers=observers, faults=fault_spec
+                    )
+                else:
+                    result = run_fillup(chosen, sched, seed, clock=clock, observers=observers)
             err.print(f"run finished: {result.summary.get('running', 0)} pods running")
             if hold > 0:
                 err.print(f"holding the final state for {hold:g} s")

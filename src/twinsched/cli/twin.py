@@ -22,6 +22,8 @@ from twinsched.errors import TwinschedError
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
 
 if TYPE_CHECKING:
+    from threading import Event
+
     from fastapi import FastAPI
 
     from twinsched.twin.broker.consumer import BrokerConsumer
@@ -96,11 +98,22 @@ def serve(
     broker: Annotated[
         str | None, broker_opt("Also apply the batches published to this broker.")
     ] = None,
+    mirror: Annotated[
+        str | None,
+        typer.Option(
+            help="Mirror the cluster that kube-state-metrics shows in this Prometheus "
+            "(base URL): nodes, pods, status and usage (docs/twin.md)."
+        ),
+    ] = None,
+    mirror_interval: Annotated[
+        float, float_opt("Seconds between two reads of --mirror.", 0, 86400, open_lo=True)
+    ] = 15.0,
 ) -> None:
     """Serve the twin under /api/v1; it restores its latest state from the database.
 
     A second twin on the same database is refused, naming the first (host, pid, start).
-    With --broker it also consumes the stream (docs/telemetry.md)."""
+    With --broker it also consumes the stream (docs/telemetry.md); with --mirror it
+    mirrors a cluster's kube-state-metrics from Prometheus (docs/twin.md)."""
     try:
         import uvicorn
 
@@ -120,6 +133,7 @@ def serve(
                 raise
             typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
         consumer = _consume(application, broker)
+        stop_mirror = _mirror(application, mirror, mirror_interval)
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
     if not settings.auth_required:
@@ -133,6 +147,20 @@ def serve(
     finally:
         if consumer is not None:
             consumer.stop()
+        if stop_mirror is not None:
+            stop_mirror.set()
+
+
+def _mirror(application: FastAPI, prometheus: str | None, interval: float) -> Event | None:
+    """Start the live mirror of ``prometheus`` into ``application``'s twin (None without)."""
+    if prometheus is None:
+        return None
+    from twinsched.twin.collectors.ksm import KsmMirror
+
+    mirror = KsmMirror(prometheus, application.state.service, interval=interval)
+    application.state.mirror_stats = mirror.stats
+    typer.echo(f"twin: mirroring {mirror.url} every {interval:g} s", err=True)
+    return mirror.start()
 
 
 def _consume(application: FastAPI, broker: str | None) -> BrokerConsumer | None:

@@ -22,6 +22,7 @@ from twinsched.model.events import Event
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
 from twinsched.sim.clock import Clock, WallClock
+from twinsched.sim.ksm import ksm_families
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -29,19 +30,29 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
 WHY = "the Prometheus exporter needs prometheus-client"
+FORMATS = ("twinsched", "kube-state-metrics")
 
 
 class LiveState:
     """The state of the run in progress (or a fixed one), safe to read from a scrape thread.
 
     Pass it to a run as an observer (``run_fillup(..., observers=[live])``): the run hands
-    over its state when it starts.
+    over its state when it starts. ``format="kube-state-metrics"`` also exposes the cluster
+    as kube-state-metrics' node and pod families (:mod:`twinsched.sim.ksm`).
     """
 
-    def __init__(self, state: ClusterState | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        state: ClusterState | None = None,
+        clock: Clock | None = None,
+        format: str = "twinsched",
+    ) -> None:
+        if format not in FORMATS:
+            raise TwinschedError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
         self.lock = threading.Lock()
         self.state = state
         self.clock = clock
+        self.format = format
 
     # -- a run observer: the run hands over its state when it starts -------------------------
     def on_start(self, state: ClusterState, ctx: RunContext) -> None:
@@ -64,6 +75,8 @@ class LiveState:
         """The metric families of the state now (none before a run has a state)."""
         with self.lock:
             out = families(self.state) if self.state is not None else []
+            if self.state is not None and self.format == "kube-state-metrics":
+                out = [*ksm_families(self.state), *out]
             if self.clock is not None:
                 out.append(clock_family(self.clock.now()))
         return out

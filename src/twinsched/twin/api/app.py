@@ -64,7 +64,9 @@ def create_app(
         lifespan=_lifespan,
     )
     app.state.settings, app.state.service, app.state.owns_history = settings, service, owned
-    app.state.registry, http_metrics = registry_for(service, lambda: _broker_stats(app))
+    app.state.registry, http_metrics = registry_for(
+        service, lambda: _broker_stats(app), lambda: getattr(app.state, "mirror_stats", None)
+    )
     app.state.predictor = Predictor(service, settings.predict_window_s,
                                     settings.predict_contamination, forecasters)  # fmt: skip
     install(app)

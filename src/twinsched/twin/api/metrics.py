@@ -15,6 +15,7 @@ from prometheus_client.registry import Collector
 from twinsched.model.document import TwinDocument
 from twinsched.twin.api.deps import history_problem
 from twinsched.twin.broker.messages import ConsumerStats
+from twinsched.twin.collectors.ksm import MirrorStats
 from twinsched.twin.core.service import TwinService
 
 PREFIX = "twinsched_twin"
@@ -100,6 +101,36 @@ class BrokerCollector(Collector):
                      len(stats.last))  # fmt: skip
 
 
+class MirrorCollector(Collector):
+    """The live mirror's counters (``twin serve --mirror``); nothing without a mirror."""
+
+    def __init__(self, stats: Callable[[], MirrorStats | None]) -> None:
+        self.stats = stats
+
+    def collect(self) -> Iterator[Any]:
+        """``mirror_polls_total``, ``mirror_failed_polls_total``, ``mirror_deltas_total``,
+        ``mirror_rejected_total{reason}`` and ``mirror_last_poll_cpu_seconds``."""
+        stats = self.stats()
+        if stats is None:
+            return
+        yield _counter("mirror_polls", "Mirror polls (each interval).", stats.polls)
+        yield _counter(
+            "mirror_failed_polls",
+            "Mirror polls that failed (Prometheus "
+            "unreachable, erroring or timing out; a write refused).",
+            stats.failed,
+        )
+        yield _counter("mirror_deltas", "Deltas the mirror wrote to the twin.", stats.deltas)
+        rejected = CounterMetricFamily(f"{PREFIX}_mirror_rejected", "Series or polls the "
+                                       "mirror did not use, by reason (docs/twin.md).",
+                                       labels=["reason"])  # fmt: skip
+        for reason, count in sorted(stats.rejected.items()):
+            rejected.add_metric([reason], count)
+        yield rejected
+        yield _gauge("mirror_last_poll_cpu_seconds", "CPU seconds of the last poll's read, "
+                     "comparison and write.", stats.last_seconds)  # fmt: skip
+
+
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(f"{PREFIX}_{name}", doc, value=value)
 
@@ -161,11 +192,15 @@ class HttpMetrics:
 
 
 def registry_for(
-    service: TwinService, broker: Callable[[], ConsumerStats | None] = lambda: None
+    service: TwinService,
+    broker: Callable[[], ConsumerStats | None] = lambda: None,
+    mirror: Callable[[], MirrorStats | None] = lambda: None,
 ) -> tuple[CollectorRegistry, HttpMetrics]:
-    """A fresh registry with the state collector, the broker consumer's counters (``broker``
-    gives its stats, None without one) and the HTTP metrics."""
+    """A fresh registry with the state collector, the broker consumer's and the mirror's
+    counters (``broker`` and ``mirror`` give their stats, None without one) and the HTTP
+    metrics."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(StateCollector(service))
     registry.register(BrokerCollector(broker))
+    registry.register(MirrorCollector(mirror))
     return registry, HttpMetrics(registry)

@@ -68,6 +68,7 @@ class TwinSource:
         self._time = 0.0  # the twin's state time: a patch must not be older
         self._pods: set[str] = set()  # pod ids the twin holds
         self.mirror: Mirror | None = None
+        self._rows: dict[int, PodRow] = {}  # pod rows made from this mirror
         self.disagreements = Disagreements()  # across the mirrors built one after another
         self.disputed: dict[str, str] = {}  # pod -> why the mirror could not bind it
         self.running: dict[str, str] = {}  # pod -> node, as the twin says (disputed too)
@@ -101,7 +102,7 @@ class TwinSource:
             return None
         self._time = max(self._time, doc.timestamp)
         self._pods = {p.id for job in doc.jobs for p in job.pods}
-        running, self.disputed = running_pods(mirror, doc)
+        running, self.disputed = running_pods(mirror, doc, self._rows)
         self.running, self.unreadable = {k: v[1] for k, v in running.items()}, ""
         return node_rows(mirror), running
 
@@ -115,6 +116,7 @@ class TwinSource:
             mirror.follow(doc)
         else:
             mirror = Mirror.from_document(doc, disagreements=self.disagreements)
+            self._rows = {}
         self.mirror = mirror
         return mirror
 

@@ -58,24 +58,31 @@ def pod_row(mirror: Mirror, i: int) -> PodRow:
     )  # fmt: skip
 
 
-def running_pods(mirror: Mirror, doc: TwinDocument) -> tuple[Running, dict[str, str]]:
+def running_pods(
+    mirror: Mirror, doc: TwinDocument, rows: dict[int, PodRow]
+) -> tuple[Running, dict[str, str]]:
     """The pods running in the mirror's state (node and GPUs as bound there), then the
     disputed ones: running in ``doc`` where the mirror could not bind them, with the twin's
-    node and GPUs; and, per disputed pod, why (the mirror's last word on it)."""
+    node and GPUs; and, per disputed pod, why (the mirror's last word on it). ``rows``: the
+    pod rows made so far from this mirror (a pod's requests do not change in a mirror)."""
     state, out = mirror.state, {}
-    for i in np.flatnonzero(state.phase == Phase.RUNNING).tolist():
-        node = mirror.node_names[int(state.pod_node[i])]
-        out[mirror.pod_names[i]] = (
-            pod_row(mirror, i),
-            node,
-            tuple(gpu_indices(int(state.pod_gpus[i]))),
-        )
+
+    def row(i: int) -> PodRow:
+        got = rows.get(i)
+        if got is None:
+            got = rows[i] = pod_row(mirror, i)
+        return got
+
+    running = np.flatnonzero(state.phase == Phase.RUNNING).tolist()
+    nodes, masks = state.pod_node[running].tolist(), state.pod_gpus[running].tolist()
+    for i, n, mask in zip(running, nodes, masks, strict=True):
+        out[mirror.pod_names[i]] = (row(i), mirror.node_names[n], tuple(gpu_indices(mask)))
     why = {d.subject: f"{d.kind}: {d.detail}" for d in mirror.disagreements.recent}
     disputed = {}
     for job in doc.jobs:
         for pod in job.pods:
             if pod.phase != "Running" or pod.node is None or pod.id in out:
                 continue
-            out[pod.id] = (pod_row(mirror, mirror.pod_index[pod.id]), pod.node, tuple(pod.gpus))
+            out[pod.id] = (row(mirror.pod_index[pod.id]), pod.node, tuple(pod.gpus))
             disputed[pod.id] = why.get(pod.id, "the mirror could not bind it there")
     return out, disputed

@@ -107,7 +107,9 @@ def test_a_new_parser_version_misses(
     assert len(entries(cache_dir)) == 2
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "column changed"])
+@pytest.mark.parametrize(
+    "damage", ["truncated", "garbage", "empty", "column changed", "meta changed"]
+)
 def test_a_damaged_file_is_rebuilt(tmp_path: Path, cache_dir: Path, damage: str) -> None:
     root = write(tmp_path, NODES, PODS)
     parsed = traces.load(TRACE, "default", root)
@@ -119,10 +121,15 @@ def test_a_damaged_file_is_rebuilt(tmp_path: Path, cache_dir: Path, damage: str)
         path.write_bytes(data[:100] + bytes(255 - b for b in data[100:400]) + data[400:])
     elif damage == "empty":
         path.write_bytes(b"")
-    else:  # a whole, readable file whose columns no longer hash to its checksum
+    else:  # a whole, readable file (CRCs right) whose columns or header no longer hash right
         with np.load(path) as old:
             arrays = {k: old[k] for k in old.files}
-        arrays["pods.cpu_milli"] = arrays["pods.cpu_milli"] + 1
+        if damage == "column changed":
+            arrays["pods.cpu_milli"] = arrays["pods.cpu_milli"] + 1
+        else:
+            text = bytes(arrays["header"]).replace(b'"variant": "default"', b'"variant": "cpu050"')
+            assert text != bytes(arrays["header"])
+            arrays["header"] = np.frombuffer(text, dtype=np.uint8)
         with path.open("wb") as f:
             np.savez(f, **arrays)
     assert cache.read_scenario(path) is None  # never trusted
@@ -130,6 +137,20 @@ def test_a_damaged_file_is_rebuilt(tmp_path: Path, cache_dir: Path, damage: str)
     rebuilt = cache.read_scenario(path)
     assert rebuilt is not None  # rebuilt, whole
     assert_identical(rebuilt, parsed)
+
+
+def test_no_flipped_byte_is_trusted(tmp_path: Path, cache_dir: Path) -> None:
+    """Flip one byte anywhere (headers, CRCs, columns, the JSON): the load is still the parse."""
+    root = write(tmp_path, NODES, PODS)
+    parsed = traces.load(TRACE, "default", root)
+    (path,) = entries(cache_dir)
+    data = path.read_bytes()
+    for offset in range(0, len(data), max(1, len(data) // 150)):
+        path.write_bytes(data[:offset] + bytes([data[offset] ^ 0x5A]) + data[offset + 1 :])
+        found = cache.read_scenario(path)
+        if found is not None:  # a byte no reader looks at (a zip field): still the parse
+            assert_identical(found, parsed)
+        assert_identical(traces.load(TRACE, "default", root), parsed)
 
 
 def test_writers_racing_on_one_key_leave_one_whole_file(tmp_path: Path, cache_dir: Path) -> None:

@@ -5,8 +5,9 @@ of the same trace reads its columns back instead. The key hashes the reader's ve
 (:data:`FORMAT` here, the reader's own ``PARSER_VERSION``), the trace, the variant and the
 *contents* of every source file, so an edited file or a new parser misses. A file is written
 to a temporary name and renamed (atomic: concurrent writers leave one whole file), and on
-read its columns must hash to the checksum stored in it (:func:`scenario_checksum`): a
-damaged, partial or tampered file is never trusted, only rebuilt.
+read its header (names, ``meta``) must hash to the digest stored with it and its columns to
+the header's checksum (:func:`scenario_checksum`): a damaged, partial or tampered file is
+never trusted, only rebuilt.
 
 Where: ``$TWINSCHED_CACHE``, else ``$XDG_CACHE_HOME/twinsched``, else
 ``~/.cache/twinsched``; ``TWINSCHED_CACHE=off`` turns the cache off. A cache that cannot be
@@ -21,7 +22,6 @@ import hashlib
 import json
 import os
 import tempfile
-import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from twinsched.model.columns import content_columns, scenario_checksum, scenario
 
 ENV_VAR = "TWINSCHED_CACHE"
 OFF = "off"
-FORMAT = 1  # the layout of a cache file; bump when it changes
+FORMAT = 2  # the layout of a cache file; bump when it changes (2: the header digest)
 _CHUNK = 1 << 20
 _TABLES = ("nodes", "links", "pods")  # numeric columns; the names go in the header
 
@@ -87,7 +87,8 @@ def read_scenario(path: Path) -> Scenario | None:
     try:
         # opened here: np.load of a path leaves the file open when it is not a zip
         with path.open("rb") as f, np.load(f, allow_pickle=False) as data:
-            header = json.loads(bytes(data["header"]).decode("utf-8"))
+            text, digest = bytes(data["header"]), bytes(data["digest"]).decode("ascii")
+            header = json.loads(text.decode("utf-8"))
             columns = {t: _table(data, t) for t in _TABLES}
         scenario = scenario_from_columns(
             header["name"],
@@ -100,9 +101,11 @@ def read_scenario(path: Path) -> Scenario | None:
             gpu_models=header["gpu_models"],
             meta=header["meta"],
         )
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError):
-        return None  # missing, truncated, not a zip, a bad CRC, a missing column: a miss
-    return scenario if scenario_checksum(scenario) == header["checksum"] else None
+        # the header (names, meta) hashes to its digest, the columns to the header's checksum
+        whole = digest == hashlib.sha256(text).hexdigest()
+        return scenario if whole and scenario_checksum(scenario) == header["checksum"] else None
+    except Exception:  # the file is untrusted input: whatever fails to read is a miss
+        return None  # missing, truncated, not a zip, a bad CRC or header, a missing column
 
 
 def _table(data: Any, table: str) -> dict[str, np.ndarray]:
@@ -137,13 +140,15 @@ def write_scenario(path: Path, scenario: Scenario) -> bool:
         for c, v in columns[t].items()
         if c not in ("name", "idx")
     }
-    blob = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    text = json.dumps(header).encode("utf-8")
+    blob = np.frombuffer(text, dtype=np.uint8)
+    digest = np.frombuffer(hashlib.sha256(text).hexdigest().encode("ascii"), dtype=np.uint8)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as f:
-                np.savez(f, header=blob, **arrays)  # type: ignore[arg-type]
+                np.savez(f, header=blob, digest=digest, **arrays)  # type: ignore[arg-type]
             os.replace(temp, path)  # atomic: readers see the old file or the whole new one
         finally:
             if os.path.exists(temp):

@@ -15,9 +15,11 @@ from tests.twin.process import TwinProcess
 from tests.twin.test_loop import TOKEN
 from twinsched.cli import app
 from twinsched.learning.agents import Action
+from twinsched.learning.agents.loader import open_agents
 from twinsched.model.schema import parse_document
 from twinsched.twin.client import TwinClient
 
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "agents" / "edge-pinning.toml"
 HW = {"cpu_milli": 4000, "memory_mib": 8192}
 EDGE = {"e1": ("a", "edge"), "e2": ("a", "edge"), "e3": ("b", "edge"), "e4": ("b", "edge"),
         "e5": ("b", "cloud")}  # fmt: skip
@@ -82,6 +84,18 @@ def test_agent_run_places_the_service_in_the_twin(twin: TwinProcess, tmp_path: P
         assert client.history("replicas", node="e1")["series"][0]["values"] == [2.0]
         assert client.history("replicas", node="w1")["series"][0]["values"] == [3.0]
         assert client.history("serving", node="x1")["series"][0]["values"] == [1.0]
+
+
+def test_the_documented_example_checks_and_builds_its_placement_agents() -> None:
+    from twinsched.learning.agents.placement import Placed, Placement, PlacementRule
+
+    checked = invoke(["agent", "check", str(EXAMPLE)])
+    assert checked.code == 0 and "2 agent(s), valid" in checked.text, checked
+    client, (pin, web) = open_agents(EXAMPLE, {"TWINSCHED_TWIN_TOKEN": "t"}, start=0.0)
+    client.close()
+    assert isinstance(pin.rule, PlacementRule) and pin.rule.replicas is None
+    assert pin.rule.placement == Placement({"zone": "b", "tier": "edge"})
+    assert isinstance(web.rule, Placed) and web.rule.placement == Placement({}, "east")
 
 
 def test_a_nodepool_placement_is_refused_for_the_kubernetes_actuator(tmp_path: Path) -> None:

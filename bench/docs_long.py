@@ -160,6 +160,7 @@ HOW: dict[str, str] = {
     "docs/ui.md: promtool check rules deploy/alerts.yml": RUN,
     "docs/ui.md: promtool test rules tests/deploy/alerts_test.yml": RUN,
     "docs/twin.md: twinsched twin serve --trace synthetic-continuum": BACKGROUND,
+    "docs/twin.md: twinsched twin serve --port 8181 --mirror http://prometheus:9090 --mirror-interval 15": SKIP,
     "docs/twin.md: twinsched twin serve --snapshot twin.json --db postgresql+psycopg://postgres@127.0.0.1/test": BACKGROUND,
     "docs/twin.md: export TWINSCHED_TWIN_TOKEN=...; twinsched twin serve --port 8181 &": BACKGROUND,
     "docs/twin.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd --twin http://127.0.0.1:8181": RUN,

@@ -49,7 +49,11 @@ def main() -> int:
     tried = sum(t.tried for t in report.tallies.values())
     codes = dict(sorted(report.statuses.items()))
     print(f"\n{tried} requests in {time.perf_counter() - started:.0f} s; status codes: {codes}")
-    print(f"answers after more than 1 s: {dict(report.hangs) or 0}")
+    print(f"answers that took more than 1 s of CPU (hangs): {dict(report.hangs) or 0}")
+    print(
+        f"answers after more than 1 s of wall time only (waiting for a core): "
+        f"{dict(report.late) or 0}"
+    )
     print(f"first failures: {report.examples[:5] or 'none'}")
     return 1 if report.bad() else 0
 

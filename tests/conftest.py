@@ -1,4 +1,5 @@
-"""Test-wide settings: runs recorded by the CLI go to a throwaway store, never the user's."""
+"""Test-wide settings: runs recorded by the CLI go to a throwaway store, never the user's,
+and parsed traces to a cache of the session (shared by its CLI subprocesses)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    before = os.environ.get("TWINSCHED_DB")
+    before = {name: os.environ.get(name) for name in ("TWINSCHED_DB", "TWINSCHED_CACHE")}
     os.environ["TWINSCHED_DB"] = f"sqlite:///{tmp_path_factory.mktemp('store') / 'runs.db'}"
+    os.environ["TWINSCHED_CACHE"] = str(tmp_path_factory.mktemp("trace-cache"))
     yield
-    if before is None:
-        os.environ.pop("TWINSCHED_DB", None)
-    else:
-        os.environ["TWINSCHED_DB"] = before
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

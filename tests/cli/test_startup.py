@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 import twinsched
+from tests.traces.test_alibaba_gpu_2023 import NODES
+from tests.traces.test_alibaba_gpu_2023 import write as write_openb
 
 SRC = Path(twinsched.__file__).resolve().parents[1]
 
@@ -68,3 +70,18 @@ def test_nothing_below_the_cli_imports_it() -> None:
             )  # fmt: skip
             offenders += [f"{path}: {n}" for n in names if n.split(".")[:2] == ["twinsched", "cli"]]
     assert not offenders
+
+
+def test_a_run_on_a_cached_trace_imports_no_heavy_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second run of a trace reads its parsed columns (no pandas), and only the plots of
+    ``--out`` import matplotlib."""
+    monkeypatch.setenv("TWINSCHED_CACHE", str(tmp_path / "cache"))
+    pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\np1,900,512,0,0\n"
+    root = write_openb(tmp_path, NODES, pods)
+    args = ["run", "--trace", "alibaba-gpu-2023", "--variant", "default", "--data", str(root),
+            "--schedulers", "fgd", "--seeds", "0", "--no-record"]  # fmt: skip
+    assert "pandas" in imported_packages(*args)  # the first run parses
+    assert not imported_packages(*args) & HEAVY
+    assert imported_packages(*args, "--out", str(tmp_path / "out")) & HEAVY == {"matplotlib"}

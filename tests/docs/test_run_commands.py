@@ -413,6 +413,11 @@ LONG: dict[str, str] = {
     "docs/ui.md: promtool check rules deploy/alerts.yml": MONITORING,
     "docs/ui.md: promtool test rules tests/deploy/alerts_test.yml": MONITORING,
     "docs/twin.md: twinsched twin serve --trace synthetic-continuum": TWIN_SERVER,
+    "docs/twin.md: twinsched twin serve --port 8181 --mirror http://prometheus:9090 "
+    "--mirror-interval 15": (
+        "a server mirroring a cluster's Prometheus (a host this machine does not have); "
+        "tests/twin/test_ksm_chain.py runs the mirror against Debian's Prometheus"
+    ),
     "docs/twin.md: twinsched twin serve --snapshot twin.json --db "
     "postgresql+psycopg://postgres@127.0.0.1/test": TWIN_SERVER,
     "docs/twin.md: export TWINSCHED_TWIN_TOKEN=...; twinsched twin serve --port 8181 &": (

@@ -47,7 +47,8 @@ BASE: dict[str, Any] = {
             "sensor": {"kind": "twin", "window_s": 60.0},
             "rule": {"kind": "forecast", "forecaster": "seasonal-naive", "step_s": 60.0,
                      "lookback_s": 3600.0, "horizon_steps": 5, "day_steps": 10,
-                     "per_instance": 40.0, "max_replicas": 8},
+                     "per_instance": 40.0, "max_replicas": 8,
+                     "placement": {"node_selector": {"zone": "b"}, "tier": "edge"}},
             "actuator": {"kind": "twin"},
         },
         {
@@ -55,6 +56,13 @@ BASE: dict[str, Any] = {
             "trigger": {"every_s": 600.0, "cron": "0 8 * * mon-fri"},
             "service": {"selector": {"app": "web"}},
             "rule": {"kind": "target-tracking", "key": "load", "per_instance": 100.0},
+        },
+        {
+            "name": "pin",
+            "trigger": {"every_s": 0.2},
+            "service": {"nodepool": "edge"},
+            "rule": {"kind": "placement", "replicas": 2,
+                     "placement": {"nodepool": "edge", "node_selector": {"k8s.io/zone": "a"}}},
         },
     ],
 }  # fmt: skip
@@ -64,7 +72,9 @@ OPTIONS = {  # options each section may have, besides those of BASE
     "service": ["nodepool", "selector"],
     "sensor": ["kind", "window_s", "reads"],
     "rule": ["kind", "key", "per_instance", "min_replicas", "max_replicas", "forecaster", "seed",
-             "metric", "step_s", "lookback_s", "horizon_steps", "day_steps", "week_steps"],
+             "metric", "step_s", "lookback_s", "horizon_steps", "day_steps", "week_steps",
+             "replicas", "placement"],
+    "placement": ["node_selector", "tier", "nodepool"],  # rule.placement
     "actuator": ["kind", "deployment", "namespace", "max_replicas", "max_step", "min_interval_s"],
 }  # fmt: skip
 
@@ -105,6 +115,16 @@ URLS = st.one_of(
     st.sampled_from(["http://127.0.0.1:9/", "https://127.0.0.1:9", "http://localhost:9",
                      "http://[::1]:9", "http://127.0.0.1:9/twin/"]),  # valid: closed ports
 )  # fmt: skip
+LABEL_TEXT = st.one_of(  # label keys and values at and past the grammar's edges
+    st.sampled_from(["a", "a" * 63, "a" * 64, "-a", "a-", "a_b.c", "é", "a b", "a\n", "",
+                     "x.io/a", "X.io/a", "/a", "x.io/", "a/b/c", "a" * 254 + "/b", "tier"]),
+    STRINGS,
+)  # fmt: skip
+LABELS = st.one_of(  # node selectors, tiers and nodepools
+    st.dictionaries(LABEL_TEXT, LABEL_TEXT, max_size=4),
+    st.integers(30, 40).map(lambda n: {f"k{i}": "v" for i in range(n)}),  # past 32 labels
+    LABEL_TEXT,
+)
 HOSTILE = st.one_of(
     NUMBERS,
     STRINGS,
@@ -163,15 +183,22 @@ def mutated(draw: st.DrawFn) -> dict[str, Any]:
     data = json.loads(json.dumps(BASE))
     for _ in range(draw(st.integers(1, 3))):
         section = draw(st.sampled_from(sorted(OPTIONS)))
-        holder = data["twin"] if section == "twin" else data["agents"][draw(st.integers(0, 1))]
-        if section != "twin":
+        agent = data["agents"][draw(st.integers(0, len(BASE["agents"]) - 1))]
+        holder = data["twin"] if section == "twin" else agent
+        if section == "placement":
+            holder = holder["rule"] if isinstance(holder["rule"], dict) else {}
+        if section != "twin" and isinstance(holder, dict):
             holder = holder.setdefault(section, {})
+        if not isinstance(holder, dict):  # an earlier mutation made the section a value
+            continue
         key = draw(st.sampled_from([*OPTIONS[section], "bogus"]))
         how = draw(st.sampled_from(["value", "value", "special", "delete"]))
         if how == "delete":
             holder.pop(key, None)
         elif how == "special" and key in ("cron", "url"):
             holder[key] = draw(CRONS if key == "cron" else URLS)
+        elif how == "special" and section == "placement":
+            holder[key] = draw(LABELS)
         else:
             holder[key] = draw(HOSTILE)
     return data

@@ -53,6 +53,45 @@ HOSTILE = {
         agent_file(rule=", max_replicas = 500"),
         "rule.max_replicas 500 > actuator.max_replicas 100",
     ),
+    "placement: a label key with a space": (
+        agent_file(rule=', placement = { node_selector = { "bad key" = "x" } }'),
+        "node_selector.'bad key' (the key): Value error, 'bad key' is not a label key",
+    ),
+    "placement: a label value with a newline": (
+        agent_file(rule=', placement = { node_selector = { zone = "a\\nb" } }'),
+        "rule.placement.node_selector.zone: Value error, 'a\\nb' is not a label value",
+    ),
+    "placement: a 5,000-character tier": (
+        agent_file(rule=f', placement = {{ tier = "{"x" * 5000}" }}'),
+        "rule.placement.tier: String should have at most 63 characters",
+    ),
+    "placement: 40 labels": (
+        agent_file(
+            rule=", placement = { node_selector = { "
+            + ", ".join(f'k{i} = "v"' for i in range(40))
+            + " } }"
+        ),
+        "rule.placement.node_selector: Dictionary should have at most 32 items",
+    ),
+    "placement: empty": (
+        agent_file(rule=", placement = {}"),
+        "rule.placement: Value error, a placement needs node_selector, tier or nodepool",
+    ),
+    "placement: two tiers": (
+        agent_file(rule=', placement = { tier = "edge", node_selector = { tier = "cloud" } }'),
+        "tier 'edge' and node_selector's tier 'cloud' differ",
+    ),
+    "placement: another nodepool than the service's": (
+        agent_file(rule=', placement = { nodepool = "cloud" }'),
+        "rule.placement.nodepool 'cloud' is not the service's nodepool 'edge'",
+    ),
+    "placement rule above the actuator": (
+        agent_file().replace(
+            'kind = "target-tracking", per_instance = 10',
+            'kind = "placement", replicas = 101, placement = { tier = "edge" }',
+        ),
+        "rule.replicas 101 > actuator.max_replicas 100",
+    ),
     "deep nesting": (
         "x = " + "[" * 5000 + "]" * 5000 + "\n",
         "line 1: nested deeper than 8 levels, the limit",

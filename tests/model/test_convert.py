@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from tests.model.test_document import tiny
+from tests.model.test_document import node, tiny
 from tests.strategies import scenarios
 from twinsched.model.cluster import Scenario
 from twinsched.model.convert import document_to_scenario, scenario_to_document
@@ -85,11 +85,34 @@ def test_pools_without_a_link_are_unreachable() -> None:
     assert [(x.source, x.target) for x in networks] == [("edge", "edge"), ("cloud", "cloud")]
 
 
-def test_unknown_gpu_model_in_a_request_is_named() -> None:
+def test_a_gpu_model_no_node_has_is_kept_and_matches_no_node() -> None:
+    """A pod asking for a model no node has (here only that one) does not make the document
+    unreadable: the model is named after the nodes' ones, and no node passes for the pod."""
+    from twinsched.scheduling.filters import model_in_mask
+
     data = tiny()
-    data["jobs"][0]["pods"][0]["requests"]["gpu_models"] = ["T4", "H100"]
-    with pytest.raises(DocumentError, match=r"^jobs\[0\]\.pods\[0\]\.requests\.gpu_models\[1\]"):
+    data["jobs"][0]["pods"][0]["requests"]["gpu_models"] = ["H100"]
+    data["jobs"][1]["pods"][0]["requests"]["gpu_models"] = ["T4", "H100"]
+    sc = document_to_scenario(validate_document(data), "tiny")
+    assert sc.nodes.gpu_models == ("T4", "H100")  # the nodes' models keep their indices
+    only_h100, t4_or_h100 = (int(m) for m in sc.pods.model_mask[:2])
+    assert only_h100 == 0b10 and t4_or_h100 == 0b11  # never 0 ("any model")
+    assert not model_in_mask(sc.nodes.gpu_model, only_h100).any()
+    back = scenario_to_document(sc)
+    assert back.jobs[0].pods[0].requests.gpu_models == ["H100"]  # written back as it came
+
+
+def test_models_beyond_the_64_bit_set_are_named() -> None:
+    from twinsched.model.cluster import MAX_GPU_MODELS
+
+    data = tiny()
+    extra = [node(f"x{k}", gpus=1, model=f"m{k:02}") for k in range(MAX_GPU_MODELS - 1)]
+    data["nodepools"][1]["nodes"] += extra  # with T4: all 64 bits name node models
+    data["jobs"][0]["pods"][0]["requests"]["gpu_models"] = ["H100"]
+    with pytest.raises(DocumentError, match=r"^jobs\[0\]\.pods\[0\]\.requests\.gpu_models"):
         document_to_scenario(validate_document(data), "tiny")
+    data["jobs"][0]["pods"][0]["requests"]["gpu_models"] = ["T4", "H100"]  # T4 says enough
+    assert int(document_to_scenario(validate_document(data), "t").pods.model_mask[0]) == 1
 
 
 def pod_where(sc: Scenario, **want: Any) -> int:

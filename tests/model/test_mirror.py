@@ -210,3 +210,20 @@ def test_the_twins_reject_reason_is_the_frameworks_code() -> None:
     from twinsched.scheduling.framework import Reason
 
     assert SET_BY_TWIN == Reason.SET_BY_TWIN  # model/ cannot import the framework's enum
+
+
+def test_a_pod_asking_for_a_model_no_node_has_is_unschedulable_not_an_unreadable_twin() -> None:
+    """The twin's whole document stays readable; that pod is pending and never placed."""
+    from twinsched.scheduling.framework import Reason
+
+    doc = tiny()
+    doc["jobs"][0]["pods"][0] |= {"phase": "Pending"}
+    doc["jobs"][0]["pods"][0]["requests"]["gpu_models"] = ["H100"]
+    mirror = Mirror.from_document(validate_document(doc))
+    assert mirror.disagreements.total() == 0 and mirror.state.phase[0] == Phase.PENDING
+    assert mirror.scenario is not None
+    control = SchedulerController(
+        mirror.state, registry.create("fgd"), RunContext.create(mirror.scenario, 0)
+    )
+    decision = control.decide(0)
+    assert isinstance(decision, Unschedulable) and decision.reason == Reason.GPU_MODEL_MISMATCH

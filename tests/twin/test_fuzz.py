@@ -4,7 +4,9 @@ index row size reach the SQL there).
 
 Schemathesis' valid and invalid cases for every operation plus the hostile requests of
 ``tests/twin/fuzzing.py``, in process over ASGI, with a fixed Hypothesis seed (derandomize)
-so a run is reproducible. ``bench/fuzz_twin.py`` runs the same with a larger budget.
+so a run is reproducible. ``bench/fuzz_twin.py`` runs the same with a larger budget (2,500
+requests, the figures of docs/reliability.md); the suite keeps a budget that still calls every
+operation, valid and invalid (400 on SQLite: 1,000 took 21 s of the suite, issue 36).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from tests.twin.fuzzing import Report, fuzz
 from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.core.settings import TwinSettings
 
-BUDGET = {"sqlite": 1000, "postgresql": 320}
+BUDGET = {"sqlite": 400, "postgresql": 320}
 
 
 def _fuzzed(url: str, requests: int) -> Report:

@@ -7,6 +7,7 @@ uvicorn and httpx are imported inside the commands (start-up stays light).
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -67,6 +68,23 @@ NodesFromCallsOpt = Annotated[
         "false, nothing posting /nodes): anyone reaching the service can change them.",
     ),
 ]
+
+
+class Prioritize(StrEnum):
+    """What ``POST /prioritize`` answers (``serve/ranking.py``)."""
+
+    ranking = "ranking"
+    chosen = "chosen"
+
+
+PrioritizeOpt = Annotated[
+    Prioritize,
+    typer.Option(
+        help="What prioritize answers: 'ranking' scores every candidate the scheduler can "
+        "place the pod on (the chosen node 10, the others 0-9 by its own scores), 'chosen' "
+        "the chosen node only (10)",
+    ),
+]
 InsecureLocalOpt = Annotated[
     bool,
     typer.Option(
@@ -106,6 +124,7 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
     nodes_from_calls: NodesFromCallsOpt = False,
     insecure_local: InsecureLocalOpt = False,
+    prioritize: PrioritizeOpt = Prioritize.ranking,
 ) -> None:
     """Serve a scheduler behind the extender protocol: POST /filter, /prioritize, /bind.
 
@@ -130,7 +149,8 @@ def serve(
             from twinsched.serve.convert import node_list_rows
 
             cluster.set_nodes(node_list_rows(nodes.read_bytes(), names, f"--nodes {nodes}"))
-        application = create_app(cluster, names, token, nodes_from_calls=nodes_from_calls)
+        application = create_app(cluster, names, token, nodes_from_calls=nodes_from_calls,
+                                 ranking=prioritize is Prioritize.ranking)  # fmt: skip
     except (TwinschedError, ImportError, OSError, ValueError) as exc:
         raise error_exit(exc) from exc
     tls = _tls(ssl_certfile, ssl_keyfile, ssl_ca_certs)

@@ -20,6 +20,7 @@ import numpy as np
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import (
     F64,
+    MAX_GPU_MODELS,
     MILLI_PER_GPU,
     POD_DTYPES,
     LabelVocabulary,
@@ -215,15 +216,18 @@ def document_to_scenario(doc: TwinDocument, name: str) -> Scenario:
 
     Node labels are the nodepool's labels updated with the node's own. Job profiles go to
     ``meta["job_profiles"]``, the ``faults`` and ``energy`` sections to ``meta["faults"]``
-    and ``meta["energy"]`` (as JSON). Raises :class:`DocumentError` for a pod asking for a GPU model
-    that no node has (a bitset over the nodes' models cannot say it), and for more than 64
-    distinct labels or GPU models.
+    and ``meta["energy"]`` (as JSON). A GPU model that pods ask for and no node has is added
+    after the nodes' models (:func:`_asked_models`): such a pod reads as "only models no node
+    has" and no node passes its GPU-model filter, instead of the whole document being refused.
+    Raises :class:`DocumentError` for more than 64 distinct labels or node GPU models, and for
+    a pod asking only for models no node has when no bit is left to name them.
     """
     try:  # both bitsets are 64 bits wide: more labels or GPU models are refused, not wrapped
         vocab = LabelVocabulary(sorted(_all_labels(doc)))
         nodes = _nodes(doc, vocab)
     except TwinschedError as exc:
         raise DocumentError([("nodepools", str(exc))]) from None
+    nodes = replace(nodes, gpu_models=nodes.gpu_models + _asked_models(doc, nodes.gpu_models))
     pods = _pods(doc, vocab, nodes)
     profiles = {j.id: j.profile.model_dump() for j in doc.jobs if j.profile is not None}
     meta: dict[str, object] = {
@@ -332,11 +336,23 @@ def _pods(doc: TwinDocument, vocab: LabelVocabulary, nodes: Nodes) -> Pods:
 _POD_COLUMNS: dict[str, Any] = {"names": object, **POD_DTYPES}
 
 
+def _asked_models(doc: TwinDocument, node_models: tuple[str, ...]) -> tuple[str, ...]:
+    """The GPU models pods ask for that no node has (sorted), as many as the 64-bit model
+    set has room for beside the nodes' models: a pod's mask names them, so it passes no
+    node's model filter (mask 0 would read as "any model") and writes back as it came."""
+    have = set(node_models)
+    asked = {m for pod in _doc_pods(doc) for m in pod.requests.gpu_models if m not in have}
+    return tuple(sorted(asked))[: MAX_GPU_MODELS - len(node_models)]
+
+
 def _model_mask(models: list[str], bit: dict[str, int], where: str) -> int:
     mask = 0
-    for k, model in enumerate(models):
-        if model not in bit:
-            problem = f"GPU model '{model}' is on no node (node models: {sorted(bit)})"
-            raise DocumentError([(f"{where}.requests.gpu_models[{k}]", problem)])
-        mask |= 1 << bit[model]
+    for model in models:
+        mask |= 1 << bit[model] if model in bit else 0
+    if models and not mask:  # only models beyond the 64 bits: mask 0 would allow any model
+        problem = (
+            f"GPU models {models} are on no node, and the {MAX_GPU_MODELS}-model set has no "
+            f"room left to name them beside the nodes' models ({len(bit)} in all)"
+        )
+        raise DocumentError([(f"{where}.requests.gpu_models", problem)])
     return mask

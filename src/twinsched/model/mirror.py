@@ -131,6 +131,7 @@ class Mirror:
         *,
         own_pods: bool = False,
         scenario: Scenario | None = None,
+        disagreements: Disagreements | None = None,
     ) -> None:
         self.state, self.own_pods, self.scenario = state, own_pods, scenario
         self.node_names: tuple[str, ...] = tuple(state.nodes.names)
@@ -139,18 +140,24 @@ class Mirror:
         self.pod_index = {name: i for i, name in enumerate(self.pod_names)}
         self.ready: np.ndarray = state.up.copy()  # the twin's status, before cordons
         self.cordoned: np.ndarray = np.zeros(state.nodes.n, dtype=bool)
-        self.disagreements = Disagreements()
+        # (shared by the mirrors a reader builds one after another: counts go on)
+        self.disagreements = disagreements if disagreements is not None else Disagreements()
         self.applied = 0  # events applied so far
 
     @classmethod
     def from_document(
-        cls, doc: TwinDocument, name: str = "twin", *, validate: bool = False
+        cls,
+        doc: TwinDocument,
+        name: str = "twin",
+        *,
+        validate: bool = False,
+        disagreements: Disagreements | None = None,
     ) -> Mirror:
         """The state of ``doc``: its scenario (as the importers read it), then its phases,
-        bindings and node status."""
+        bindings and node status (disagreements counted into ``disagreements`` if given)."""
         scenario = document_to_scenario(doc, name)
         state = ClusterState(scenario.nodes, scenario.pods, scenario.links, validate=validate)
-        mirror = cls(state, scenario=scenario)
+        mirror = cls(state, scenario=scenario, disagreements=disagreements)
         mirror.follow(doc)
         return mirror
 

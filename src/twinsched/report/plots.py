@@ -141,7 +141,11 @@ def _new_figure() -> tuple[Figure, Axes]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(8.0, 5.0), layout="constrained")
+    # Fixed margins, not layout="constrained": these two figures always have one axes, a
+    # two-line title and short tick labels, and the constrained layout's extra measuring
+    # draw cost 40% of their time (0.12 of 0.31 s CPU for a fill-up's two PNGs).
+    fig = Figure(figsize=(8.0, 5.0))
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.1, top=0.89)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.grid(True, alpha=0.3)

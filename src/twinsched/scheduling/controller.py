@@ -27,6 +27,7 @@ from twinsched.scheduling.framework import (
     Reason,
     RunContext,
     Scheduler,
+    ScoringScheduler,
     Unschedulable,
     pod_views,
 )
@@ -228,6 +229,20 @@ class SchedulerController:
         rules, first = self._reasons.first(self.state, self.views[index])
         codes: list[Reason | None] = [*(reason for reason, _ in rules), None]
         return [codes[r] for r in first[nodes].tolist()]
+
+    def scores(self, index: int) -> I64 | None:
+        """Per node, how the scheduler rates pod ``index`` there now (its own scores, or its
+        injected fallback's when it has none; None when neither scores), valid where the pod
+        is eligible; nothing is decided or bound."""
+        pod = self.views[index]
+        for rater in (self.scheduler, self.fallback):
+            if isinstance(rater, ScoringScheduler):
+                if rater is self.fallback and not self._fallback_ready:
+                    rater.reset(self.state, self.ctx)
+                    self._fallback_ready = True
+                scores: I64 = rater.node_scores(self.state, pod, self.eligible(pod))
+                return scores
+        return None
 
     def finish(self) -> None:
         """The run is over: observers get the last events and ``on_end``."""

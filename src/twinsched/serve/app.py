@@ -33,17 +33,19 @@ def create_app(
     token: str = "",
     *,
     nodes_from_calls: bool = False,
+    ranking: bool = True,
 ) -> FastAPI:
     """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``.
     ``nodes_from_calls``: the node objects of filter and prioritize calls also update the
-    nodes (not journalled; anyone who can reach the service can then change them)."""
+    nodes (not journalled; anyone who can reach the service can then change them).
+    ``ranking``: prioritize scores every candidate (0-10), else the chosen node only."""
     app = offline_app(
         title="twinsched scheduler service",
         description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
         version="1",
     )
     app.state.cluster = cluster
-    app.state.service = Service(cluster, names or Names(), token, nodes_from_calls)
+    app.state.service = Service(cluster, names or Names(), token, nodes_from_calls, ranking)
     for error in (RequestValidationError, ObjectError, ValidationError):
         app.add_exception_handler(error, _bad_request)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

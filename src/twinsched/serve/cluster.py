@@ -33,6 +33,7 @@ from twinsched.serve.candidates import CandidateCache
 from twinsched.serve.convert import NodeRow, NodesError, ObjectError, PodRow
 from twinsched.serve.holding import Bound, effective_rows, merged, usage
 from twinsched.serve.journal import Journal, encode
+from twinsched.serve.ranking import Priorities, priorities
 from twinsched.serve.source import StateSource
 from twinsched.serve.table import LabelsFull, Table
 from twinsched.serve.tentative import Tentative
@@ -272,16 +273,17 @@ class ServiceCluster:
                 verdict.explain(control, view, failed_names, failed_idx)
             return verdict
 
-    def prioritize(self, row: PodRow, candidates: list[str]) -> str | None:
-        """The node the scheduler chooses among ``candidates`` (None: none); it scores
-        ``MAX_PRIORITY``, the others 0."""
+    def prioritize(self, row: PodRow, candidates: list[str], ranking: bool = True) -> Priorities:
+        """The candidates' priorities (``serve/ranking.py``); [] when none is chosen."""
         with self.lock:
             self.expire()
             i = self.pod(row, durable=False)
             decision = self.decide(i, candidates)
             if not isinstance(decision, Placement):
-                return None
-            return self.need()[0].nodes.names[decision.node]
+                return []
+            table, control = self.need()
+            among = self._cands.get(candidates).nodes if ranking else None
+            return priorities(control, i, decision.node, among, table.nodes.names)
 
     def decide(self, i: int, candidates: list[str] | None = None) -> Decision:
         """The controller's decision for slot ``i`` (kept until the state changes)."""
@@ -391,7 +393,6 @@ class ServiceCluster:
     def fallbacks(self) -> int:
         return sum(self.control.fallbacks.values()) if self.control is not None else 0
 
-    # -- persistence ---------------------------------------------------------------------------
     def _record(self, entry: dict[str, object]) -> None:
         if self.journal is not None:
             self.journal.append(entry)

@@ -56,6 +56,7 @@ class Service:
     names: Names
     token: str = ""
     nodes_from_calls: bool = False
+    ranking: bool = True  # prioritize: every candidate scored, else the chosen node only
     metrics: ServiceMetrics = field(init=False)
     reader: NodeReader = field(init=False)  # POST /nodes
     answer: AnswerReader = field(init=False)  # node objects of filter and prioritize calls

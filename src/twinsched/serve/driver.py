@@ -1,7 +1,10 @@
 """A client that drives the service as kube-scheduler does, one pod at a time.
 
 For each pod: ``filter`` over the candidate nodes, ``prioritize`` over those that pass, the
-node with the best weighted score (the first in list order among equals), ``bind``. With
+node with the best total score (the first in list order among equals), ``bind``. As in
+kube-scheduler, the total is the extender's 0-10 score scaled to 0-100 times its
+``weight``, plus the in-tree plugins' scores (``plugins``: a node's weighted sum of 0-100
+scores, none by default). With
 ``cache_capable`` calls carry node names only; the nodes are sent once (``POST /nodes``)
 either way, unless the service reads them from a twin (``serve --twin``: it answers 409 and
 the driver goes on with the twin's nodes, named as the scenario names them).
@@ -11,6 +14,7 @@ Any ``httpx.Client`` works, FastAPI's ``TestClient`` included.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,6 +24,9 @@ from twinsched.model.events import Phase
 from twinsched.serve.convert import Names
 from twinsched.serve.objects import node_objects, pod_objects
 from twinsched.sim.fillup import FillupRun, fillup_order
+
+EXTENDER_SCALE = 10  # kube-scheduler: MaxNodeScore (100) / MaxExtenderPriority (10)
+PluginScores = Callable[[str], int]
 
 
 class Client(Protocol):
@@ -62,6 +69,7 @@ def drive(
     weight: int = 1,
     token: str = "",
     post_nodes: bool | None = None,
+    plugins: PluginScores | None = None,
 ) -> DriveResult:
     """Schedule ``pods`` in order through the service at ``client``; see the module doc.
     ``post_nodes``: True posts the nodes (an error if refused), False does not (the service
@@ -93,10 +101,12 @@ def drive(
         args = {"Pod": pod, "NodeNames": passing} if cache_capable else {
             "Pod": pod, "Nodes": {"items": [by_name[n] for n in passing]}}  # fmt: skip
         scores = {
-            h["Host"]: h["Score"] * weight for h in _call(client, "prioritize", args, headers)
+            h["Host"]: h["Score"] * weight * EXTENDER_SCALE
+            for h in _call(client, "prioritize", args, headers)
         }
         out.filter_prioritize_s.append(time.perf_counter() - started)
-        best = max(passing, key=lambda n: scores.get(n, 0))  # max keeps the first of equals
+        totals = [scores.get(n, 0) + (plugins(n) if plugins else 0) for n in passing]
+        best = passing[totals.index(max(totals))]  # the first of equals, as max would
         meta = pod["metadata"]
         bind = {"PodName": meta["name"], "PodNamespace": meta.get("namespace", "default"),
                 "PodUID": meta.get("uid", ""), "Node": best}  # fmt: skip

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from collections.abc import Iterator
 
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+from twinsched.model.mirror import KINDS
 from twinsched.serve.cluster import ServiceCluster
+from twinsched.serve.source import StateSource
 
 PREFIX = "twinsched_scheduler"
 BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
@@ -35,6 +41,8 @@ class ServiceMetrics:
         Gauge(f"{PREFIX}_tentative_pods", "Pods seen only in filter or prioritize calls "
               "(forgotten after a while).", registry=reg).set_function(
             lambda: len(cluster.tentative))  # fmt: skip
+        if cluster.source is not None:
+            reg.register(Disagreements(cluster.source))
 
     def observe(self, verb: str, seconds: float) -> None:
         self.calls.labels(verb).inc()
@@ -52,3 +60,23 @@ class ServiceMetrics:
 
     def bound(self, ok: bool) -> None:
         self.binds.labels("ok" if ok else "error").inc()
+
+
+class Disagreements(Collector):
+    """``twinsched_scheduler_twin_disagreements_total{kind}``: what the state source (the
+    twin's mirror) could not apply, per kind, every kind shown (0 until one is counted)."""
+
+    def __init__(self, source: StateSource) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            f"{PREFIX}_twin_disagreements",
+            "What the twin said that the service's state could not take (never applied, "
+            "never replaced), per kind.",
+            labels=["kind"],
+        )
+        counts = self.source.disagreement_counts()
+        for kind in KINDS:
+            family.add_metric([kind], counts.get(kind, 0))
+        yield family

@@ -29,3 +29,8 @@ class StateSource(Protocol):
     def release(self, key: str) -> None:
         """The pod ended."""
         ...
+
+    def disagreement_counts(self) -> dict[str, int]:
+        """What the source said that the service's state could not take, counted per kind
+        (the twin: :data:`~twinsched.model.mirror.KINDS`)."""
+        ...

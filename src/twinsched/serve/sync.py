@@ -35,7 +35,10 @@ def refresh(cluster: ServiceCluster, force: bool = False) -> bool:
                 continue
             i = cluster.pod(row)
             if cluster.need()[1].state.phase[i] == Phase.PENDING:
-                adopt(cluster, key, node, gpus)  # the twin's word, even on a node now down
+                try:
+                    adopt(cluster, key, node, gpus)  # the twin's word, even on a node now down
+                except TwinschedError:  # cannot be held at all (e.g. a GPU over-filled): the
+                    cluster.release_held(key)  # source refuses to bind it elsewhere
         cluster.changed()
         return True
 

@@ -4,10 +4,14 @@ The twin is the source of truth: its nodes, and the pods running on them, are wh
 service schedules against. Before a filter call the service asks the twin for its document
 only if it may have changed: at most every ``max_age`` seconds, with the last ``ETag`` in
 ``If-None-Match`` (the twin answers 304, no body, while its version is the same). A new
-document replaces the service's nodes and running pods. A bind the service makes is written
-to the twin first (``pod_add`` for a pod it does not hold, in the job ``kube-scheduler``, then
-``pod`` Running with node and GPUs) and applied locally only once the twin accepted it, so a
-bind the twin refuses is refused to kube-scheduler too.
+document is followed by the :class:`~twinsched.model.mirror.Mirror` (built again when the
+twin's nodes or pods are others), and the mirror's nodes and running pods replace the
+service's (``serve/twin_view.py``); what the mirror could not apply is counted per kind
+(:meth:`TwinSource.disagreement_counts`, on ``/metrics``), and a pod the twin says runs
+where the mirror could not bind it is held there (disputed), never bound elsewhere. A bind
+the service makes is written to the twin first (``pod_add`` for a pod it does not hold, in
+the job ``kube-scheduler``, then ``pod`` Running with node and GPUs) and applied locally
+only once the twin accepted it, so a bind the twin refuses is refused to kube-scheduler too.
 """
 
 from __future__ import annotations
@@ -17,49 +21,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.document import TwinDocument
-from twinsched.serve.convert import UNNAMED_MODEL, NodeRow, PodRow
+from twinsched.model.mirror import Disagreements, Mirror
+from twinsched.serve.convert import NodeRow, PodRow
 from twinsched.serve.source import Running
+from twinsched.serve.twin_view import node_rows, running_pods
 from twinsched.twin.client import TwinClient, TwinClientError
 
 TWIN_JOB = "kube-scheduler"  # the twin job of pods bound through the service
-
-
-def node_rows(doc: TwinDocument) -> list[NodeRow]:
-    """The document's nodes as the service reads them: labels of the pool and the node (as
-    the cluster model merges them), no taints (the twin has none)."""
-    rows = []
-    for pool in doc.nodepools:
-        for node in pool.nodes:
-            hw = node.hardware
-            model = (hw.gpu_model or UNNAMED_MODEL) if hw.gpu_count else ""
-            rows.append(NodeRow(
-                name=node.id, cpu_milli=hw.cpu_milli, memory_mib=hw.memory_mib,
-                gpu_count=hw.gpu_count, gpu_model=model,
-                labels=frozenset(f"{k}={v}" for k, v in {**pool.labels, **node.labels}.items()),
-                taints=frozenset(), ready=node.status == "Ready",
-            ))  # fmt: skip
-    return rows
-
-
-def running_pods(doc: TwinDocument) -> Running:
-    """The document's running pods, keyed by pod id: requests, node and GPUs."""
-    out: Running = {}
-    for job in doc.jobs:
-        for pod in job.pods:
-            if pod.phase != "Running" or pod.node is None:
-                continue
-            req, rules = pod.requests, pod.policies
-            row = PodRow(
-                key=pod.id, name=pod.id, namespace=job.id, cpu_milli=req.cpu_milli,
-                memory_mib=req.memory_mib, gpu_count=req.gpu_count, gpu_milli=req.gpu_milli,
-                priority=pod.priority, models=tuple(req.gpu_models) or None,
-                required=frozenset(rules.required), rejected=frozenset(rules.rejected),
-                preferred=frozenset(rules.preferred),
-            )  # fmt: skip
-            out[pod.id] = (row, pod.node, tuple(pod.gpus))
-    return out
 
 
 def twin_pod(row: PodRow, arrival_s: float) -> dict[str, Any]:
@@ -99,6 +70,12 @@ class TwinSource:
         self.fetches = self.checks = self.errors = 0
         self._time = 0.0  # the twin's state time: a patch must not be older
         self._pods: set[str] = set()  # pod ids the twin holds
+        self.mirror: Mirror | None = None
+        self._rows: dict[int, PodRow] = {}  # pod rows made from this mirror
+        self.disagreements = Disagreements()  # across the mirrors built one after another
+        self.disputed: dict[str, str] = {}  # pod -> why the mirror could not bind it
+        self.running: dict[str, str] = {}  # pod -> node, as the twin says (disputed too)
+        self.unreadable = ""  # why the last document could not be mirrored ("" when it could)
 
     def fetch(self, force: bool = False) -> tuple[list[NodeRow], Running] | None:
         """The twin's nodes and running pods if its state changed since the last fetch and
@@ -119,12 +96,45 @@ class TwinSource:
             return None
         self.etag, doc = answer
         self.fetches += 1
+        try:
+            mirror = self._follow(doc)
+        except TwinschedError as exc:  # e.g. more labels than the bitsets hold: kept as read
+            if force:
+                raise
+            self.errors, self.unreadable = self.errors + 1, str(exc)
+            return None
         self._time = max(self._time, doc.timestamp)
         self._pods = {p.id for job in doc.jobs for p in job.pods}
-        return node_rows(doc), running_pods(doc)
+        running, self.disputed = running_pods(mirror, doc, self._rows)
+        self.running, self.unreadable = {k: v[1] for k, v in running.items()}, ""
+        return node_rows(mirror), running
+
+    def _follow(self, doc: TwinDocument) -> Mirror:
+        """The mirror taken to ``doc``: followed when it names the same nodes and pods, else
+        built again (a pod added since cannot be followed: ``unknown_pod``)."""
+        mirror = self.mirror
+        nodes = tuple(node.id for pool in doc.nodepools for node in pool.nodes)
+        pods = tuple(pod.id for job in doc.jobs for pod in job.pods)
+        if mirror is not None and (nodes, pods) == (mirror.node_names, mirror.pod_names):
+            mirror.follow(doc)
+        else:
+            mirror = Mirror.from_document(doc, disagreements=self.disagreements)
+            self._rows = {}
+        self.mirror = mirror
+        return mirror
+
+    def disagreement_counts(self) -> dict[str, int]:
+        """What the mirror could not apply, counted per kind since the start."""
+        return dict(self.disagreements.counts)
 
     def bind(self, row: PodRow, node: str, gpus: tuple[int, ...]) -> str:
-        """Tell the twin the pod runs on ``node``; "" or why the twin refused."""
+        """Tell the twin the pod runs on ``node``; "" or why the twin refused. A pod the twin
+        says runs on another node is not placed there (the service could not hold it where
+        the twin says: a disputed binding it cannot take)."""
+        on = self.running.get(row.key, node)
+        if on != node:
+            why = self.disputed.get(row.key, "")
+            return f"the twin says pod {row.key!r} runs on {on!r}" + (f" ({why})" if why else "")
         deltas: list[dict[str, Any]] = []
         if row.key not in self._pods:
             deltas.append({"op": "pod_add", "job": TWIN_JOB, "pod": twin_pod(row, self._time)})
@@ -136,12 +146,14 @@ class TwinSource:
         except TwinClientError as exc:
             return f"the twin refused the bind: {exc}"
         self._pods.add(row.key)
+        self.running[row.key] = node
         self._time = max(self._time, result.time)
         return ""
 
     def release(self, key: str) -> None:
         """Tell the twin the pod ended (it frees its node there too); best effort: the twin
         also learns it from its own collectors."""
+        self.running.pop(key, None)
         if key in self._pods:
             delta = {"op": "pod", "pod": key, "phase": "Succeeded"}
             with contextlib.suppress(TwinClientError):

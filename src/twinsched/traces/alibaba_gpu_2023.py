@@ -22,7 +22,6 @@ from twinsched.model.cluster import (
 )
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB, MAX_TIME_S
 from twinsched.traces.checked import checked
-from twinsched.traces.csvcheck import int_column, read_table, unique_names
 from twinsched.traces.datadir import trace_dir
 
 DATASET = "alibaba_gpu_v2023"
@@ -36,6 +35,9 @@ VARIANTS = (
 )  # fmt: skip
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+# Bump when what the reader makes of the same files changes: parsed traces cached under an
+# older version are then read again (traces/cache.py).
+PARSER_VERSION = 1
 
 
 def csv_dir(data: str | Path | None = None) -> Path:
@@ -44,6 +46,8 @@ def csv_dir(data: str | Path | None = None) -> Path:
 
 def read_nodes(path: Path) -> Nodes:
     """A node list; ``model`` must be set exactly when the node has GPUs."""
+    from twinsched.traces.csvcheck import int_column, read_table, unique_names  # pandas: lazy
+
     frame = read_table(path, NODE_COLUMNS)
     names = unique_names(frame, path, "sn")
     gpus = int_column(frame, path, "gpu", maximum=MAX_GPUS)
@@ -62,6 +66,8 @@ def read_nodes(path: Path) -> Nodes:
 
 def read_pods(path: Path, gpu_models: tuple[str, ...]) -> Pods:
     """A pod list; ``gpu_spec`` (``A|B``, empty = any) becomes a bitset over ``gpu_models``."""
+    from twinsched.traces.csvcheck import int_column, read_table, unique_names  # pandas: lazy
+
     frame = read_table(path, POD_COLUMNS)
     names = unique_names(frame, path, "name")
     count = int_column(frame, path, "num_gpu", maximum=MAX_GPUS)
@@ -100,16 +106,25 @@ def read_pods(path: Path, gpu_models: tuple[str, ...]) -> Pods:
     )
 
 
-def load(
+def source_files(
     variant: str = "default", data: str | Path | None = None, *, gpu_nodes_only: bool = True
-) -> Scenario:
-    """The study's cluster (GPU nodes only, by default) and one pod-list variant."""
+) -> tuple[Path, Path]:
+    """The node list and the pod list that :func:`load` reads."""
     if variant not in VARIANTS:
         raise UnknownNameError(f"{TRACE} variant", variant, list(VARIANTS))
     folder = csv_dir(data)
     node_file = "openb_node_list_gpu_node.csv" if gpu_nodes_only else "openb_node_list_all_node.csv"
-    nodes = read_nodes(folder / node_file)
-    pods = read_pods(folder / f"openb_pod_list_{variant}.csv", nodes.gpu_models)
+    return folder / node_file, folder / f"openb_pod_list_{variant}.csv"
+
+
+def load(
+    variant: str = "default", data: str | Path | None = None, *, gpu_nodes_only: bool = True
+) -> Scenario:
+    """The study's cluster (GPU nodes only, by default) and one pod-list variant."""
+    node_path, pod_path = source_files(variant, data, gpu_nodes_only=gpu_nodes_only)
+    folder = node_path.parent
+    nodes = read_nodes(node_path)
+    pods = read_pods(pod_path, nodes.gpu_models)
     meta: dict[str, object] = {"trace": TRACE, "variant": variant, "source": str(folder)}
     return checked(single_pool_scenario(f"{TRACE}/{variant}", nodes, pods, meta), folder)
 

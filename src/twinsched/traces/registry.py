@@ -26,6 +26,13 @@ def _alibaba(variant: str, data: str | Path | None, seed: int) -> Scenario:
     return alibaba_gpu_2023.load(variant or "default", data)
 
 
+def _alibaba_sources(variant: str, data: str | Path | None) -> tuple[list[str], list[Path]]:
+    from twinsched.traces import alibaba_gpu_2023 as openb
+
+    files = openb.source_files(variant or "default", data)
+    return [str(openb.PARSER_VERSION), str(files[0].parent.absolute())], list(files)
+
+
 def _continuum(variant: str, data: str | Path | None, seed: int) -> Scenario:
     from twinsched.traces import synthetic
 
@@ -50,6 +57,10 @@ TRACES: dict[str, tuple[Loader, str]] = {
     "synthetic-cluster": (_cluster, "large synthetic cluster for benchmarks; --variant NODES"),
 }
 READERS: Registry[Loader] = Registry("trace", TRACES, "twinsched.traces")
+# The in-tree traces read from files: (variant, data) -> (the reader's version and the
+# folder, the files read), the key of the parsed trace in the cache (traces/cache.py).
+Sources = Callable[[str, "str | Path | None"], tuple[list[str], list[Path]]]
+SOURCES: dict[str, Sources] = {"alibaba-gpu-2023": _alibaba_sources}
 SEED_MAX = 2**32 - 1  # numpy's seed range: synthetic-continuum's variants
 CLUSTER_NODES = 5000  # synthetic-cluster without a variant
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # canonical: one spelling per number
@@ -115,5 +126,16 @@ def describe() -> dict[str, str]:
 
 
 def load(trace: str, variant: str = "", data: str | Path | None = None, seed: int = 0) -> Scenario:
-    """Load a scenario by trace name; unknown names and variants list the known ones."""
-    return READERS.create(trace, check_variant(trace, variant), data, seed)
+    """Load a scenario by trace name; unknown names and variants list the known ones.
+
+    A trace read from files is parsed once: later loads read the cache (traces/cache.py)."""
+    variant = check_variant(trace, variant)
+    sources = SOURCES.get(trace)
+    if sources is None:
+        return READERS.create(trace, variant, data, seed)
+    from twinsched.traces.cache import cached_parse
+
+    parts, files = sources(variant, data)
+    return cached_parse(
+        [trace, variant, *parts], files, lambda: READERS.create(trace, variant, data, seed)
+    )

@@ -20,11 +20,19 @@ Reading = Mapping[str, float]
 
 @dataclass(frozen=True)
 class Action:
-    """What an actuator should do: set the replicas, optionally pin to nodes by label."""
+    """What an actuator should do: set the replicas, optionally place them on nodes by label
+    (``node_selector``) and nodepool. An action with either replaces the placement in force;
+    one with neither keeps it."""
 
     replicas: int
     node_selector: Mapping[str, str] | None = None
     reason: str = ""
+    nodepool: str | None = None
+
+    @property
+    def places(self) -> bool:
+        """Whether the action brings a placement."""
+        return self.node_selector is not None or self.nodepool is not None
 
 
 class Sensor(Protocol):

@@ -17,6 +17,10 @@ them); times are seconds. A file (``docs/agents/edge-autoscaler.toml`` is one)::
     rule = { kind = "forecast", forecaster = "seasonal-naive", step_s = 60,
              lookback_s = 172800, horizon_steps = 15, day_steps = 1440, per_instance = 40 }
     actuator = { kind = "twin", max_replicas = 8, max_step = 4, min_interval_s = 60 }
+
+A rule's ``placement`` (``node_selector``, ``tier``, ``nodepool``) goes with each of its
+actions; ``kind = "placement"`` is a rule that only keeps the service there
+(``docs/agents/edge-pinning.toml``).
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ from twinsched.learning.agents.ranges import (
     WEEK_S,
     Dns1123Label,
     Dns1123Name,
+    LabelKey,
+    LabelName,
+    LabelValue,
     Name,
     Text,
     check_cron,
@@ -106,7 +113,36 @@ class TwinSensorSection(_Section):
     reads: dict[Name, ReadSection] | None = Field(None, max_length=MAX_KEYS, description="Reads.")
 
 
+class PlacementSection(_Section):
+    """Where the service's replicas may run: nodes with these labels (``tier`` is the
+    ``tier`` label), of this nodepool. An action that carries a placement replaces the one in
+    force (``node_selector = {}`` alone clears it)."""
+
+    node_selector: dict[LabelKey, LabelValue] | None = Field(
+        None, max_length=MAX_KEYS, description="Labels the nodes must have."
+    )
+    tier: LabelName | None = Field(None, description="The nodes' tier label.")
+    nodepool: Id | None = Field(None, description="The nodes' nodepool.")
+
+    @model_validator(mode="after")
+    def _some(self) -> PlacementSection:
+        if self.node_selector is None and self.tier is None and self.nodepool is None:
+            raise ValueError("a placement needs node_selector, tier or nodepool")
+        other = (self.node_selector or {}).get("tier")
+        if self.tier is not None and other not in (None, self.tier):
+            raise ValueError(
+                f"tier {excerpt(self.tier)} and node_selector's tier {excerpt(other)} differ"
+            )
+        return self
+
+    def selector(self) -> dict[str, str]:
+        """The node selector, the tier as its ``tier`` label."""
+        tier = {} if self.tier is None else {"tier": self.tier}
+        return {**(self.node_selector or {}), **tier}
+
+
 class _Replicas(_Section):
+    placement: PlacementSection | None = Field(None, description="Where its replicas run.")
     per_instance: float = Field(ge=0.001, le=1e12, description="Load one replica serves.")
     min_replicas: int = Field(1, ge=0, le=MAX_REPLICAS)
     max_replicas: int | None = Field(
@@ -146,6 +182,17 @@ class ForecastRuleSection(_Replicas):
         return self
 
 
+class PlacementRuleSection(_Section):
+    """Keeps the service on its placement: acts when a serving node is off it (or the
+    instances are not ``replicas``)."""
+
+    kind: Literal["placement"]
+    placement: PlacementSection
+    replicas: int | None = Field(
+        None, ge=0, le=MAX_REPLICAS, description="Default: the instances it finds."
+    )
+
+
 class _Limits(_Section):
     """What the actuator may be asked (docs/learning.md, "Actuation limits")."""
 
@@ -166,7 +213,9 @@ class KubernetesActuatorSection(_Limits):
     namespace: Dns1123Label = "default"
 
 
-RuleSection = Annotated[TargetRuleSection | ForecastRuleSection, Field(discriminator="kind")]
+RuleSection = Annotated[
+    TargetRuleSection | ForecastRuleSection | PlacementRuleSection, Field(discriminator="kind")
+]
 ActuatorSection = Annotated[
     TwinActuatorSection | KubernetesActuatorSection, Field(discriminator="kind")
 ]
@@ -183,16 +232,34 @@ class AgentSection(_Section):
     @model_validator(mode="after")
     def _within_the_actuator(self) -> AgentSection:
         most, rule = self.actuator.max_replicas, self.rule
-        for field in ("min_replicas", "max_replicas"):
-            value = getattr(rule, field)
+        for field in ("min_replicas", "max_replicas", "replicas"):
+            value = getattr(rule, field, None)
             if value is not None and value > most:
                 raise ValueError(f"rule.{field} {value} > actuator.max_replicas {most}")
+        return self
+
+    @model_validator(mode="after")
+    def _placeable(self) -> AgentSection:
+        where = self.rule.placement
+        pool = None if where is None else where.nodepool
+        if pool is None:
+            return self
+        if isinstance(self.actuator, KubernetesActuatorSection):
+            raise ValueError(
+                "rule.placement.nodepool: the kubernetes actuator places by node labels only: "
+                "put your nodepool's label (e.g. karpenter.sh/nodepool) in node_selector"
+            )
+        if self.service.nodepool not in (None, pool):
+            raise ValueError(
+                f"rule.placement.nodepool {excerpt(pool)} is not the service's nodepool "
+                f"{excerpt(self.service.nodepool)}: none of its nodes could serve"
+            )
         return self
 
     @property
     def max_replicas(self) -> int:
         """The rule's ``max_replicas``, else the actuator's."""
-        return self.rule.max_replicas or self.actuator.max_replicas
+        return getattr(self.rule, "max_replicas", None) or self.actuator.max_replicas
 
 
 class AgentFile(_Section):
@@ -239,6 +306,8 @@ def _location(loc: tuple[int | str, ...]) -> str:
     for i, part in enumerate(loc):
         if isinstance(part, int):
             out += f"[{part}]"
+        elif part == "[key]":  # pydantic's mark of a dict key (the key itself comes before)
+            out += " (the key)"
         elif i > 0 and loc[i - 1] in ("rule", "actuator") and part in _TAGS:
             continue
         else:
@@ -247,6 +316,6 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return out or "(file)"
 
 
-_TAGS = {"target-tracking", "forecast", "twin", "kubernetes"}
+_TAGS = {"target-tracking", "forecast", "placement", "twin", "kubernetes"}
 _QUOTING = {"missing", "value_error"}  # no value, or our message quotes it already
 _PLAIN = re.compile(r"[A-Za-z0-9_.-]{1,64}")

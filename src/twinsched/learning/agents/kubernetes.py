@@ -19,6 +19,9 @@ from twinsched.learning.agents.agent import Action
 def deployment_patch(action: Action) -> dict[str, Any]:
     """The strategic-merge patch that sets replicas and, when the action has one, replaces
     the pods' node selector (``{}`` clears it; None leaves it as it is)."""
+    if action.nodepool is not None:  # the agent file's schema refuses it before this
+        raise ValueError("the Kubernetes actuator places by node labels: put the nodepool's "
+                         "label in node_selector")  # fmt: skip
     patch: dict[str, Any] = {"spec": {"replicas": action.replicas}}
     if action.node_selector is not None:
         selector = {"$patch": "replace", **action.node_selector}

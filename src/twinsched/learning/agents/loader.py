@@ -29,12 +29,15 @@ from twinsched.learning.agents.config import (
     AgentSection,
     ForecastRuleSection,
     KubernetesActuatorSection,
+    PlacementRuleSection,
+    PlacementSection,
     TargetRuleSection,
     TriggerSection,
     load_agent_file,
 )
 from twinsched.learning.agents.excerpt import clip
 from twinsched.learning.agents.forecasting import ForecastRule, TwinLoadSeries, replicas_for
+from twinsched.learning.agents.placement import Placed, Placement, PlacementRule
 from twinsched.learning.agents.supervised import ActuationLimits, AgentStats, SupervisedAgent
 from twinsched.learning.agents.triggers import AnyOf, CronTrigger, IntervalTrigger, Trigger
 from twinsched.learning.agents.twin import (
@@ -155,7 +158,27 @@ def _rule(
     forecasters: ForecasterLoader,
     where: str,
 ) -> Rule:
+    section = agent.rule
+    if isinstance(section, PlacementRuleSection):
+        return PlacementRule(client, service, placement_of(section.placement), section.replicas)
+    rule = _scaling_rule(agent, client, service, forecasters, where)
+    return rule if section.placement is None else Placed(rule, placement_of(section.placement))
+
+
+def placement_of(section: PlacementSection) -> Placement:
+    """The placement a file's section names (its tier as the ``tier`` label)."""
+    return Placement(section.selector(), section.nodepool)
+
+
+def _scaling_rule(
+    agent: AgentSection,
+    client: TwinClient,
+    service: TwinService,
+    forecasters: ForecasterLoader,
+    where: str,
+) -> Rule:
     section, most = agent.rule, agent.max_replicas
+    assert not isinstance(section, PlacementRuleSection)  # _rule built that one
     if isinstance(section, TargetRuleSection):
         return TrackReading(section.key, section.per_instance, section.min_replicas, most)
     factory, fitted = _forecaster(section, forecasters, where)

@@ -12,7 +12,7 @@ import time
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import StringConstraints
+from pydantic import AfterValidator, StringConstraints
 
 from twinsched.learning.agents.cron import SEARCH_DAYS, next_cron_time, parse_cron
 from twinsched.learning.agents.excerpt import excerpt
@@ -36,6 +36,37 @@ Dns1123Name = Annotated[
 ]
 Dns1123Label = Annotated[
     str, StringConstraints(max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+]
+# Kubernetes label grammar (a node selector's keys and values; a tier is a ``tier`` label's
+# value): NAME is 1-63 of A-Z a-z 0-9 - _ . starting and ending alphanumeric, a key may have a
+# DNS-subdomain PREFIX/ of at most 253; a value is empty or a NAME.
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_LABEL_KEY = re.compile(rf"(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}")
+_LABEL_VALUE = re.compile(rf"(?:{_LABEL_NAME})?")
+LABEL_KEY_RULE = (
+    "[PREFIX/]NAME: NAME 1-63 of A-Z a-z 0-9 - _ . (alphanumeric at both ends), "
+    "PREFIX a DNS subdomain of at most 253"
+)
+LABEL_VALUE_RULE = "0-63 of A-Z a-z 0-9 - _ . (alphanumeric at both ends)"
+
+
+def _label_key(key: str) -> str:
+    if not _LABEL_KEY.fullmatch(key):
+        raise ValueError(f"{excerpt(key)} is not a label key: {LABEL_KEY_RULE}")
+    return key
+
+
+def _label_value(value: str) -> str:
+    if not _LABEL_VALUE.fullmatch(value):
+        raise ValueError(f"{excerpt(value)} is not a label value: {LABEL_VALUE_RULE}")
+    return value
+
+
+# max_length first: a huge string is refused before any pattern runs on it.
+LabelKey = Annotated[str, StringConstraints(max_length=317), AfterValidator(_label_key)]
+LabelValue = Annotated[str, StringConstraints(max_length=63), AfterValidator(_label_value)]
+LabelName = Annotated[  # a label value that is not empty: a tier
+    str, StringConstraints(min_length=1, max_length=63), AfterValidator(_label_value)
 ]
 _URL_CHARS = re.compile(r"[!-~]+")  # printable ASCII, no space: what an HTTP client sends
 

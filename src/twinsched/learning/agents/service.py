@@ -21,6 +21,7 @@ from typing import Any
 from twinsched.extras import require
 from twinsched.learning.agents.agent import AgentRunner
 from twinsched.learning.agents.forecasting import ForecastRule
+from twinsched.learning.agents.placement import Placed
 from twinsched.learning.agents.supervised import SupervisedAgent
 from twinsched.sim.clock import WallClock
 
@@ -130,7 +131,8 @@ def _replicas(agent: SupervisedAgent) -> float:
 
 
 def _peak(agent: SupervisedAgent) -> float:
-    return agent.rule.last_forecast if isinstance(agent.rule, ForecastRule) else math.nan
+    rule = agent.rule.rule if isinstance(agent.rule, Placed) else agent.rule  # placed forecasts
+    return rule.last_forecast if isinstance(rule, ForecastRule) else math.nan
 
 
 def _last_firing(agent: SupervisedAgent) -> float:

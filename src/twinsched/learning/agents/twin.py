@@ -3,10 +3,10 @@
 A *twin service* is a set of nodes in the twin: the nodes of one nodepool, or the nodes whose
 labels match a selector, or both. Its instances are its ``Ready`` nodes.
 :class:`TwinActuator` applies an :class:`Action` with one ``PATCH /state``: the first
-``replicas`` nodes that match the action's node selector become ``Ready``, every other node
-of the service ``NotReady``, and each node of the service gets three metric samples at the
-action's time (``serving`` 1/0, the service's ``instances`` and the ``replicas`` asked for),
-so ``GET /history?metric=instances`` shows every scaling.
+``replicas`` nodes that match the placement in force (node selector, nodepool) become
+``Ready``, every other node of the service ``NotReady``, and each node of the service gets
+three metric samples at the action's time (``serving`` 1/0, the service's ``instances`` and
+the ``replicas`` asked for), so ``GET /history?metric=instances`` shows every scaling.
 :class:`TwinSensor` reads the service's load and latency from the twin's history
 (``GET /history``, the newest sample of each node in the last ``window`` seconds up to
 ``now``, so it also works on a simulated clock) and its instances from ``GET /nodes``.
@@ -61,21 +61,28 @@ class TwinService:
         return f"{pool} with labels {dict(self.selector)}"
 
 
-def matches(node: NodeView, selector: Mapping[str, str]) -> bool:
-    """Whether the node has every label of the selector (Kubernetes ``nodeSelector``)."""
+def matches(node: NodeView, selector: Mapping[str, str], nodepool: str | None = None) -> bool:
+    """Whether the node has every label of the selector (Kubernetes ``nodeSelector``) and,
+    when one is named, is in the nodepool."""
     labels = node.get("labels") or {}
+    if nodepool is not None and node.get("nodepool") != nodepool:
+        return False
     return all(labels.get(key) == value for key, value in selector.items())
 
 
 def scaling_deltas(
-    members: Sequence[NodeView], replicas: int, node_selector: Mapping[str, str]
+    members: Sequence[NodeView],
+    replicas: int,
+    node_selector: Mapping[str, str],
+    nodepool: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The ``PATCH /state`` deltas that make the first ``replicas`` matching members Ready
-    and the others NotReady (status deltas only where the status changes), and the ids of
-    the Ready ones. Fewer matching members than replicas: all of them serve."""
+    """The ``PATCH /state`` deltas that make the first ``replicas`` members that match the
+    placement (selector, nodepool) Ready and the others NotReady (status deltas only where
+    the status changes), and the ids of the Ready ones. Fewer matching members than
+    replicas: all of them serve."""
     if replicas < 0:
         raise TwinAgentError(f"replicas must be >= 0, got {replicas}")
-    eligible = [n for n in members if matches(n, node_selector)]
+    eligible = [n for n in members if matches(n, node_selector, nodepool)]
     serving = [str(n["id"]) for n in eligible[:replicas]]
     chosen = set(serving)
     deltas: list[dict[str, Any]] = []
@@ -97,20 +104,25 @@ def scaling_deltas(
 class TwinActuator:
     """Scales a twin service: sets its nodes Ready/NotReady and records the scaling.
 
-    An action's ``node_selector`` stays in force until an action brings another one (as a
-    Kubernetes Deployment's does); ``{}`` clears it.
+    An action's placement (``node_selector``, ``nodepool``) stays in force until an action
+    brings another one (as a Kubernetes Deployment's node selector does); ``{}`` alone
+    clears it.
     """
 
     api: TwinClient
     service: TwinService
     node_selector: Mapping[str, str] = field(default_factory=dict)
     applied: list[tuple[float, int, list[str]]] = field(default_factory=list)
+    nodepool: str | None = None
 
     def apply(self, action: Action, now: float) -> None:
-        if action.node_selector is not None:
-            self.node_selector = dict(action.node_selector)
+        if action.places:
+            self.node_selector = dict(action.node_selector or {})
+            self.nodepool = action.nodepool
         members = self.service.members(self.api)
-        deltas, serving = scaling_deltas(members, action.replicas, self.node_selector)
+        deltas, serving = scaling_deltas(
+            members, action.replicas, self.node_selector, self.nodepool
+        )
         self.api.patch(now, deltas)
         self.applied.append((now, action.replicas, serving))
 

@@ -11,7 +11,6 @@ from twinsched.errors import TwinschedError
 from twinsched.serve.convert import ObjectError, pod_row
 from twinsched.serve.deps import AUTH, BAD, Authorized, Service, or_error, service_of
 from twinsched.serve.protocol import (
-    MAX_PRIORITY,
     ExtenderArgs,
     ExtenderBindingArgs,
     ExtenderBindingResult,
@@ -72,11 +71,12 @@ async def filter_(request: Request) -> Response:
 
 @router.post("/prioritize", response_model=list[HostPriority], responses=BAD, openapi_extra=ARGS)
 async def prioritize(request: Request) -> Response:
-    """``[{"Host": chosen, "Score": 10}]``: the node the scheduler chooses scores 10.
+    """The node the scheduler chooses scores 10; with ``--prioritize ranking`` (the default)
+    every other candidate it can take scores 0-9 by the scheduler's own rating
+    (``serve/ranking.py``), with ``chosen`` they are left out (0).
 
-    kube-scheduler adds the listed scores (times the extender's weight) to its own; a node
-    left out of the list scores 0, so the other candidates are not listed (a list of 5,000
-    zeros would cost more than the decision)."""
+    kube-scheduler adds the listed scores (times the extender's weight) to its own plugins'
+    scores and binds the highest total."""
     service = service_of(request)
     args = service.wire.read(await request.body())
 
@@ -85,9 +85,9 @@ async def prioritize(request: Request) -> Response:
         nodes = candidates(service, args)
         if not service.cluster.ready:
             return json_response([])
-        chosen = service.cluster.prioritize(row, nodes)
-        service.metrics.decided(service.cluster, chosen is not None)
-        return json_response([] if chosen is None else [{"Host": chosen, "Score": MAX_PRIORITY}])
+        ranked = service.cluster.prioritize(row, nodes, ranking=service.ranking)
+        service.metrics.decided(service.cluster, bool(ranked))
+        return json_response([{"Host": host, "Score": score} for host, score in ranked])
 
     try:
         return service.timed("prioritize", run)

@@ -94,15 +94,18 @@ def parse_vector(
     for series in query_result(answer, metric, source, "vector"):
         node = series.get("metric", {}).get(NODE_LABEL)
         stamp, raw = series.get("value", (None, None))
-        try:
-            value, stamp = float(raw), float(stamp)
-        except (TypeError, ValueError):
-            raise PrometheusError(
-                f"{source}: query for '{metric}': value {raw!r} of node {node} is not a number"
-            ) from None
+        value, stamp = point(stamp, raw, f"{source}: query for '{metric}'", node)
         if node and math.isfinite(value):
             out.append(Sample(str(node), metric, stamp, value))
     return out
+
+
+def point(stamp: object, raw: object, where: str, node: object) -> tuple[float, float]:
+    """A series point as (value, time); a value or time that is no number is an error."""
+    try:
+        return float(raw), float(stamp)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise PrometheusError(f"{where}: value {raw!r} of node {node} is not a number") from None
 
 
 def to_patch(samples: list[Sample], at: float) -> dict[str, Any]:

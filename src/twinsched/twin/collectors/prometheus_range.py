@@ -20,7 +20,7 @@ import pandas as pd
 from twinsched.extras import needs
 from twinsched.traces.twin_dataset import COLUMNS
 from twinsched.twin import WHY
-from twinsched.twin.collectors.prometheus import NODE_LABEL, PrometheusError, query_result
+from twinsched.twin.collectors.prometheus import NODE_LABEL, PrometheusError, point, query_result
 
 if TYPE_CHECKING:
     import httpx
@@ -42,12 +42,7 @@ def parse_matrix(answer: Mapping[str, Any], metric: str, source: str) -> list[di
         if not node:
             continue
         for stamp, raw in series.get("values", []):
-            try:
-                value, time = float(raw), float(stamp)
-            except (TypeError, ValueError):
-                raise PrometheusError(
-                    f"{source}: '{metric}' of node {node}: {raw!r} is not a number"
-                ) from None
+            value, time = point(stamp, raw, f"{source}: '{metric}'", node)
             if math.isfinite(value):
                 rows.append({"time": time, "node": str(node), "metric": metric, "value": value})
     return rows

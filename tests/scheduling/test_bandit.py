@@ -12,7 +12,7 @@ from twinsched.errors import TwinschedError
 from twinsched.model.cluster import Scenario, every_nth
 from twinsched.report.rewards import best_member_by_context, mean_rewards, pooled_curve
 from twinsched.scheduling import registry
-from twinsched.scheduling.bandit import Thompson
+from twinsched.scheduling.fanout.bandit import Thompson
 from twinsched.sim import run_fillup
 
 MEMBERS = "bestfit|leastallocated"

@@ -11,8 +11,8 @@ from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import Scenario, every_nth
 from twinsched.model.events import Arrive
 from twinsched.model.run import RunResult
-from twinsched.scheduling.aggregator import aggregate, profile_weights
-from twinsched.scheduling.evaluator import reference
+from twinsched.scheduling.fanout.aggregator import aggregate, profile_weights
+from twinsched.scheduling.fanout.evaluator import reference
 from twinsched.scheduling.framework import Placement, Unschedulable
 from twinsched.scheduling.ilp.targets import TargetContext
 from twinsched.sim import run_fillup
@@ -69,7 +69,7 @@ def test_ensemble_run_reports_every_member_and_decides_validly() -> None:
 
 
 def test_a_failing_member_falls_back_and_is_counted() -> None:
-    from twinsched.scheduling.ensemble import Ensemble
+    from twinsched.scheduling.fanout.ensemble import Ensemble
     from twinsched.scheduling.framework import RunContext
     from twinsched.scheduling.heuristics.fgd import fgd_scheduler
 

@@ -11,7 +11,7 @@ import pytest
 
 from twinsched.errors import TwinschedError, UnknownNameError
 from twinsched.scheduling import registry
-from twinsched.scheduling.ensemble import Ensemble
+from twinsched.scheduling.fanout.ensemble import Ensemble
 from twinsched.scheduling.ilp.scheduler import IlpScheduler
 from twinsched.scheduling.names import (
     Aggregate,
@@ -64,8 +64,8 @@ def test_check_builds_nothing() -> None:
     """Checking a name imports no composite, solver or model code (a fresh interpreter)."""
     names = ["ilp-alloc/w=4", "lookahead:fgd/c=2", "aggregate:fgd|bestfit", "bandit:fgd|random",
              "ai:openb-rerank", "bestfit*2+labels"]  # fmt: skip
-    heavy = ["twinsched.scheduling.ilp.scheduler", "twinsched.scheduling.ensemble",
-             "twinsched.scheduling.bandit", "twinsched.scheduling.lookahead.scheduler",
+    heavy = ["twinsched.scheduling.ilp.scheduler", "twinsched.scheduling.fanout.ensemble",
+             "twinsched.scheduling.fanout.bandit", "twinsched.scheduling.lookahead.scheduler",
              "twinsched.scheduling.ai.rerank", "ortools", "torch"]  # fmt: skip
     code = (
         "import sys\nfrom twinsched.scheduling import registry\n"

@@ -13,9 +13,9 @@ from twinsched.errors import TwinschedError
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.rerank import RERANK_FEATURES, RerankScheduler
 from twinsched.scheduling.ai.serving import create_ai_scheduler
-from twinsched.training.distil import DistilSpec, Margins, record_job, teacher_shortlist
-from twinsched.training.distil_fit import centred, decision_agreement, fit, scores_of
-from twinsched.training.distil_run import distil, register
+from twinsched.training.distil.fit import centred, decision_agreement, fit, scores_of
+from twinsched.training.distil.margins import DistilSpec, Margins, record_job, teacher_shortlist
+from twinsched.training.distil.run import distil, register
 
 CHEAP = "lookahead:fgd/c=3/h=4/s=2/a=90"  # rollouts only near the end of a fill-up
 RANK = RERANK_FEATURES.index("candidate_rank")

@@ -6,7 +6,7 @@ import numpy as np
 
 from twinsched.model.cluster import F64
 from twinsched.scheduling.ai.ties import CONTEXT_SCALE
-from twinsched.training.distil_gate import fit_gate, gated_gains
+from twinsched.training.distil.gate import fit_gate, gated_gains
 
 
 def _mix(cpu: float, share: float = 0.4, multi: float = 0.01, constrained: float = 0.0) -> F64:

@@ -151,4 +151,9 @@ def test_the_twin_mirrors_the_vte_through_prometheus(tmp_path: Path) -> None:
     assert len(final[0]) == PODS
     downs = {n for _, (_, down) in seen.items() for n in down}
     assert len(seen) >= 8 and downs, (len(seen), downs)  # many intervals, failures seen
-    assert 'twinsched_twin_mirror_rejected_total{reason="' not in metrics
+    # No series was refused. A poll that found no kube_node_info at all (the VTE's target
+    # between scrapes, or gone once the replay ended) is a monitoring gap the mirror
+    # rightly skips (counted as no_series), never a node or pod refused.
+    refused = [line for line in metrics.splitlines()
+               if line.startswith("twinsched_twin_mirror_rejected_total{")]  # fmt: skip
+    assert all('reason="no_series"' in line for line in refused), refused

@@ -51,9 +51,9 @@ def distil_command(
     data: DataOpt = None,
 ) -> None:
     """Distil a look-ahead into a fast reranker of FGD's best candidates; optionally register."""
-    from twinsched.training.distil import Margins, teacher_shortlist
-    from twinsched.training.distil_run import distil
-    from twinsched.training.distil_run import register as register_model
+    from twinsched.training.distil.margins import Margins, teacher_shortlist
+    from twinsched.training.distil.run import distil
+    from twinsched.training.distil.run import register as register_model
     from twinsched.training.recipe_file import distil_spec, distil_toml
 
     console = make_console()

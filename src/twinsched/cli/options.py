@@ -200,7 +200,7 @@ WEIGHTS_RULE = "NAME=WEIGHT pairs, comma-separated; weights 0..1e6, a listed sch
 
 def parse_weights(text: str) -> dict[str, float]:
     """``fgd=2,leastallocated=1`` as ``{"fgd": 2.0, "leastallocated": 1.0}``."""
-    from twinsched.scheduling.aggregator import check_weight
+    from twinsched.scheduling.fanout.aggregator import check_weight
 
     weights: dict[str, float] = {}
     for part in split_list(text):

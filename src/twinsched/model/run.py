@@ -64,7 +64,7 @@ class RunResult:
     summary: dict[str, Any] = field(default_factory=dict)  # deterministic per spec
     samples: list[dict[str, float]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # wall-clock, varies run to run
-    # per-decision rewards of an ensemble or bandit run (scheduling/evaluator.py RewardLog)
+    # per-decision rewards of an ensemble or bandit run (scheduling/fanout/evaluator.py RewardLog)
     rewards: dict[str, Any] = field(default_factory=dict)
     # (time, node, kind) of the anomalies injected into what a run through a twin published
     # (``TwinLink.anomalies``); the command line writes them as CSV, not in results.json

@@ -1,7 +1,7 @@
 """Learning curves from a run's per-decision reward table (``RunResult.rewards``).
 
-The table (:class:`~twinsched.scheduling.evaluator.RewardLog`) holds, per decision, the regret
-of the bound answer and of every member's answer on the same pod and state, so the bandit
+The table (:class:`~twinsched.scheduling.fanout.evaluator.RewardLog`) holds, per decision,
+the regret of the bound answer and of every member's answer on the same pod and state, so the bandit
 and its members are compared on the same decisions. A member's rewards change with the
 load (a fill-up starts empty and ends full), so a learning curve that is not read off the
 load compares the bandit with its members decision by decision: the *share of the gap

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol, TypeVar
 
 from twinsched.errors import TwinschedError
-from twinsched.scheduling.aggregator import split_weighted
+from twinsched.scheduling.fanout.aggregator import split_weighted
 
 Value = int | float | str
 Pairs = tuple[tuple[str, Value], ...]

@@ -247,10 +247,10 @@ def _fan_out(node: Aggregate | Bandit) -> Scheduler:
     members = {text: _build(member) for text, member in node.members}
     fallback = _build(Leaf(_FALLBACK))
     if isinstance(node, Aggregate):
-        from twinsched.scheduling.ensemble import Ensemble
+        from twinsched.scheduling.fanout.ensemble import Ensemble
 
         return Ensemble(members, fallback, dict(node.weights), name=node.text)
-    from twinsched.scheduling.bandit import Bandit as BanditScheduler
+    from twinsched.scheduling.fanout.bandit import Bandit as BanditScheduler
 
     p = node.params
     return BanditScheduler(members, fallback, scale=p.s, levels=p.l, name=node.text)

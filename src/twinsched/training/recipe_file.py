@@ -39,7 +39,7 @@ from twinsched.training.recipe_check import (
 )
 
 if TYPE_CHECKING:
-    from twinsched.training.distil import DistilSpec
+    from twinsched.training.distil.margins import DistilSpec
 
 WORKERS_MOST = 1024  # processes for ES, gate and distillation runs
 SEED = integer(0, SEED_MAX)
@@ -160,7 +160,7 @@ def recipe_toml(recipe: ts.Recipe) -> str:
 
 def distil_spec(path: Path | None) -> DistilSpec:
     """The distillation spec of ``path`` (None: :data:`DISTIL_DEFAULTS`)."""
-    from twinsched.training.distil import DistilSpec
+    from twinsched.training.distil.margins import DistilSpec
 
     given = {**DISTIL_DEFAULTS, **_values(path, DISTIL_SCHEMA)[""]}
     gain = given.pop("gate_min_gain")

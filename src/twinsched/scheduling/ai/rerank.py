@@ -3,7 +3,7 @@
 The look-ahead (:mod:`twinsched.scheduling.lookahead`) rolls FGD out from each of its best
 distinct candidates and keeps the one whose futures place the most GPU and add the least
 fragmentation. It is slow (tens of milliseconds a contested pod). A reranker learns those
-rollout values instead (:mod:`twinsched.training.distil`): the same shortlist, one feature
+rollout values instead (:mod:`twinsched.training.distil.margins`): the same shortlist, one feature
 row per candidate (the policy features of :mod:`features`, plus the cluster's allocation,
 the candidate's place in FGD's order, its FGD score gap to the best and the workload mix),
 and a small MLP in NumPy that scores them. Below ``from_alloc`` % allocation, or with

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from twinsched.scheduling.ai.model_store import ModelCard, ModelRegistry
 from twinsched.scheduling.ai.policy import Policy
 from twinsched.scheduling.ai.rerank import KIND, Shortlist
-from twinsched.training.distil import (
+from twinsched.training.distil.margins import (
     DistilSpec,
     Margins,
     Paired,
@@ -56,7 +56,7 @@ def distil(
     """Record ``spec.teacher`` on every (variant, seed) (unless ``recorded`` gives that data
     already), fit the reranker, validate it."""
     from twinsched.experiments.executors import local
-    from twinsched.training.distil_fit import decision_agreement, fit, scores_of
+    from twinsched.training.distil.fit import decision_agreement, fit, scores_of
 
     say = log or (lambda _m: None)
     tell = progress or (lambda _w, _d, _t: None)
@@ -109,7 +109,7 @@ def _gate(
     """The policy with a mix gate fitted on the validation gains (see ``distil_gate``)."""
     from twinsched.scheduling.ai.ties import workload_context
     from twinsched.sim.scenarios import cached_scenario
-    from twinsched.training.distil_gate import fit_gate, gated_gains
+    from twinsched.training.distil.gate import fit_gate, gated_gains
 
     assert spec.gate_min_gain is not None
     gains = {v: float(g.mean()) for v, g in validation.gains().items()}

@@ -3,7 +3,7 @@ each answer against the exact single-pod optimum; the aggregator picks the bindi
 
 Registered as ``aggregate:A|B|C``, with default weights ``aggregate:A@2|B@1``
 (``twinsched run --schedulers A,B --aggregate --weights A=2,B=1``). Every decision's rewards
-go to a :class:`~twinsched.scheduling.evaluator.RewardLog` (the run's ``rewards``).
+go to a :class:`~twinsched.scheduling.fanout.evaluator.RewardLog` (the run's ``rewards``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import numpy as np
 from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.aggregator import aggregate, profile_weights
 from twinsched.scheduling.controller import _needs_fallback
-from twinsched.scheduling.evaluator import Reference, RewardLog, Scorecard, reference
+from twinsched.scheduling.fanout.aggregator import aggregate, profile_weights
+from twinsched.scheduling.fanout.evaluator import Reference, RewardLog, Scorecard, reference
 from twinsched.scheduling.framework import (
     NO_DECISION,
     Decision,

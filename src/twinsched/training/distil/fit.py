@@ -17,7 +17,7 @@ from twinsched.extras import needs
 from twinsched.model.cluster import F64, I64
 from twinsched.scheduling.ai.features import F32
 from twinsched.scheduling.ai.policy import Policy
-from twinsched.training.distil import DistilSpec, Margins
+from twinsched.training.distil.margins import DistilSpec, Margins
 
 with needs("ai", "training a reranker needs PyTorch"):
     import torch

@@ -4,7 +4,7 @@ For each pod the bandit picks one member (an *arm*) by Thompson sampling on the 
 context (its kind: CPU only, GPU share, one GPU, several GPUs; and the cluster's load bucket),
 binds that member's answer, and learns from the evaluator's reward of that answer only
 (bandit feedback: ``-regret`` against the exact single-pod optimum, as
-:mod:`twinsched.scheduling.evaluator` defines it). Every member still answers every pod, so
+:mod:`twinsched.scheduling.fanout.evaluator` defines it). Every member still answers every pod, so
 the run's reward table compares the bandit with each member on the same decisions.
 
 Registered as ``bandit:A|B|C``; parameters come before the colon, in the registry's style:
@@ -23,8 +23,8 @@ import numpy as np
 
 from twinsched.model.cluster import F64, BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.ensemble import KINDS, Ensemble, context_of
-from twinsched.scheduling.evaluator import SCORE_SPAN, reward_of
+from twinsched.scheduling.fanout.ensemble import KINDS, Ensemble, context_of
+from twinsched.scheduling.fanout.evaluator import SCORE_SPAN, reward_of
 from twinsched.scheduling.framework import Decision, PodView, RunContext, Scheduler
 from twinsched.scheduling.names import BanditParams
 

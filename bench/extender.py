@@ -104,7 +104,7 @@ async def measure(
     """Per pod: filter + prioritize inside the service, and with the client's JSON work."""
     names = Names()
     nodes, objects = fillup_objects(scenario, 0, names)
-    app = create_app(ServiceCluster(scheduler, workload=scenario.pods))
+    app = create_app(ServiceCluster(scheduler, workload=scenario.pods), ranking=RANKING[0])
     node_names = [n["metadata"]["name"] for n in nodes]
     by_name = dict(zip(node_names, nodes, strict=True))
     await call(app, "/nodes", encode({"items": nodes}))
@@ -137,6 +137,9 @@ async def measure(
     return service, times
 
 
+RANKING = [True]  # set by --prioritize
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="1213,5000")
@@ -146,7 +149,12 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--quiet-gc", action="store_true")
+    parser.add_argument(
+        "--prioritize", choices=("ranking", "chosen"), default="ranking",
+        help="what prioritize answers (scheduler serve --prioritize)",
+    )  # fmt: skip
     args = parser.parse_args()
+    RANKING[:] = [args.prioritize == "ranking"]
     QUIET_GC[:] = [True] if args.quiet_gc else []
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter

@@ -18,6 +18,7 @@ import numpy as np
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
 from twinsched.model.events import Bind, Phase
 from twinsched.model.state import ClusterState
+from twinsched.scheduling import filters
 from twinsched.scheduling.cache import EligibleMemo, ReasonMemo
 from twinsched.scheduling.framework import (
     BatchScheduler,
@@ -225,10 +226,13 @@ class SchedulerController:
 
     def rejections(self, index: int, nodes: I64) -> list[Reason | None]:
         """Per node of ``nodes``, the first filter that rejects pod ``index`` there (None: no
-        filter does); kept per pod class and refreshed only where nodes changed."""
-        rules, first = self._reasons.first(self.state, self.views[index])
+        filter does). Computed on those nodes only: a caller asks about the few a pod failed
+        on, after binds that leave a per-class table (``ReasonMemo``) to refresh."""
+        pod = self.views[index]
+        rules = filters.applicable(pod)
+        first = filters.first_rejection(self.state, pod, rules, nodes)
         codes: list[Reason | None] = [*(reason for reason, _ in rules), None]
-        return [codes[r] for r in first[nodes].tolist()]
+        return [codes[r] for r in first.tolist()]
 
     def scores(self, index: int) -> I64 | None:
         """Per node, how the scheduler rates pod ``index`` there now (its own scores, or its

@@ -46,6 +46,10 @@ _GRAMMAR = re.compile(
 # exact arithmetic on what the bounds let through: <= 64 digits scaled by <= 10^(99+18)
 _EXACT = Context(prec=400, Emax=1000, Emin=-1000)
 GRAMMAR_HINT = "a number with an optional SI suffix (m, k, Mi, Gi, ...) or exponent (e3)"
+# Quantities read before, as (text, unit) -> amount: a cluster's pods repeat a few dozen
+# values; bounded, and only values that passed every check go in.
+_SEEN: dict[tuple[str, str], Decimal] = {}
+SEEN_MOST = 4096
 
 
 def quantity(value: object, where: str, unit: str = "") -> Decimal:
@@ -55,6 +59,10 @@ def quantity(value: object, where: str, unit: str = "") -> Decimal:
     JSON numbers are read as their text. Raises :class:`ObjectError` naming ``where`` and
     the accepted form or range; nothing slow or unbounded is computed before the checks.
     """
+    if type(value) is str:
+        seen = _SEEN.get((value, unit))
+        if seen is not None:
+            return seen
     text = _text(value, where)
     match = _GRAMMAR.fullmatch(text)
     if match is None:
@@ -69,6 +77,8 @@ def quantity(value: object, where: str, unit: str = "") -> Decimal:
     if (match["sign"] == "-" and amount != 0) or amount > MAX_VALUE:
         accepted = f"[0, 2^53]{' ' + unit if unit else ''}"
         raise ObjectError(where, f"{text!r} is outside the accepted range {accepted}")
+    if type(value) is str and len(_SEEN) < SEEN_MOST:
+        _SEEN[(value, unit)] = amount
     return amount
 
 

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 
 from twinsched.model.cluster import I64
 from twinsched.scheduling.controller import SchedulerController
-from twinsched.scheduling.framework import PodView
+from twinsched.scheduling.framework import PodView, Reason
 from twinsched.serve.convert import NodeRow, ObjectError
 
 UNKNOWN_NODE = "unknown to the scheduler service (not in its node table)"
+# a filter answer's reason per rejection (plain strings); a node no rule rejects is down
+_CODES: dict[Reason | None, str] = {None: "NodeDown", **{r: str(r) for r in Reason}}
 
 
 @dataclass
@@ -26,8 +28,7 @@ class Verdict:
         """Add the first rule that rejects each of the nodes ``names`` (at ``idx``); a node
         no rule rejects is down."""
         first = control.rejections(view.index, idx)
-        codes = ["NodeDown" if r is None else str(r) for r in first]
-        self.failed.update(zip(names, codes, strict=True))
+        self.failed.update(zip(names, map(_CODES.__getitem__, first), strict=True))
 
 
 def unique_names(rows: Sequence[NodeRow], at: str = "items") -> None:

@@ -241,9 +241,8 @@ class SchedulerController:
         pod = self.views[index]
         for rater in (self.scheduler, self.fallback):
             if isinstance(rater, ScoringScheduler):
-                if rater is self.fallback and not self._fallback_ready:
-                    rater.reset(self.state, self.ctx)
-                    self._fallback_ready = True
+                if rater is self.fallback:
+                    self._ready_fallback()
                 scores: I64 = rater.node_scores(self.state, pod, self.eligible(pod))
                 return scores
         return None
@@ -286,13 +285,17 @@ class SchedulerController:
             return self.explain(pod)
         return decision
 
+    def _ready_fallback(self) -> None:
+        """Reset the injected fallback on its first use in this run."""
+        if self.fallback is not None and not self._fallback_ready:
+            self.fallback.reset(self.state, self.ctx)
+            self._fallback_ready = True
+
     def _fall_back(self, pod: PodView, mask: BoolA, why: Reason, explain: bool) -> Decision:
         self.fallbacks[why] += 1
         if self.fallback is None:
             return Unschedulable(why, f"{self.scheduler.name} gave no valid placement")
-        if not self._fallback_ready:
-            self.fallback.reset(self.state, self.ctx)
-            self._fallback_ready = True
+        self._ready_fallback()
         decision = self.fallback.place(self.state, pod, mask)
         if isinstance(decision, Unschedulable):
             return self.explain(pod) if explain else decision

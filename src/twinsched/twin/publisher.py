@@ -67,7 +67,8 @@ class TwinPublisher:
         pods = replace(state.pods, names=self.names)
         scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
                             ctx.scenario.labels)  # fmt: skip
-        self.version = self.client.put_state(scenario_to_document(scenario, state))
+        source = f"run {ctx.scenario.name}"[:200]  # a run: a session of its own, on its time
+        self.version = self.client.put_state(scenario_to_document(scenario, state), source)
         self._phase, self._node = state.phase.copy(), state.pod_node.copy()
         self._gpus, self._up = state.pod_gpus.copy(), state.up.copy()
 

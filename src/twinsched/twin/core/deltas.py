@@ -136,3 +136,4 @@ class PatchResult(BaseModel):
     samples: int = Field(description="Number of history samples stored.")
     version: int = Field(description="State version after the batch.")
     time: float = Field(description="State time after the batch.")
+    session: int | None = Field(None, description="The session the batch went to.")

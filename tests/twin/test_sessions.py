@@ -11,11 +11,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from tests.twin.conftest import AUTH, TOKEN, SyncASGI, make_client, tiny_document
 from twinsched.cli.twin import app as twin_cli
 from twinsched.store.db import dispose
+from twinsched.store.migrate import upgrade
 from twinsched.twin.core.settings import TwinSettings
 
 
@@ -90,4 +92,43 @@ def test_compact_keeps_a_simulated_session_when_a_live_feed_follows(db: str) -> 
     assert kept == [{"node": "n1", "times": simulated, "values": [0.5] * len(simulated)}]
     live = _history(twin, node="n1")["series"]
     assert live[0]["values"] == [0.9, 0.9, 0.9]
+    twin.close()
+
+
+def test_history_from_before_sessions_is_one_session_and_a_mixed_one_is_not_compacted(
+    db: str,
+) -> None:
+    """A database written before sessions (revision 0006) holding a simulated run and then
+    a live feed: migrated, it is session 1, `mixed`; compaction refuses it, names it, and
+    leaves every sample; the next write opens a session of its own."""
+    engine = sa.create_engine(db.replace("postgresql://", "postgresql+psycopg://"))
+    upgrade(engine, "0006")
+    now = time.time()
+    with engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM twin_samples"))
+        conn.execute(sa.text("DELETE FROM twin_series"))
+        conn.execute(sa.text("INSERT INTO twin_series (id, node, metric) VALUES (1, 'n1', 'u')"))
+        rows = [{"t": float(t), "v": 0.5} for t in range(0, 3000, 60)] + [{"t": now, "v": 0.9}]
+        conn.execute(sa.text("INSERT INTO twin_samples VALUES (1, :t, :v)"), rows)
+        body = tiny_document().model_dump_json().encode()
+        conn.execute(
+            sa.text("INSERT INTO twin_snapshots (version, time, document) VALUES (1, 0, :d)"),
+            {"d": body},
+        )
+    upgrade(engine)
+    engine.dispose()
+    result = CliRunner().invoke(twin_cli, ["compact", "--db", db, "--retention", "3600"])
+    assert result.exit_code == 1, result.output
+    assert "refused: session 1 (before-sessions)" in result.output
+    assert "mix simulated time and Unix time" in result.output
+    twin = make_client(TwinSettings(token=TOKEN, db=db))
+    (legacy,) = twin.get("/api/v1/sessions").json()["sessions"]
+    assert (legacy["id"], legacy["source"], legacy["timebase"]) == (1, "before-sessions", "mixed")
+    assert len(_history(twin, node="n1")["series"][0]["times"]) == 51  # nothing deleted
+    _samples(twin, [now + 1.0], 1.0)  # a new write: a session of its own, on Unix time
+    sessions = twin.get("/api/v1/sessions").json()["sessions"]
+    assert [(s["id"], s["timebase"], s["live"]) for s in sessions] == [
+        (1, "mixed", False),
+        (2, "wall", True),
+    ]
     twin.close()

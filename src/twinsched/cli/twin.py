@@ -243,8 +243,14 @@ def compact(
             callback=positive_seconds,
         ),
     ] = None,
+    session: Annotated[
+        int | None,
+        typer.Option(help="Only this session (default: every one).", min=1, max=2**31 - 1),
+    ] = None,
 ) -> None:
-    """Apply retention and downsampling to the history (time is the twin's newest sample)."""
+    """Apply retention and downsampling to the history, per session, each on its own time
+    (its newest sample). A session whose samples mix simulated and Unix time is left
+    untouched and named (exit status 1)."""
     try:
         from twinsched.store.history import HistoryStore, compact
         from twinsched.twin.core.settings import TwinSettings
@@ -258,6 +264,7 @@ def compact(
             if downsample_after is not None
             else settings.downsample_after_s,
             step=step if step is not None else settings.downsample_step_s,
+            session=session,
         )
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
@@ -266,6 +273,12 @@ def compact(
         f"downsampled_samples={result.downsampled_samples} buckets={result.written_buckets} "
         f"dropped_changes={result.dropped_changes}"
     )
+    for number, done in result.sessions.items():
+        typer.echo(f"session {number}: " + " ".join(f"{k}={v:g}" for k, v in done.items()))
+    for refusal in result.refused:
+        typer.secho(f"refused: {refusal}", err=True, fg="red")
+    if result.refused:
+        raise typer.Exit(1)
 
 
 @app.command("export")
@@ -288,8 +301,13 @@ def export(
     fmt: Annotated[
         str | None, typer.Option("--format", help="parquet or csv (default: from --out).")
     ] = None,
+    session: Annotated[
+        int | None,
+        typer.Option(help="The session to export (default: the newest).", min=1, max=2**31 - 1),
+    ] = None,
 ) -> None:
-    """Export samples of the twin's history as a dataset (time, node, metric, value)."""
+    """Export samples of one session of the twin's history as a dataset (time, node,
+    metric, value)."""
     names = split_list(metrics)
     if not names:
         raise typer.BadParameter("give at least one metric", param_hint="--metrics")
@@ -312,7 +330,7 @@ def export(
         dataset_format(out)
         settings = TwinSettings.from_env(db=db, dev=True)
         store = HistoryStore(settings.database_url())
-        spec = ExportSpec(names, split_list(nodes), start, end, step, agg)  # type: ignore[arg-type]
+        spec = ExportSpec(names, split_list(nodes), start, end, step, agg, session)  # type: ignore[arg-type]
         frame = export_frame(store, spec)
         write_dataset(frame, out)
     except (TwinschedError, ImportError) as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -132,3 +133,25 @@ def test_history_from_before_sessions_is_one_session_and_a_mixed_one_is_not_comp
         (2, "wall", True),
     ]
     twin.close()
+
+
+def test_export_reads_one_session(history_url: str, tmp_path: Path) -> None:
+    twin = make_client(TwinSettings(token=TOKEN, db=history_url))
+    _put(twin, source="run first")
+    _samples(twin, [0.0, 1.0, 2.0], 1.0)
+    _put(twin, source="run second")
+    _samples(twin, [0.0, 1.0], 2.0)
+    twin.close()
+    for args, values in (([], {2.0}), (["--session", "1"], {1.0}), (["--session", "2"], {2.0})):
+        out = tmp_path / f"x{len(args)}{values}.csv"
+        result = CliRunner().invoke(
+            twin_cli, ["export", "--db", history_url, "--metrics", "u", "--out", str(out), *args]
+        )
+        assert result.exit_code == 0, result.output
+        rows = out.read_text().splitlines()[1:]
+        assert {float(r.split(",")[-1]) for r in rows} == values
+        assert len(rows) == (3 if values == {1.0} else 2)
+    args = ["export", "--db", history_url, "--metrics", "u", "--out", str(tmp_path / "y.csv")]
+    result = CliRunner().invoke(twin_cli, [*args, "--session", "7"])
+    assert result.exit_code != 0
+    assert "unknown session 7 (sessions: 1, 2)" in result.output

@@ -15,11 +15,12 @@ import typer
 
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
-from twinsched.cli.options import broker_opt, float_opt, out_path_opt, split_list
+from twinsched.cli.options import broker_opt, float_opt, int_opt, out_path_opt, split_list
 from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
 
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
+MAX_SESSION = 2**31 - 1  # session numbers, as the twin's routes accept them
 
 if TYPE_CHECKING:
     from threading import Event
@@ -127,7 +128,8 @@ def serve(
         application = create_app(settings, forecasters=make_forecaster)
         if document is not None:
             try:
-                version = application.state.service.replace(document)
+                source = f"snapshot {snapshot}" if snapshot else f"trace {trace or scenario}"
+                version = application.state.service.replace(document, source=source[:200])
             except BaseException:
                 close_app(application)
                 raise
@@ -244,8 +246,7 @@ def compact(
         ),
     ] = None,
     session: Annotated[
-        int | None,
-        typer.Option(help="Only this session (default: every one).", min=1, max=2**31 - 1),
+        int | None, int_opt("Only this session (default: every one).", 1, MAX_SESSION)
     ] = None,
 ) -> None:
     """Apply retention and downsampling to the history, per session, each on its own time
@@ -302,8 +303,7 @@ def export(
         str | None, typer.Option("--format", help="parquet or csv (default: from --out).")
     ] = None,
     session: Annotated[
-        int | None,
-        typer.Option(help="The session to export (default: the newest).", min=1, max=2**31 - 1),
+        int | None, int_opt("The session to export (default: the newest).", 1, MAX_SESSION)
     ] = None,
 ) -> None:
     """Export samples of one session of the twin's history as a dataset (time, node,

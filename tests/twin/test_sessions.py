@@ -71,6 +71,18 @@ def test_two_runs_into_one_twin_keep_separate_histories(db: str) -> None:
     assert older["series"] == [{"node": "n1", "times": [0.0], "values": [1.0]}]
     raw = _history(twin, node="n1", session=first)["series"]
     assert raw == [{"node": "n1", "times": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "values": [1.0] * 6}]
+    states = {
+        (session, at): twin.get("/api/v1/state", params={"session": session, "at": at}).json()
+        for session, at in ((first, 5.0), (first, 3.0), (second, 9.0))
+    }
+    assert {k: v["timestamp"] for k, v in states.items()} == {
+        (first, 5.0): 5.0,
+        (first, 3.0): 3.0,
+        (second, 9.0): 2.0,
+    }  # each session's own timeline: at 3 s, the first run's state, not the second's
+    last_of_first = twin.get("/api/v1/state", params={"session": first}).json()
+    assert last_of_first["timestamp"] == 5.0
+    assert twin.get("/api/v1/state").json()["timestamp"] == 2.0  # the live session's
     twin.close()
 
 

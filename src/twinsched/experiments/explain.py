@@ -26,7 +26,7 @@ from twinsched.model.run import RunSpec
 from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.explain import Explanation, Recorded, counterfactual, explain_decision
 from twinsched.scheduling.observers import RunObserver
-from twinsched.sim.fillup import FillupRun
+from twinsched.sim.fillup import FillupRun, fillup_order
 from twinsched.sim.replay import ReplayRun
 from twinsched.sim.runs import rewards
 from twinsched.sim.scenarios import cached_scenario
@@ -116,9 +116,14 @@ class RunExplainer:
         self.scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
         self.tape = tape if tape is not None else tape_of(spec, self.scenario)
         self.source = source or f"{spec.trace}/{spec.variant} {spec.scheduler} seed {spec.seed}"
-        start = build_run(spec, self.scenario)
-        self.pod_names: list[str] = list(start.state.pods.names)
-        self.node_names: list[str] = list(start.state.nodes.names)
+        pods = self.scenario.pods
+        if spec.mode == "fillup":  # the run's pods: the arrivals drawn from the workload
+            total = self.scenario.nodes.total_gpu_milli
+            order = fillup_order(pods, total, spec.seed, spec.target_pct).tolist()
+            self.pod_names: list[str] = [pods.names[i] for i in order]
+        else:
+            self.pod_names = list(pods.names)
+        self.node_names: list[str] = list(self.scenario.nodes.names)
 
     def pod_index(self, pod: str | int) -> int:
         """A pod by its index in the run (``#12`` or ``12``) or by name (its first arrival)."""
@@ -179,6 +184,12 @@ class RunExplainer:
             return Recorded(bind.node, bind.gpus, scheduler, fallback)
         return Recorded(None, reason=self.tape.rejected(pod))
 
+    @property
+    def rejects(self) -> int:
+        """Pods the run rejected without ever binding them."""
+        bound = self.tape.bound
+        return sum(isinstance(e, Reject) and e.pod not in bound for e in self.tape.events)
+
     def decisions(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
         """The run's decisions in the order they were made: pod, node (None: rejected, with
         its reason), who bound it and whether that was the fallback."""
@@ -195,3 +206,11 @@ class RunExplainer:
                         "scheduler": rec.scheduler, "fallback": rec.fallback,
                         "reason": rec.reason})  # fmt: skip
         return out
+
+
+def stored_run_explainer(run_id: int, db: str | None = None) -> RunExplainer:
+    """The explainer of stored run ``run_id`` (its spec read from the store)."""
+    from twinsched.store import get_run
+
+    run = get_run(run_id, db, decisions=False)
+    return RunExplainer(spec_of(run.spec), source=f"run {run_id}")

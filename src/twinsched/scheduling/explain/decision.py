@@ -20,6 +20,7 @@ from twinsched.scheduling.controller import SchedulerController, arrival_order
 from twinsched.scheduling.explain.parts import moved_by, parts_after, parts_before
 from twinsched.scheduling.explain.ranking import filter_result, ranked
 from twinsched.scheduling.explain.record import Candidate, Explanation
+from twinsched.scheduling.explain.whatif import counterfactual
 from twinsched.scheduling.framework import Placement, RunContext, Scheduler, Unschedulable
 
 
@@ -144,11 +145,15 @@ def explain_on_state(
     top: int = 5,
     named: Sequence[int] = (),
     recorded: Recorded | None = None,
+    to: int | None = None,
 ) -> Explanation:
     """Explain pod ``index`` (pending in ``state``) as ``scheduler`` would decide it now, on a
-    copy of ``state`` with fresh ``scheduler`` and ``fallback`` instances (reset here): the
-    function the twin's and the service's explanations call."""
+    copy of ``state`` with fresh ``scheduler`` and ``fallback`` instances (reset here), and
+    with ``to`` what binding it on that node would change: the function the twin's and the
+    service's explanations call."""
     copy = state.copy()
     control = SchedulerController(copy, scheduler, ctx, fallback, arrival_order)
-    explained = explain_decision(control, index, top=top, named=named, recorded=recorded)
-    return replace(explained, source="the state as given, on a copy")
+    nodes = [*named, to] if to is not None else named
+    e = explain_decision(control, index, top=top, named=nodes, recorded=recorded)
+    what_if = counterfactual(control, index, e.chosen, e.gpus, to) if to is not None else None
+    return replace(e, counterfactual=what_if, source="the state as given, on a copy")

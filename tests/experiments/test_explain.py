@@ -127,7 +127,8 @@ def test_counterfactual() -> None:
     verdicts = explainer.explain(30, named=explainer.node_names).filters.named
     blocked = next(n for n, why in verdicts.items() if why != "eligible")
     refused = explainer.explain(30, to=blocked).counterfactual
-    assert refused is not None and "not eligible" in refused.valid and not refused.delta
+    assert refused is not None and not refused.delta
+    assert refused.valid == f"not eligible: {verdicts[blocked]}"
 
 
 def test_bad_pod_and_node_name_the_range() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -124,6 +125,10 @@ class RunExplainer:
         else:
             self.pod_names = list(pods.names)
         self.node_names: list[str] = list(self.scenario.nodes.names)
+        # The controller of the last explanation, reused for a later decision of the run
+        # (its events applied on), one explanation at a time.
+        self._last: tuple[int, SchedulerController] | None = None
+        self._lock = threading.Lock()
 
     def pod_index(self, pod: str | int) -> int:
         """A pod by its index in the run (``#12`` or ``12``) or by name (its first arrival)."""
@@ -152,18 +157,29 @@ class RunExplainer:
             raise TwinschedError(
                 f"pod {self.pod_names[pod]!r} (#{pod}) was never decided in this run"
             )
-        run = build_run(self.spec, self.scenario)
-        apply = run.state.apply
-        for event in self.tape.events[:position]:
+        last = self._last
+        if last is not None and last[0] <= position:  # a later decision: go on from there
+            done, control = last
+        else:
+            done, control = 0, build_run(self.spec, self.scenario).control
+        apply = control.state.apply
+        for event in self.tape.events[done:position]:
             apply(event)
-        return run.control, position
+        self._last = (position, control)
+        return control, position
 
     def explain(self, pod: str | int, *, top: int = 5, to: str | None = None,
                 named: Sequence[str] = ()) -> Explanation:  # fmt: skip
         """Pod ``pod``'s decision explained; with ``to``, what binding it there would change."""
         index = self.pod_index(pod)
-        control, position = self.at(index)
         target = self.node_index(to) if to is not None else None
+        with self._lock:
+            return self._explain(index, top, target, named)
+
+    def _explain(
+        self, index: int, top: int, target: int | None, named: Sequence[str]
+    ) -> Explanation:
+        control, position = self.at(index)
         nodes = [self.node_index(n) for n in named] + ([target] if target is not None else [])
         recorded, rewards = self.recorded(index), self.tape.rewards
         explained = explain_decision(

@@ -43,12 +43,12 @@ def recent_decisions(cluster: ServiceCluster) -> list[dict[str, Any]]:
         state, names = cluster.control.state, cluster.table.nodes.names
         out = []
         for made in cluster.recent.listed():
-            key = keys.get(made.index)
+            key = keys.get(made.slot)
             if key is None:
                 continue  # forgotten since
-            running = state.phase[made.index] == Phase.RUNNING
-            node = names[int(state.pod_node[made.index])] if running else None
-            out.append({"pod": key, "name": state.pods.names[made.index], "bound_to": node})
+            running = state.phase[made.slot] == Phase.RUNNING
+            node = names[int(state.pod_node[made.slot])] if running else None
+            out.append({"pod": key, "name": state.pods.names[made.slot], "bound_to": node})
         return out
 
 

@@ -8,7 +8,7 @@ an explanation rewinds a copy of the state to the decision (``scheduling/explain
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from twinsched.model.events import Event
 from twinsched.model.state import ClusterState
@@ -18,12 +18,12 @@ KEPT = 64  # decisions listed
 LOG_LIMIT = 20_000  # events kept; a decision older than what is kept cannot be explained
 
 
-@dataclass(frozen=True)
-class Made:
+class Made(NamedTuple):
     """One decision: the pod's slot, its place in the event log, the table's generation (a
-    rebuild starts a new one: older decisions saw a state that is gone)."""
+    rebuild starts a new one: older decisions saw a state that is gone). A named tuple: made
+    once per decision, cheaper than a dataclass."""
 
-    index: int
+    slot: int
     position: int
     generation: int
 
@@ -64,7 +64,7 @@ class RecentDecisions:
         """The latest decision about slot ``index`` of the present table."""
         now = self.generation
         return next(
-            (m for m in reversed(self.made) if (m.index, m.generation) == (index, now)), None
+            (m for m in reversed(self.made) if (m.slot, m.generation) == (index, now)), None
         )
 
     def listed(self) -> list[Made]:

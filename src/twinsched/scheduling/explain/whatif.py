@@ -45,7 +45,7 @@ def counterfactual(
     why = control.validate(index, Placement(to))
     if why:
         reason = control.rejections(index, np.array([to], dtype=np.int64))[0]
-        return Counterfactual(names[to], f"{why} ({reason})" if reason is not None else why)
+        return Counterfactual(names[to], f"not eligible: {reason}" if reason is not None else why)
     typical = typical_pods(control.ctx.workload)
     there = one_step(control.state, index, to, control.gpus_for(index, to), typical)
     scores = control.scores(index)

@@ -1,6 +1,7 @@
 """The explorer's decisions and explanations (issue 42): the JSON over a real SQLite store,
 and the panel in Debian's Chromium (a run's decisions, "Why?" on one, the ranking with the
-chosen node marked, a what-if), with axe and a screenshot for docs/explain.md."""
+chosen node marked, a what-if), with axe and the screenshot of docs/explain.md (written to
+test-artefacts/ui/explain-panel.png, copied to docs/img)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ SPECS = [
     RunSpec("synthetic-continuum", "bestfit*3+labels", 0, "2", target_pct=80.0),
     RunSpec("synthetic-continuum", "aggregate:fgd|bestfit", 0, "2", target_pct=80.0),
 ]
-SHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "explain-panel.png"
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +92,8 @@ def test_the_panel_explains_a_clicked_decision(store: str) -> None:
         assert "frag_amount_pct" in page.inner_text("#whatif-result")
         assert f"What if {other}" in page.inner_text("#whatif-result")
         serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]
-        SHOT.parent.mkdir(parents=True, exist_ok=True)
-        page.locator("#decisions-section").screenshot(path=SHOT)
-        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)  # docs/img/explain-panel.png is a copy
+        page.locator("#decisions-section").screenshot(path=ARTEFACTS / "explain-panel.png")
         page.screenshot(path=ARTEFACTS / "explorer-explain.png", full_page=True)
         browser.close()
     assert serious == [], [(v["id"], v["help"]) for v in serious]

@@ -169,7 +169,6 @@ def test_export_reads_one_session(history_url: str, tmp_path: Path) -> None:
     assert "unknown session 7 (sessions: 1, 2)" in result.output
 
 
-
 def _put_session(twin: SyncASGI, body: str, params: dict[str, str]) -> int:
     answer = twin.put("/api/v1/state", content=body, headers=AUTH, params=params)
     assert answer.status_code == 200, answer.text

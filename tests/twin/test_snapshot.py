@@ -303,6 +303,8 @@ def test_bad_starts_are_one_line_and_store_nothing(store: str) -> None:
         ("--every", "0s"): "outside the accepted range 1s..7d",
         ("--every", "soon"): "a duration looks like 90, 30s, 10m, 1h30m or 2d",
         ("--count", "2"): "--count needs --every",
+        ("--session", "0"): "outside the accepted range 1..9223372036854775807",
+        ("--session", "live"): "is not an integer",
         ("--window", "400d"): "outside the accepted range 0..365d",
         (): "cannot be reached",
         ("--every", "1s", "--count", "3"): "cannot be reached",
@@ -317,16 +319,16 @@ def test_bad_starts_are_one_line_and_store_nothing(store: str) -> None:
 
 
 def test_the_session_rides_on_every_request_and_a_refusal_is_explained() -> None:
-    spec = SnapshotSpec("http://twin:8181", "snap", session="run-7")
+    spec = SnapshotSpec("http://twin:8181", "snap", session=7)
     client = client_for(spec)
     try:
         request = client._http.build_request("GET", "/history", params={"metric": "cpu_util"})
     finally:
         client.close()
-    assert request.url.params["session"] == "run-7"
+    assert request.url.params["session"] == "7"
     assert request.url.params["metric"] == "cpu_util"
     for status in (404, 422):
-        text = _explain(spec, TwinClientError(status, "unknown session 'run-7'"))
-        assert "refused session 'run-7'" in text and "without --session" in text
+        text = _explain(spec, TwinClientError(status, "no session 7"))
+        assert "refused session 7 (" in text and "without --session" in text
     plain = SnapshotSpec("http://twin:8181", "snap")
     assert "answered 404" in _explain(plain, TwinClientError(404, "no state yet"))

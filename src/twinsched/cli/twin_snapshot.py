@@ -77,7 +77,13 @@ def snapshot(
         int | None, int_opt("With --every: stop after this many snapshots.", 1, 10**6, "--count")
     ] = None,
     session: Annotated[
-        str | None, typer.Option(help="The twin's session to read (sent as ?session=S).")
+        int | None,
+        int_opt(
+            "The twin's session to read (sent as ?session=N; default: the live one).",
+            1,
+            2**63 - 1,
+            "--session",
+        ),
     ] = None,
     window: Annotated[
         float, duration_opt("Metrics window, ending at the twin's time.", 0, YEAR, "--window")

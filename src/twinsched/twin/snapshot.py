@@ -40,7 +40,7 @@ class SnapshotSpec:
 
     url: str
     scenario: str
-    session: str | None = None
+    session: int | None = None  # the twin's session number (GET /sessions); None: the live one
     window_s: float = 3600.0
     step_s: float | None = 60.0  # None: raw samples
     metrics: tuple[str, ...] = ()  # empty: every metric the document's nodes carry
@@ -63,7 +63,7 @@ class SnapshotError(TwinschedError):
 
 def client_for(spec: SnapshotSpec, timeout: float = 60.0) -> TwinClient:
     """A client of the twin that sends the session with every request."""
-    params = {"session": spec.session} if spec.session is not None else None
+    params = {"session": str(spec.session)} if spec.session is not None else None
     return TwinClient(spec.url, timeout=timeout, params=params)
 
 
@@ -105,7 +105,7 @@ def _metric_names(document: TwinDocument) -> list[str]:
 def _explain(spec: SnapshotSpec, exc: TwinClientError) -> str:
     if spec.session is not None and exc.status in (404, 422):
         return (
-            f"the twin at {spec.url} refused session {spec.session!r} ({exc.status}: "
+            f"the twin at {spec.url} refused session {spec.session} ({exc.status}: "
             f"{exc.detail}); without --session the snapshot takes the twin's live state"
         )
     if exc.status == 0:

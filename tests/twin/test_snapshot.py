@@ -296,6 +296,18 @@ def test_a_scenario_from_elsewhere_is_not_overwritten(twin: TwinProcess, store: 
     assert "stored s1 v2: 3 nodes, 3 pods" in output
 
 
+def test_a_twin_without_nodes_stores_nothing(twin: TwinProcess, store: str) -> None:
+    with TwinClient(twin.url, TOKEN) as client:
+        client.put_state(parse_document({"timestamp": 5.0}))
+    args = ["twin", "snapshot", twin.url, "--scenario", "empty", "--db", store]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and "holds no node yet; nothing stored" in result.output
+    result = runner.invoke(app, [*args, "--every", "1s", "--count", "2"])
+    assert result.exit_code == 0 and result.output.count("holds no node yet") == 2
+    assert "done: no version stored" in result.output
+    assert [i.name for i in list_scenarios(store)] == ["s1"]
+
+
 def test_bad_starts_are_one_line_and_store_nothing(store: str) -> None:
     before = list_scenarios(store)
     url = f"http://127.0.0.1:{free_port()}"

@@ -161,6 +161,8 @@ def _loop(
         signal.signal(signal.SIGTERM, previous)
     if every is not None:
         typer.echo(f"done: {_versions(spec.scenario, stored)}")
+    elif not stored:
+        raise typer.Exit(1)  # one snapshot asked for, none stored (a twin without nodes)
 
 
 def _versions(name: str, stored: list[Any]) -> str:
@@ -182,6 +184,11 @@ def _once(
         version = since.strip('"')
         typer.echo(f"snapshot {k} at {clock}: twin version {version} unchanged; nothing stored")
         return since, None
+    if not any(pool.nodes for pool in read.document.nodepools):
+        version = read.version.strip('"')
+        typer.echo(f"snapshot {k} at {clock}: twin version {version} holds no node yet; "
+                   "nothing stored")  # fmt: skip
+        return "", None  # read it again next time
     info = store_snapshot(to_scenario(read, spec, at), spec, db, replace_other=replace)
     phases = read_phases(info.meta)
     samples = sum(len(s["times"]) for s in read.series)

@@ -42,7 +42,13 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.observers import BaseObserver
 from twinsched.sim import run_replay
-from twinsched.store import import_scenario, list_scenarios, load_scenario, scenario_info
+from twinsched.store import (
+    import_scenario,
+    list_runs,
+    list_scenarios,
+    load_scenario,
+    scenario_info,
+)
 from twinsched.traces.registry import TRACES
 from twinsched.twin.client import TwinClient, TwinClientError
 from twinsched.twin.snapshot import SnapshotSpec, _explain, client_for
@@ -181,6 +187,23 @@ def test_a_snapshot_of_a_twin_fed_by_a_run_replays_what_it_held(
         assert [t - zero for t in s["times"]] == stored[s["node"]]["times"]
         assert s["values"] == stored[s["node"]]["values"]
     assert scenario_info("snap", store).source == "twin-snapshot"
+    # train and sweep read it too
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(
+        "[clone]\nepochs = 0\nprior = { fgd_score = 100 }\n"
+        "[gates]\nseeds = [0]\nwidths = [2]\nmin_variants = 1\ndepth = 1\n"
+    )
+    trained = cli("train", "--recipe", str(recipe), "--scenario", "snap", "--db", store,
+                  "--workers", "1", "--out", str(tmp_path / "train"),
+                  "--models-dir", str(tmp_path / "models"))  # fmt: skip
+    assert '"snap"' in (tmp_path / "train" / "spec.json").read_text(), trained
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('name = "snap"\ntraces = ["store/snap"]\nschedulers = ["fgd"]\n'
+                    'mode = "replay"\n')  # fmt: skip
+    assert "1 cells run and stored" in cli("sweep", "run", str(spec), "--db", store)
+    (run,) = list_runs(store)
+    assert run.spec["variant"] == "snap" and run.result is not None
+    assert run.result.summary["pods"] == again["pods"]
 
 
 def epoch_document(t0: float) -> TwinDocument:

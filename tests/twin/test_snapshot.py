@@ -362,8 +362,11 @@ def test_the_session_rides_on_every_request_and_a_refusal_is_explained() -> None
         client.close()
     assert request.url.params["session"] == "7"
     assert request.url.params["metric"] == "cpu_util"
-    for status in (404, 422):
-        text = _explain(spec, TwinClientError(status, "no session 7"))
-        assert "refused session 7 (" in text and "without --session" in text
+    for status, detail in ((404, "unknown session 7 (sessions: 1, 2)"),
+                           (422, "query.session: must be an integer")):  # fmt: skip
+        text = _explain(spec, TwinClientError(status, detail))
+        assert f"refused session 7 ({status}: {detail})" in text and "without --session" in text
+    other = _explain(spec, TwinClientError(422, "query.metric: must match the id pattern"))
+    assert other.endswith("answered 422: query.metric: must match the id pattern")
     plain = SnapshotSpec("http://twin:8181", "snap")
     assert "answered 404" in _explain(plain, TwinClientError(404, "no state yet"))

@@ -103,7 +103,7 @@ def _metric_names(document: TwinDocument) -> list[str]:
 
 
 def _explain(spec: SnapshotSpec, exc: TwinClientError) -> str:
-    if spec.session is not None and exc.status in (404, 422):
+    if spec.session is not None and exc.status in (404, 422) and "session" in exc.detail:
         return (
             f"the twin at {spec.url} refused session {spec.session} ({exc.status}: "
             f"{exc.detail}); without --session the snapshot takes the twin's live state"

@@ -71,6 +71,11 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
             "twinsched scenarios import",
         )
     ],
+    "docs/store.md: twinsched scenarios import decice d22.json --name decice-d22": [
+        ("d22.json", f"{ROOT}/tests/twin/seeds/d22.json")  # seed-formats.md's, kept equal
+    ],
+    "docs/store.md: twinsched scenarios import decice training.json --name decice-rows -o "
+    "lenient=yes": [("training.json", f"{ROOT}/tests/twin/seeds/training.json")],
     "docs/store.md: twinsched scenarios list | show NAME | delete NAME": [
         (
             "twinsched scenarios list | show NAME | delete NAME",  # the three alternatives
@@ -96,6 +101,7 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
 
 TWIN_SERVER = "starts a server: covered by tests/twin/test_restart.py (TwinProcess)"
 NEEDS_TWIN = "needs the twin server started above: covered by tests/twin/test_routes.py"
+SNAP = "needs a twin server: covered by tests/twin/test_snapshot.py (TwinProcess)"
 VTE = "starts a server: covered by tests/sim/test_exporter.py::test_cli_serve_runs_to_the_end"
 COLLECTOR = (
     "starts a collector against Prometheus and the twin: covered by "
@@ -414,6 +420,14 @@ LONG: dict[str, str] = {
     "docs/ui.md: promtool check rules deploy/alerts.yml": MONITORING,
     "docs/ui.md: promtool test rules tests/deploy/alerts_test.yml": MONITORING,
     "docs/twin.md: twinsched twin serve --trace synthetic-continuum": TWIN_SERVER,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live --every 10m": SNAP,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": SNAP,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live --window 6h "
+    "--step 5m --metrics cpu_util,power_w": SNAP,
+    "docs/twin.md: twinsched run --scenario live --mode replay --schedulers fgd,bestfit": (
+        "replays the snapshot above (needs the twin): tests/twin/test_snapshot.py runs it"
+    ),
+    "docs/store.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": SNAP,
     "docs/twin.md: twinsched twin serve --port 8181 --mirror http://prometheus:9090 "
     "--mirror-interval 15": (
         "a server mirroring a cluster's Prometheus (a host this machine does not have); "

@@ -1,4 +1,4 @@
-"""``twinsched twin serve|compact``: run the twin service, compact its history.
+"""``twinsched twin serve|compact|export|collect|snapshot``: the twin service and its data.
 
 Mount in the main command with ``app.add_typer(twin.app, name="twin")``. Options are checked
 before any work (ranges by the parser, then the database is opened and, for ``serve``, its
@@ -17,6 +17,7 @@ from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import broker_opt, float_opt, int_opt, out_path_opt, split_list
 from twinsched.cli.servers import quiet_gc
+from twinsched.cli.twin_snapshot import snapshot
 from twinsched.errors import TwinschedError
 
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
@@ -340,3 +341,4 @@ def export(
 
 
 app.command("collect")(collect)
+app.command("snapshot")(snapshot)

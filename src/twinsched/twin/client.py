@@ -42,6 +42,7 @@ class TwinClient:
         *,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        params: Mapping[str, str] | None = None,
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
@@ -49,6 +50,7 @@ class TwinClient:
             headers=headers,
             timeout=timeout,
             transport=transport,
+            params=dict(params or {}),  # sent with every request (e.g. the twin's session)
         )
 
     def __enter__(self) -> Self:
@@ -138,11 +140,12 @@ class TwinClient:
         step: float | None = None,
         agg: str = "mean",
         session: int | None = None,
+        limit: int | None = None,
     ) -> dict[str, Any]:
         """``GET /history`` of ``session`` (default: the live one): ``{"series": [{"node",
         "times", "values"}], ...}``."""
         params = {"metric": metric, "node": node, "start": start, "end": end, "step": step,
-                  "session": session}  # fmt: skip
+                  "session": session, "limit": limit}  # fmt: skip
         query = {k: v for k, v in params.items() if v is not None} | {"agg": agg}
         result: dict[str, Any] = self._send("GET", "/history", params=query).json()
         return result

@@ -17,6 +17,7 @@ from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import broker_opt, float_opt, out_path_opt, split_list
 from twinsched.cli.servers import quiet_gc
+from twinsched.cli.twin_whatif import whatif
 from twinsched.errors import TwinschedError
 
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
@@ -322,3 +323,4 @@ def export(
 
 
 app.command("collect")(collect)
+app.command("whatif")(whatif)

@@ -143,6 +143,17 @@ class TwinClient:
         result: dict[str, Any] = self._send("GET", "/history", params=query).json()
         return result
 
+    # -- what-if ---------------------------------------------------------------------------------
+    def whatif(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /whatif``: the job (with its result when the twin had it already)."""
+        result: dict[str, Any] = self._send("POST", "/whatif", json=dict(body)).json()
+        return result
+
+    def whatif_job(self, job: str) -> dict[str, Any]:
+        """``GET /whatif/{job}``: its status, progress, and result or error."""
+        result: dict[str, Any] = self._send("GET", f"/whatif/{job}").json()
+        return result
+
     def ready(self) -> bool:
         """Whether ``/readyz`` answers 200."""
         try:

@@ -13,7 +13,7 @@ import numpy as np
 from twinsched.model.cluster import I64
 from twinsched.twin.whatif.fork import Fork
 from twinsched.twin.whatif.request import MAX_NODE_RUNS, WhatIfError, WhatIfRequest
-from twinsched.twin.whatif.runs import ForkedRun
+from twinsched.twin.whatif.runs import Deadline, ForkedRun
 from twinsched.twin.whatif.workload import drawn, scheduled
 
 Progress = Callable[[int, int], None]
@@ -52,7 +52,7 @@ class Task:
     scheduler: str
     seed: int
     horizon_s: float
-    deadline: float  # time.monotonic() (system-wide on Linux: the same in every process)
+    deadline: Deadline
 
 
 def run_task(task: Task) -> dict[str, float]:
@@ -72,7 +72,7 @@ def compare(
     extra_at: I64 | None,
     request: WhatIfRequest,
     *,
-    deadline: float = float("inf"),
+    deadline: Deadline | None = None,
     progress: Progress | None = None,
     pool: Executor | None = None,
 ) -> dict[str, Any]:
@@ -81,6 +81,7 @@ def compare(
     With ``pool`` (worker processes) the runs go side by side; the figures are the same."""
     check_size(fork.scenario.nodes.n, request)
     started, cpu = time.perf_counter(), time.process_time()
+    deadline = deadline if deadline is not None else Deadline()
     tasks = [Task(fork, extra_at, name, seed, request.horizon_s, deadline)
              for name in request.schedulers for seed in request.seeds]  # fmt: skip
     results: list[dict[str, float] | None] = [None] * len(tasks)

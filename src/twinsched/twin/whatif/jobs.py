@@ -26,6 +26,7 @@ from twinsched.model.cluster import I64
 from twinsched.twin.whatif.compare import compare
 from twinsched.twin.whatif.fork import Fork
 from twinsched.twin.whatif.request import WhatIfRequest
+from twinsched.twin.whatif.runs import Deadline
 
 log = logging.getLogger(__name__)
 MAX_QUEUED = 4  # jobs waiting or running at once
@@ -84,6 +85,7 @@ class WhatIfJobs:
         self._by_key: dict[tuple[object, ...], str] = {}
         self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="whatif")
         self._pool: Executor | None = None
+        self._running: set[Deadline] = set()  # of the job under way
 
     def submit(
         self, version: int, request: WhatIfRequest, make_fork: MakeFork, timeout_s: float
@@ -116,7 +118,8 @@ class WhatIfJobs:
 
     def _run(self, job: Job, make_fork: MakeFork) -> None:
         job.status = "running"
-        deadline = time.monotonic() + job.timeout_s
+        deadline = Deadline(time.monotonic() + job.timeout_s)
+        self._running.add(deadline)
         try:
             fork, extra_at = make_fork()
             job.result = compare(fork, extra_at, job.request, deadline=deadline,
@@ -129,6 +132,7 @@ class WhatIfJobs:
         except Exception as exc:  # a bug must end the job with its reason, not hang a client
             log.exception("what-if job %s failed", job.id)
             job.error, job.status = f"{type(exc).__name__}: {exc}", "failed"
+        self._running.discard(deadline)
         with self._lock:
             self._evict()
 
@@ -141,7 +145,9 @@ class WhatIfJobs:
         return self._pool
 
     def close(self) -> None:
-        """Stop the runner and the worker processes (jobs under way are abandoned)."""
+        """Stop the job under way at its next check, the runner and the worker processes."""
+        for deadline in list(self._running):
+            deadline.stop()
         self._runner.shutdown(wait=False, cancel_futures=True)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)

@@ -32,7 +32,21 @@ CHECK_EVERY = 256  # events between two looks at the deadline
 
 
 class WhatIfTimeout(TwinschedError):
-    """The runs took longer than the request's time limit."""
+    """The runs took longer than the request's time limit, or the service is stopping."""
+
+
+class Deadline:
+    """When runs must stop: at a ``time.monotonic()`` (system-wide on Linux: the same in
+    worker processes), or at once after :meth:`stop`."""
+
+    def __init__(self, at: float = float("inf")) -> None:
+        self.at = at
+
+    def stop(self) -> None:
+        self.at = -float("inf")
+
+    def passed(self) -> bool:
+        return time.monotonic() > self.at
 
 
 class ForkedRun(ReplayRun):
@@ -45,9 +59,10 @@ class ForkedRun(ReplayRun):
         scheduler: str,
         seed: int,
         horizon_s: float,
-        deadline: float = float("inf"),
+        deadline: Deadline | None = None,
     ) -> None:
-        self.fork, self.horizon_s, self.deadline = fork, horizon_s, deadline
+        self.fork, self.horizon_s = fork, horizon_s
+        self.deadline = deadline if deadline is not None else Deadline()
         self._carbon = synthetic_carbon(len(fork.scenario.nodes.pool_names), 0, 24).g_per_kwh
         self._weighted_g = self._watts = 0.0
         self._events = 0
@@ -83,7 +98,7 @@ class ForkedRun(ReplayRun):
 
     def _timed(self, kind: Kind, i: int) -> None:
         self._events += 1
-        if self._events % CHECK_EVERY == 1 and time.monotonic() > self.deadline:
+        if self._events % CHECK_EVERY == 1 and self.deadline.passed():
             raise WhatIfTimeout("the what-if ran past its time limit")
         self._handle(kind, i)
 

@@ -28,6 +28,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.twin.process import TwinProcess
+
 from twinsched.traces import synthetic
 from twinsched.twin.whatif.replayed import replay_document
 
@@ -75,14 +76,18 @@ def main() -> None:
                                  ("cached", [0, 1, 2, 3, 4])):  # fmt: skip
                 seconds, job = ask(twin.url, {**body, "seeds": seeds})
                 result = job["result"]
-                print(f"workers {workers}, {label}: answered in {seconds:.2f} s wall; runs "
-                      f"{result['runs_cpu_s']:.2f} s CPU, twin wall {result['wall_s']:.2f} s; "
-                      f"load average {os.getloadavg()[0]:.1f}")
+                print(
+                    f"workers {workers}, {label}: answered in {seconds:.2f} s wall; runs "
+                    f"{result['runs_cpu_s']:.2f} s CPU, twin wall {result['wall_s']:.2f} s; "
+                    f"load average {os.getloadavg()[0]:.1f}"
+                )
             for row in result["schedulers"]:
                 f = row["figures"]
-                print(f"  {row['scheduler']}: GPU alloc {f['gpu_alloc_pct']['mean']:.1f} %, "
-                      f"wait {f['queue_wait_s']['mean']:.1f} s, "
-                      f"completed {f['completed']['mean']:.0f}, arrivals {f['arrivals']['mean']:.0f}")
+                print(
+                    f"  {row['scheduler']}: GPU alloc {f['gpu_alloc_pct']['mean']:.1f} %, "
+                    f"wait {f['queue_wait_s']['mean']:.1f} s, "
+                    f"completed {f['completed']['mean']:.0f}, arrivals {f['arrivals']['mean']:.0f}"
+                )
         finally:
             twin.stop()
 

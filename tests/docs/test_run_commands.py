@@ -105,6 +105,7 @@ PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus
 TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+WHATIF = "needs a twin server: covered by tests/cli/test_twin_whatif.py (TwinProcess)"
 MONITORING = "reads the repository's files: tests/deploy/test_monitoring.py runs both"
 PROMETHEUS_RANGE = "needs a Prometheus server: covered by tests/twin/test_prometheus_range.py"
 BROKER = "needs NATS and a twin: covered by tests/twin/test_broker.py (real NATS, TwinProcess)"
@@ -425,6 +426,12 @@ LONG: dict[str, str] = {
     ),
     "docs/twin.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd "
     "--twin http://127.0.0.1:8181": NEEDS_TWIN,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit "
+    "--horizon 2h --seeds 0-4": WHATIF,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit,random "
+    "--scenario synthetic-continuum --json": WHATIF,
+    "docs/twin.md: python bench/whatif_accuracy.py": BENCH,
+    "docs/twin.md: python bench/whatif_speed.py": BENCH,
     "docs/workflows.md: twinsched workflow run all --out out/workflows": (
         "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
     ),

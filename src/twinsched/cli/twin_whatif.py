@@ -15,10 +15,11 @@ from typing import Annotated, Any
 import typer
 
 from twinsched.cli.console import error_exit, make_console
-from twinsched.cli.options import parse_seeds, seeds_opt, split_list
+from twinsched.cli.options import checked_opt, float_opt, parse_seeds, split_list
 from twinsched.errors import TwinschedError
 
 POLL_S = 0.05
+SEEDS = "seeds 0..4294967295, low-high ranges, at most 20"  # request.py's bounds
 SCENARIO_HELP = (
     "Workload from this trace (NAME[:VARIANT]) or stored scenario instead of the twin's "
     "recent arrivals."
@@ -35,17 +36,33 @@ FIGURES = (
 )
 
 
+def _horizon(text: str) -> None:
+    from twinsched.twin.whatif.request import parse_horizon
+
+    try:
+        parse_horizon(text)
+    except TwinschedError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _seeds(text: str) -> None:
+    from twinsched.twin.whatif.request import MAX_SEEDS
+
+    if len(parse_seeds(text)) > MAX_SEEDS:
+        raise typer.BadParameter(f"at most {MAX_SEEDS} seeds, got {len(parse_seeds(text))}")
+
+
 def whatif(
     url: Annotated[str, typer.Argument(help="The twin's base URL, e.g. http://127.0.0.1:8181.")],
     schedulers: Annotated[str, typer.Option(help="Comma-separated scheduler names.")],
     horizon: Annotated[
-        str, typer.Option(help="How far ahead: seconds or 30m, 2h, 1d (1m to 24h).")
+        str, checked_opt("How far ahead: seconds, or 30m, 2h, 1d. [1m..24h]", _horizon)
     ] = "1h",
-    seeds: Annotated[str, seeds_opt("Seeds of the runs, e.g. 0-4 (at most 20).")] = "0",
+    seeds: Annotated[str, checked_opt(f"Seeds of the runs, e.g. 0-4. [{SEEDS}]", _seeds)] = "0",
     scenario: Annotated[str | None, typer.Option(help=SCENARIO_HELP)] = None,
     session: Annotated[str | None, typer.Option(help="The twin's session to fork.")] = None,
     timeout: Annotated[
-        float, typer.Option(help="Time limit of the runs on the twin (s, up to 300).")
+        float, float_opt("Time limit of the runs on the twin (s).", 0, 300, open_lo=True)
     ] = 60.0,
     token: Annotated[
         str, typer.Option(envvar="TWINSCHED_TWIN_TOKEN", help="Bearer token of the twin.")
@@ -84,8 +101,6 @@ def _body(
 ) -> dict[str, Any]:
     from twinsched.twin.whatif.request import check_request, parse_horizon
 
-    if not 0 < timeout <= 300:
-        raise typer.BadParameter(f"must be in >0..300 s, got {timeout:g}", param_hint="--timeout")
     try:
         horizon_s = parse_horizon(horizon)
     except TwinschedError as exc:

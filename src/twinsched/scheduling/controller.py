@@ -61,8 +61,7 @@ def queue_order(state: ClusterState, pending: I64) -> I64:
         return pending
     pods = state.pods
     job = pods.job[pending]
-    running_jobs = np.unique(pods.job[state.phase == Phase.RUNNING])
-    partly = np.isin(job, running_jobs)
+    partly = np.isin(job, pods.job[state.phase == Phase.RUNNING])  # repeats are fine
     keys = (pending, pods.arrival_s[pending], ~partly, -pods.priority[pending])
     return pending[np.lexsort(keys)]
 

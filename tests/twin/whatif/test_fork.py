@@ -34,8 +34,8 @@ def test_running_and_pending_pods_come_with_their_times(noon: TwinDocument) -> N
 
 def test_recent_arrivals_in_groups_of_a_job(noon: TwinDocument) -> None:
     fork, _ = fork_document(noon, 3600.0)
-    recent = [p for j in noon.jobs for p in j.pods
-              if p.phase != "NotArrived" and NOON - 3600 < p.timestamps.arrival_s <= NOON]  # fmt: skip
+    pods_of = [p for j in noon.jobs for p in j.pods if p.phase != "NotArrived"]
+    recent = [p for p in pods_of if NOON - 3600 < p.timestamps.arrival_s <= NOON]
     pods = fork.scenario.pods
     templates = sorted(pods.names[i].split("~")[0] for i in fork.templates)
     assert templates == sorted(p.id for p in recent)

@@ -19,7 +19,7 @@ def wait(job: Job, limit_s: float = 120.0) -> None:
 
 def test_worker_processes_give_the_same_figures(noon: TwinDocument) -> None:
     request = check_request(["bestfit", "random"], 3600.0, [0, 1, 2])
-    make: MakeFork = lambda: (fork_document(noon, 3600.0)[0], None)  # noqa: E731
+    make: MakeFork = lambda: (fork_document(noon, 3600.0)[0], None, 0)  # noqa: E731
     answers = []
     for workers in (0, 2):
         jobs = WhatIfJobs(workers)
@@ -37,7 +37,7 @@ def test_worker_processes_give_the_same_figures(noon: TwinDocument) -> None:
 def test_closing_stops_the_job_under_way(noon: TwinDocument) -> None:
     request = check_request(["bestfit", "fgd"], 86400.0, list(range(10)))
     jobs = WhatIfJobs()
-    job = jobs.submit(0, request, lambda: (fork_document(noon, 86400.0)[0], None), 300.0)
+    job = jobs.submit(0, request, lambda: (fork_document(noon, 86400.0)[0], None, 0), 300.0)
     while job.status == "queued":
         time.sleep(0.01)
     jobs.close()

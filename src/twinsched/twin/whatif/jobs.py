@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 MAX_QUEUED = 4  # jobs waiting or running at once
 KEEP = 32  # finished jobs kept (the cache)
 DEFAULT_TIMEOUT_S = 60.0
-MakeFork = Callable[[], tuple[Fork, I64 | None]]
+MakeFork = Callable[[], tuple[Fork, I64 | None, int]]  # the fork, its scenario pods, version
 
 
 class WhatIfBusy(TwinschedError):
@@ -121,11 +121,11 @@ class WhatIfJobs:
         deadline = Deadline(time.monotonic() + job.timeout_s)
         self._running.add(deadline)
         try:
-            fork, extra_at = make_fork()
+            fork, extra_at, version = make_fork()
             job.result = compare(fork, extra_at, job.request, deadline=deadline,
                                  progress=lambda done, _: setattr(job, "done", done),
                                  pool=self._workers())  # fmt: skip
-            job.result["version"] = job.version
+            job.result["version"] = version  # newer than the job's when it waited in line
             job.status = "done"
         except TwinschedError as exc:
             job.error, job.status = str(exc), "failed"

@@ -110,11 +110,13 @@ async def post_whatif(
     try:
         checked = check_request(body.schedulers, body.horizon_s, body.seeds, body.scenario,
                                 body.session)  # fmt: skip
-        version, reader = _reader(request, service, body.session)
+        version, reader, current = _reader(request, service, body.session)
         check_size(reader(_node_count), checked)
         if checked.scenario is not None:
             await run_in_threadpool(load_workload, checked.scenario)  # 404 now, cached later
-        job = _jobs(request).submit(version, checked, _fork_maker(reader, checked), body.timeout_s)
+        job = _jobs(request).submit(
+            version, checked, _fork_maker(reader, current, checked), body.timeout_s
+        )
     except WhatIfError as exc:
         return problem_response([(exc.field, exc.problem)], exc.status)
     except WhatIfBusy as exc:
@@ -143,28 +145,32 @@ def _jobs(request: Request) -> WhatIfJobs:
     return jobs
 
 
-def _reader(request: Request, service: TwinService, session: str | None) -> tuple[int, Reader]:
+def _reader(
+    request: Request, service: TwinService, session: str | None
+) -> tuple[int, Reader, Callable[[], int]]:
+    """The state's version, a reader of its document, and its version when read."""
     if session is None:
-        return service.version, service.read
+        return service.version, service.read, lambda: service.version
     lookup: SessionLookup | None = getattr(request.app.state, "whatif_sessions", None)
     found = lookup(session) if lookup is not None else None
     if found is None:
         raise WhatIfError("session", f"unknown session '{session}'", status=404)
-    return found
+    version, reader = found
+    return version, reader, lambda: version
 
 
 def _node_count(doc: TwinDocument) -> int:
     return sum(len(pool.nodes) for pool in doc.nodepools)
 
 
-def _fork_maker(read: Reader, request: WhatIfRequest) -> MakeFork:
+def _fork_maker(read: Reader, version: Callable[[], int], request: WhatIfRequest) -> MakeFork:
     def make() -> Any:
         def view(doc: TwinDocument) -> Any:
             extra: list[Job] = []
             if request.scenario is not None:
                 extra = scenario_jobs(request.scenario, doc, request.horizon_s)
             fork, extra_at = fork_document(doc, request.horizon_s, extra)
-            return fork, (extra_at if request.scenario is not None else None)
+            return fork, (extra_at if request.scenario is not None else None), version()
 
         return read(view)
 

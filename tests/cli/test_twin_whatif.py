@@ -92,10 +92,10 @@ def test_bad_options_never_reach_the_twin(runner: CliRunner, args: list[str], me
 
 
 def test_what_the_twin_refuses(runner: CliRunner, twin: TwinProcess) -> None:
-    code, out = whatif(runner, twin.url, "--schedulers", "fgd", "--session", "nope")
+    code, out = whatif(runner, twin.url, "--schedulers", "fgd", "--session", "9")
     assert code == 2
     assert "error: the twin at" in out and "refused the what-if" in out
-    assert "404: session: unknown session 'nope'" in out
+    assert "404: session: unknown session 9" in out
 
 
 def test_no_twin_there(runner: CliRunner) -> None:

@@ -60,7 +60,9 @@ def whatif(
     ] = "1h",
     seeds: Annotated[str, checked_opt(f"Seeds of the runs, e.g. 0-4. [{SEEDS}]", _seeds)] = "0",
     scenario: Annotated[str | None, typer.Option(help=SCENARIO_HELP)] = None,
-    session: Annotated[str | None, typer.Option(help="The twin's session to fork.")] = None,
+    session: Annotated[
+        int | None, typer.Option(help="The twin's session (number) to fork; default the live one.")
+    ] = None,
     timeout: Annotated[
         float, float_opt("Time limit of the runs on the twin (s).", 0, 300, open_lo=True)
     ] = 60.0,
@@ -96,7 +98,7 @@ def _body(
     horizon: str,
     seeds: str,
     scenario: str | None,
-    session: str | None,
+    session: int | None,
     timeout: float,
 ) -> dict[str, Any]:
     from twinsched.twin.whatif.request import check_request, parse_horizon

@@ -107,7 +107,8 @@ def test_a_scenario_gives_the_horizon_its_workload(twin: SyncASGI) -> None:
         ({"seeds": list(range(21))}, 422, "seeds"),
         ({"schedulers": []}, 422, "schedulers"),
         ({"timeout_s": 0}, 422, "timeout_s"),
-        ({"session": "nope"}, 404, "session: unknown session 'nope'"),
+        ({"session": 9}, 404, "session: unknown session 9"),
+        ({"session": 0}, 422, "session"),
         ({"scenario": "synthetic-continuum:x"}, 404, "scenario: unknown synthetic-continuum"),
     ],
 )
@@ -161,11 +162,11 @@ def test_too_many_requests_under_way(twin: SyncASGI, monkeypatch: pytest.MonkeyP
 def test_a_session_of_the_twin(twin: SyncASGI, noon: TwinDocument) -> None:
     """The sessions' lookup (``app.state.whatif_sessions``) gives a session's reader."""
     other = TwinService(noon)
-    twin.app.state.whatif_sessions = lambda name: (7, other.read) if name == "run-2" else None
-    result = finished(twin, twin.post(URL, json={**BODY, "session": "run-2"}).json())
+    twin.app.state.whatif_sessions = lambda number: (7, other.read) if number == 2 else None
+    result = finished(twin, twin.post(URL, json={**BODY, "session": 2}).json())
     assert result["status"] == "done" and result["version"] == 7
-    assert result["request"]["session"] == "run-2"
-    assert twin.post(URL, json={**BODY, "session": "run-3"}).status_code == 404
+    assert result["request"]["session"] == 2
+    assert twin.post(URL, json={**BODY, "session": 3}).status_code == 404
 
 
 def test_the_routes_are_in_the_openapi(twin: SyncASGI) -> None:

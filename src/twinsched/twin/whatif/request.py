@@ -13,6 +13,7 @@ MAX_HORIZON_S = 86_400.0
 MAX_SCHEDULERS = 8
 MAX_SEEDS = 20
 MAX_SEED = 2**32 - 1
+MAX_SESSION = 2**31 - 1  # sessions are numbered from 1
 MAX_RUNS = 64  # schedulers x seeds
 MAX_NODE_RUNS = 2_000_000  # schedulers x seeds x nodes: bounds the work of one request
 MAX_HORIZON_PODS = 200_000  # pods one run may replay (forked and drawn)
@@ -39,7 +40,7 @@ class WhatIfRequest:
     horizon_s: float
     seeds: tuple[int, ...]
     scenario: str | None = None
-    session: str | None = None
+    session: int | None = None  # a session number (None: the live state)
 
     def key(self) -> tuple[object, ...]:
         """What the answer depends on besides the state (the cache's key)."""
@@ -70,7 +71,7 @@ def check_request(
     horizon_s: float,
     seeds: list[int],
     scenario: str | None = None,
-    session: str | None = None,
+    session: int | None = None,
 ) -> WhatIfRequest:
     """The request with every value checked: schedulers by the registry's name check (an
     unknown name lists the known ones), the horizon and seeds in range, the runs bounded."""
@@ -97,6 +98,8 @@ def check_request(
     for k, seed in enumerate(seeds):
         if not 0 <= seed <= MAX_SEED:
             raise WhatIfError(f"seeds[{k}]", f"must be in 0..{MAX_SEED}, got {seed}")
+    if session is not None and not 1 <= session <= MAX_SESSION:
+        raise WhatIfError("session", f"a session number in 1..{MAX_SESSION}, got {session}")
     if len(schedulers) * len(seeds) > MAX_RUNS:
         runs = len(schedulers) * len(seeds)
         raise WhatIfError("seeds", f"at most {MAX_RUNS} runs (schedulers x seeds), got {runs}")

@@ -29,6 +29,7 @@ from twinsched.twin.whatif.jobs import Job as WhatIfJob
 from twinsched.twin.whatif.request import (
     MAX_SCHEDULERS,
     MAX_SEEDS,
+    MAX_SESSION,
     WhatIfError,
     WhatIfRequest,
     check_request,
@@ -38,9 +39,9 @@ from twinsched.twin.whatif.workload import load_workload, scenario_jobs
 router = APIRouter(tags=["what-if"])
 MAX_TIMEOUT_S = 300.0
 Reader = Callable[[Callable[[TwinDocument], Any]], Any]
-#: ``app.state.whatif_sessions``: a session's name -> (its state version, a reader of its
+#: ``app.state.whatif_sessions``: a session's number -> (its state version, a reader of its
 #: document like ``TwinService.read``), None when the twin has no such session.
-SessionLookup = Callable[[str], tuple[int, Reader] | None]
+SessionLookup = Callable[[int], tuple[int, Reader] | None]
 
 
 class WhatIfBody(BaseModel):
@@ -58,9 +59,9 @@ class WhatIfBody(BaseModel):
         description="The horizon's workload from this trace (NAME[:VARIANT]) or stored "
         "scenario; default: drawn from the twin's recent arrivals.",
     )  # fmt: skip
-    session: str | None = Field(
-        None, min_length=1, max_length=MAX_ID_LENGTH, pattern=ID_PATTERN,
-        description="The session to fork (default: the twin's live state).",
+    session: int | None = Field(
+        None, ge=1, le=MAX_SESSION, description="The session (number) to fork; default: the "
+        "twin's live state.",
     )  # fmt: skip
     timeout_s: float = Field(
         DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False,
@@ -146,7 +147,7 @@ def _jobs(request: Request) -> WhatIfJobs:
 
 
 def _reader(
-    request: Request, service: TwinService, session: str | None
+    request: Request, service: TwinService, session: int | None
 ) -> tuple[int, Reader, Callable[[], int]]:
     """The state's version, a reader of its document, and its version when read."""
     if session is None:
@@ -154,7 +155,7 @@ def _reader(
     lookup: SessionLookup | None = getattr(request.app.state, "whatif_sessions", None)
     found = lookup(session) if lookup is not None else None
     if found is None:
-        raise WhatIfError("session", f"unknown session '{session}'", status=404)
+        raise WhatIfError("session", f"unknown session {session}", status=404)
     version, reader = found
     return version, reader, lambda: version
 

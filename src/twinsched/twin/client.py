@@ -143,6 +143,14 @@ class TwinClient:
         result: dict[str, Any] = self._send("GET", "/history", params=query).json()
         return result
 
+    def ready(self) -> bool:
+        """Whether ``/readyz`` answers 200."""
+        try:
+            self._send("GET", "/readyz")
+        except TwinClientError:
+            return False
+        return True
+
     # -- what-if ---------------------------------------------------------------------------------
     def whatif(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /whatif``: the job (with its result when the twin had it already)."""
@@ -153,14 +161,6 @@ class TwinClient:
         """``GET /whatif/{job}``: its status, progress, and result or error."""
         result: dict[str, Any] = self._send("GET", f"/whatif/{job}").json()
         return result
-
-    def ready(self) -> bool:
-        """Whether ``/readyz`` answers 200."""
-        try:
-            self._send("GET", "/readyz")
-        except TwinClientError:
-            return False
-        return True
 
 
 _JSON = {"Content-Type": "application/json"}

@@ -400,6 +400,12 @@ LONG: dict[str, str] = {
     "http://127.0.0.1:8181 --interval 15": COLLECTOR,
     "docs/prometheus.md: curl -s http://127.0.0.1:8181/api/v1/nodes | head -c 400": NEEDS_TWIN,
     "docs/twin.md: twinsched twin serve --port 8181": TWIN_SERVER,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit "
+    "--horizon 2h --seeds 0-4": WHATIF,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit,random "
+    "--scenario synthetic-continuum --json": WHATIF,
+    "docs/twin.md: python bench/whatif_accuracy.py": BENCH,
+    "docs/twin.md: python bench/whatif_speed.py": BENCH,
     "docs/ui.md: twinsched twin serve --port 8181 --trace synthetic-continuum --variant 3 --dev": (
         "starts a server: the dashboard it serves is covered by tests/twin/test_ui_browser.py"
     ),
@@ -426,12 +432,6 @@ LONG: dict[str, str] = {
     ),
     "docs/twin.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd "
     "--twin http://127.0.0.1:8181": NEEDS_TWIN,
-    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit "
-    "--horizon 2h --seeds 0-4": WHATIF,
-    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit,random "
-    "--scenario synthetic-continuum --json": WHATIF,
-    "docs/twin.md: python bench/whatif_accuracy.py": BENCH,
-    "docs/twin.md: python bench/whatif_speed.py": BENCH,
     "docs/workflows.md: twinsched workflow run all --out out/workflows": (
         "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
     ),

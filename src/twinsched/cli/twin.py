@@ -322,5 +322,5 @@ def export(
     typer.echo(f"wrote {len(frame)} samples of {series} series to {out}")
 
 
-app.command("collect")(collect)
 app.command("whatif")(whatif)
+app.command("collect")(collect)

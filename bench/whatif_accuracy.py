@@ -59,6 +59,7 @@ def predicted(doc: Any, schedulers: list[str], horizon: float, seeds: list[int],
     result = compare(fork, extra_at if scenario is not None else None, request)
     return {
         row["scheduler"]: {k: row["figures"][k]["mean"] for k in ("gpu_alloc_pct", "queue_wait_s")}
+        | {"wait_std": row["figures"]["queue_wait_s"]["std"]}
         for row in result["schedulers"]
     }
 
@@ -116,7 +117,8 @@ def main() -> None:
             print(
                 f"{hours:5g}  | {s:9s} | {r['gpu_alloc_pct']:6.2f} / {d['gpu_alloc_pct']:6.2f} / "
                 f"{t['gpu_alloc_pct']:6.2f} | {r['queue_wait_s']:8.1f} / "
-                f"{d['queue_wait_s']:8.1f} / {t['queue_wait_s']:8.1f}"
+                f"{d['queue_wait_s']:8.1f} / {t['queue_wait_s']:8.1f} "
+                f"(drawn wait std over seeds {d['wait_std']:.1f})"
             )
         for key in ("gpu_alloc_pct", "queue_wait_s"):
             for label, figures in (("drawn", drawn), ("true arrivals", true)):

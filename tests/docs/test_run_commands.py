@@ -111,6 +111,7 @@ PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus
 TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+WHATIF = "needs a twin server: covered by tests/cli/test_twin_whatif.py (TwinProcess)"
 MONITORING = "reads the repository's files: tests/deploy/test_monitoring.py runs both"
 PROMETHEUS_RANGE = "needs a Prometheus server: covered by tests/twin/test_prometheus_range.py"
 BROKER = "needs NATS and a twin: covered by tests/twin/test_broker.py (real NATS, TwinProcess)"
@@ -405,6 +406,12 @@ LONG: dict[str, str] = {
     "http://127.0.0.1:8181 --interval 15": COLLECTOR,
     "docs/prometheus.md: curl -s http://127.0.0.1:8181/api/v1/nodes | head -c 400": NEEDS_TWIN,
     "docs/twin.md: twinsched twin serve --port 8181": TWIN_SERVER,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit "
+    "--horizon 2h --seeds 0-4": WHATIF,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit,random "
+    "--scenario synthetic-continuum --json": WHATIF,
+    "docs/twin.md: python bench/whatif_accuracy.py": BENCH,
+    "docs/twin.md: python bench/whatif_speed.py": BENCH,
     "docs/ui.md: twinsched twin serve --port 8181 --trace synthetic-continuum --variant 3 --dev": (
         "starts a server: the dashboard it serves is covered by tests/twin/test_ui_browser.py"
     ),

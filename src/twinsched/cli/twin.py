@@ -18,6 +18,7 @@ from twinsched.cli.console import error_exit
 from twinsched.cli.options import broker_opt, float_opt, int_opt, out_path_opt, split_list
 from twinsched.cli.servers import quiet_gc
 from twinsched.cli.twin_snapshot import snapshot
+from twinsched.cli.twin_whatif import whatif
 from twinsched.errors import TwinschedError
 
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
@@ -340,5 +341,6 @@ def export(
     typer.echo(f"wrote {len(frame)} samples of {series} series to {out}")
 
 
+app.command("whatif")(whatif)
 app.command("collect")(collect)
 app.command("snapshot")(snapshot)

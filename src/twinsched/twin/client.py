@@ -169,5 +169,16 @@ class TwinClient:
             return False
         return True
 
+    # -- what-if ---------------------------------------------------------------------------------
+    def whatif(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /whatif``: the job (with its result when the twin had it already)."""
+        result: dict[str, Any] = self._send("POST", "/whatif", json=dict(body)).json()
+        return result
+
+    def whatif_job(self, job: str) -> dict[str, Any]:
+        """``GET /whatif/{job}``: its status, progress, and result or error."""
+        result: dict[str, Any] = self._send("GET", f"/whatif/{job}").json()
+        return result
+
 
 _JSON = {"Content-Type": "application/json"}

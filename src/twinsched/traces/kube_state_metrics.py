@@ -104,11 +104,21 @@ class KsmView:
     problems: list[Problem] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
 
-    def problem(self, reason: str, family: str, series: Mapping[str, Any]) -> None:
+    def problem(self, reason: str, family: str, series: Any) -> None:
         """Count one unusable series (the first 100 per read are kept with their text)."""
         self.counts[reason] += 1
         if len(self.problems) < 100:
-            self.problems.append(Problem(reason, family, str(series)[:SERIES_TEXT]))
+            self.problems.append(Problem(reason, family, series_text(series)))
+
+
+def series_text(series: Any) -> str:
+    """A series as logged: its labels and value, without the evaluation time (the same
+    series reads the same at every interval), at most ``SERIES_TEXT`` characters."""
+    if isinstance(series, dict) and "metric" in series:
+        value = series.get("value")
+        shown = value[1] if isinstance(value, list) and len(value) == 2 else value
+        return f"{series['metric']} = {shown!r}"[:SERIES_TEXT]
+    return str(series)[:SERIES_TEXT]
 
 
 def object_id(namespace: str, name: str) -> str:

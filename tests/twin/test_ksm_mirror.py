@@ -8,7 +8,8 @@ ranges: each counted on ``/metrics`` (``twinsched_twin_mirror_rejected_total{rea
 logged once with the series, never stored, and the mirror goes on (a pod that vanishes is
 released, a new one mirrored). Then a server speaking Prometheus' query API answers HTTP
 500, a query error, no JSON, a dropped connection and nothing within the timeout: each
-failed poll is counted by kind, the twin answers no 5xx, and the mirror goes on.
+failed poll is counted by kind, the twin answers no 5xx, and the mirror goes on; every query
+carries the bearer token of ``TWINSCHED_TWIN_MIRROR_TOKEN``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
+import pytest
 
 from tests.twin.conftest import TOKEN
 from tests.twin.process import running_twin
@@ -99,20 +101,24 @@ def exposition(series: list[Series]) -> bytes:
 
 
 @contextmanager
-def http_server(answer: Callable[[str, bytes], tuple[int, bytes]]) -> Iterator[str]:
-    """A loopback HTTP server: ``answer(path, body)`` gives each request's status and body."""
+def http_server(answer: Callable[[str, bytes, Any], tuple[int, bytes]]) -> Iterator[str]:
+    """A loopback HTTP server: ``answer(path, body, headers)`` gives each request's status
+    and body."""
 
     class Handler(BaseHTTPRequestHandler):
         def _reply(self) -> None:
             size = int(self.headers.get("Content-Length") or 0)
-            status, body = answer(self.path, self.rfile.read(size))
+            status, body = answer(self.path, self.rfile.read(size), self.headers)
             if status == 0:  # drop the connection without an answer
                 self.close_connection = True
                 return
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the mirror gave up waiting (the slow mode)
 
         do_GET = do_POST = _reply
 
@@ -160,8 +166,8 @@ KINDS = ("missing_label", "bad_value", "unknown_resource", "duplicate", "conflic
 
 def test_hostile_series_through_prometheus_are_counted_never_stored(tmp_path: Path) -> None:
     exposed = {"a": exposition(hostile()), "b": exposition(pod_series("p1", "Running", "n1")[:1])}
-    replica_a = http_server(lambda path, _: (200, exposed["a"]))
-    replica_b = http_server(lambda path, _: (200, exposed["b"]))
+    replica_a = http_server(lambda *_: (200, exposed["a"]))
+    replica_b = http_server(lambda *_: (200, exposed["b"]))
     with replica_a as a, replica_b as b:
         ports = [int(url.rsplit(":", 1)[1]) for url in (a, b)]
         with (
@@ -193,8 +199,10 @@ class QueryApi:
 
     def __init__(self, series: list[Series]) -> None:
         self.series, self.mode = series, "answers"
+        self.authorization: set[str] = set()
 
-    def __call__(self, path: str, body: bytes) -> tuple[int, bytes]:
+    def __call__(self, path: str, body: bytes, headers: Any) -> tuple[int, bytes]:
+        self.authorization.add(headers.get("Authorization", ""))
         query = parse_qs(body.decode()).get("query", [""])[0]
         if self.mode == "500":
             return 500, b"internal error"
@@ -214,7 +222,10 @@ class QueryApi:
         return 200, json.dumps({"status": "success", "data": data}).encode()
 
 
-def test_a_failing_prometheus_is_counted_by_kind_and_the_mirror_goes_on(tmp_path: Path) -> None:
+def test_a_failing_prometheus_is_counted_by_kind_and_the_mirror_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TWINSCHED_TWIN_MIRROR_TOKEN", "prometheus-proxy-token")
     api = QueryApi(good())
     with (
         http_server(api) as prom,
@@ -234,3 +245,5 @@ def test_a_failing_prometheus_is_counted_by_kind_and_the_mirror_goes_on(tmp_path
         assert state(twin.url)[0]["p1"] == ("Succeeded", "n1")
         log = (tmp_path / "twin.log").read_text()
         assert "worked again" in log and log.count("(prometheus_timeout)") == 1
+    assert api.authorization == {"Bearer prometheus-proxy-token"}  # on every query
+    assert "prometheus-proxy-token" not in log

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
+import pytest
 
 from tests.twin.ksm_answers import answers
 from tests.twin.test_ksm_chain import expected, scenario
@@ -28,9 +29,11 @@ from twinsched.sim import run_replay
 from twinsched.twin.collectors.ksm import (
     FAMILY_LABEL,
     STATE_QUERY,
+    FetchError,
     KsmMirror,
     by_family,
     details_query,
+    redacted,
 )
 from twinsched.twin.collectors.ksm_diff import summarize
 from twinsched.twin.core.service import TwinService
@@ -112,3 +115,19 @@ def test_series_are_sorted_by_their_family_tag() -> None:
                          {"metric": {FAMILY_LABEL: "nope"}}, "junk", {"metric": 3}]  # fmt: skip
     out = by_family(result)
     assert out["kube_node_info"] == result[:1] and sum(map(len, out.values())) == 1
+
+
+def test_credentials_in_the_prometheus_url_are_used_never_shown() -> None:
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["Authorization"])
+        return httpx.Response(500)
+
+    url = "https://mirror:s3cret-pass@prometheus.example:9090/"
+    assert redacted(url) == "https://***@prometheus.example:9090/"
+    mirror = KsmMirror(url, TwinService(), usage={}, transport=httpx.MockTransport(answer))
+    with pytest.raises(FetchError) as failed:
+        mirror.fetch(STATE_QUERY, 1.0)
+    assert "s3cret" not in str(failed.value) and "***@prometheus.example" in str(failed.value)
+    assert seen and seen[0].startswith("Basic ")  # basic authentication from the URL

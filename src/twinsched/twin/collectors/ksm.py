@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from twinsched.errors import TwinschedError
 from twinsched.traces.kube_state_metrics import (
@@ -129,6 +130,14 @@ def by_family(result: Iterable[Any]) -> dict[str, list[Any]]:
     return out
 
 
+def redacted(url: str) -> str:
+    """``url`` without the user and password it may carry (``https://***@host/``)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
 class FetchError(PrometheusError):
     """A query Prometheus did not answer: ``kind`` is ``unreachable``, ``timeout``,
     ``http`` (an HTTP error or not JSON) or ``query`` (Prometheus refused the query)."""
@@ -173,6 +182,7 @@ class KsmMirror(PrometheusCollector):
                          max_failed_polls=2**62, transport=transport)  # fmt: skip
         if token:
             self._http.headers["Authorization"] = f"Bearer {token}"
+        self.url = redacted(self.url)  # as shown in messages and logs; the client has it all
         self.service = service
         self.stats = MirrorStats()
         self._logged: set[tuple[str, str, str]] = set()
@@ -199,7 +209,7 @@ class KsmMirror(PrometheusCollector):
             answer = None
         if not isinstance(answer, dict) or (reply.status_code >= 400 and "status" not in answer):
             raise FetchError("http", f"{self.url}: query gave HTTP {reply.status_code}: "
-                             f"{reply.text[:200]!r}")  # fmt: skip
+                             f"{reply.content[:200]!r}")  # fmt: skip
         try:
             return by_family(query_result(answer, "kube-state-metrics", self.url, "vector"))
         except PrometheusError as exc:

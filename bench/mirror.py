@@ -44,7 +44,7 @@ REQ = "kube_pod_container_resource_requests"
 PROM = {"instance": "10.0.0.7:8080", "job": "kube-state-metrics"}
 TAGGED = re.compile(r'"twinsched_family", "(\w+)"')
 UIDS = re.compile(r'uid=~"([^"]*)"')
-GROUPED = re.compile(r"group by \(([^)]*)\) \((kube_\w+)")
+GROUPED = re.compile(r"(group|max) by \(([^)]*)\) \((kube_\w+)")
 
 
 def s(name: str, labels: dict[str, str], value: float) -> dict[str, Any]:
@@ -141,16 +141,18 @@ class FakePrometheus:
         families = tagged or re.findall(r"kube_\w+", query)[:1]
         uids = UIDS.search(query)
         wanted = set(uids.group(1).split("|")) if uids else None
-        grouped = {f: [k.strip() for k in by.split(",")] for by, f in GROUPED.findall(query)}
+        grouped = {f: (op, [k.strip() for k in by.split(",")])
+                   for op, by, f in GROUPED.findall(query)}  # fmt: skip
         result = []
         for family in families:
-            keep = grouped.get(family)
+            op, keep = grouped.get(family, ("", []))
             for uid, series in self.held.get(family, []):
                 if wanted is None or uid in wanted:
                     metric = series["metric"]
-                    if keep is not None:  # group by (keep): those labels, the value 1
+                    if op:  # group (the value 1) or max (of one series) by (keep)
                         metric = {k: metric[k] for k in keep if metric.get(k)}
-                        series = {"metric": metric, "value": [1e9, "1"]}
+                        value = "1" if op == "group" else series["value"][1]
+                        series = {"metric": metric, "value": [1e9, value]}
                     if tagged:
                         series = {**series, "metric": {**metric, "twinsched_family": family}}
                     result.append(series)

@@ -80,11 +80,18 @@ FAMILY_LABEL = "twinsched_family"
 #: Families read only where they hold: the Ready condition and the current phase.
 SELECT = {"kube_node_status_condition": ('condition="Ready"', " == 1"),
           "kube_pod_status_phase": ("", " == 1")}  # fmt: skip
-#: The pods' state, read at every interval, on the labels the reader uses only: whatever a
-#: cluster adds (``pod_ip``, ``created_by_*``, target labels) is not sent. ``instance`` keeps
-#: two kube-state-metrics replicas apart (their series are counted as duplicates).
-PROJECT = {"kube_pod_info": "namespace, pod, uid, node, instance",
-           "kube_pod_status_phase": "namespace, pod, uid, phase, instance"}  # fmt: skip
+#: Pod series projected on the labels the reader uses (``group``: the value is 1; ``max``
+#: over one series: its value, NaN and negatives included): whatever a cluster adds
+#: (``pod_ip``, ``created_by_*``, target labels) is not sent. ``instance`` keeps two
+#: kube-state-metrics replicas apart (their series are counted as duplicates).
+PROJECT = {
+    "kube_pod_info": "group by (namespace, pod, uid, node, instance)",
+    "kube_pod_status_phase": "group by (namespace, pod, uid, phase, instance)",
+    "kube_pod_container_resource_requests":
+        "max by (namespace, pod, uid, container, resource, instance)",
+    "kube_pod_owner": "group by (namespace, pod, uid, owner_name, instance)",
+    "kube_pod_created": "max by (namespace, pod, uid, instance)",
+}  # fmt: skip
 DETAILS_FILTERED_MAX = 2_000  # new pods named in the details query; more: read them all
 SAFE_UID = re.compile(r"[A-Za-z0-9._-]+")  # Kubernetes uids are UUIDs
 
@@ -97,7 +104,7 @@ def union(families: Iterable[str], matchers: str = "") -> str:
         inside = ",".join(m for m in (matcher, matchers) if m)
         expr = (f"{family}{{{inside}}}" if inside else family) + suffix
         if family in PROJECT:
-            expr = f"group by ({PROJECT[family]}) ({expr})"
+            expr = f"{PROJECT[family]} ({expr})"
         parts.append(f'label_replace({expr}, "{FAMILY_LABEL}", "{family}", "__name__", ".*")')
     return " or ".join(parts)
 

@@ -407,6 +407,7 @@ LONG: dict[str, str] = {
         "--twin http://127.0.0.1:8181"
     ): "needs the twin server started above: covered by tests/twin/test_loop.py",
     "docs/ui.md: python bench/ui_soak.py --seconds 120": BENCH,
+    "docs/explain.md: python bench/explain.py --pods 10": BENCH,
     "docs/ui.md: twinsched ui --port 8383 --db runs.db": (
         "starts a server: covered by tests/explorer/test_explorer.py"
     ),

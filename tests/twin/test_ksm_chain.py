@@ -13,8 +13,9 @@ scrape of lag allowed, checked two ways:
   simulator's at the previous scrape or the one before it.
 
 The state acknowledged before the kill is there after the restart, and the restarted mirror
-adds no pod twice (the twin's change log holds one ``pod_add`` per pod) and replaces no
-document. Needs the ``prometheus`` binary (fails, never skips, without it).
+adds no pod twice (the twin's change log holds one ``pod_add`` per pod), replaces no
+document and goes on in the mirror's one session. Needs the ``prometheus`` binary (fails,
+never skips, without it).
 """
 
 from __future__ import annotations
@@ -214,6 +215,7 @@ def test_the_twin_mirrors_the_vte_through_prometheus(tmp_path: Path) -> None:
             taken = taken_in(prom)
             checked = check_history(twin, live.scrapes, taken, (killed, resumed + 1.0), killed)
             metrics = httpx.get(f"{twin.url}/metrics", timeout=10).text
+            sessions = httpx.get(f"{twin.url}/api/v1/sessions", timeout=10).json()["sessions"]
         finally:
             twin.stop()
     assert final == want and len(final[0]) == PODS
@@ -224,6 +226,7 @@ def test_the_twin_mirrors_the_vte_through_prometheus(tmp_path: Path) -> None:
     assert downs  # node failures mirrored
     added, documents = changes(db)
     assert sorted(added) == sorted(final[0]) and documents == 1  # no pod twice, no new PUT
+    assert [x["source"] for x in sessions] == [f"mirror {prom}"]  # one session, restart or not
     refused = [line for line in metrics.splitlines()
                if line.startswith("twinsched_twin_mirror_rejected_total{")]  # fmt: skip
     # No series refused, no poll failed. A poll that found no kube_node_info at all (a

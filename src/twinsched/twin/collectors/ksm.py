@@ -191,6 +191,7 @@ class KsmMirror(PrometheusCollector):
             self._http.headers["Authorization"] = f"Bearer {token}"
         self.url = redacted(self.url)  # as shown in messages and logs; the client has it all
         self.service = service
+        self.session_source = f"mirror {self.url}"[:200]  # the twin session it writes in
         self.stats = MirrorStats()
         self._logged: set[tuple[str, str, str]] = set()
         self._failing = ""  # the kind of the failures in a row, "" when the last poll worked
@@ -268,7 +269,7 @@ class KsmMirror(PrometheusCollector):
             plan.structure = True
             self.stats.writes += 1
         plan_for(known, view, at, plan)
-        plan.deltas, version = write_deltas(self.service, at, plan)
+        plan.deltas, version = write_deltas(self.service, at, plan, self.session_source)
         if version is not None:
             self._wrote(version, plan.deltas)
         if plan.deltas:
@@ -283,7 +284,9 @@ class KsmMirror(PrometheusCollector):
         # old one, which nobody holds once replaced in this same locked section
         new = restructured(doc, plan.nodes, pools, at)
         summary = summarize(new)
-        self._known = summary, self.service.replace(new)
+        # the mirror's own session goes on (a restarted mirror's too); another feed's ends
+        version = self.service.replace(new, source=self.session_source, resume=True)
+        self._known = summary, version
         return summary
 
     def _count(self, view: KsmView, plan: Plan) -> None:
@@ -320,7 +323,8 @@ class KsmMirror(PrometheusCollector):
             nodes = set(self.service.read(lambda d: [n.id for p in d.nodepools for n in p.nodes]))
             usage = self.usage_deltas(at, nodes)
         if usage:
-            done = self.service.apply(StatePatch(time=max(at, self.service.time), deltas=usage))
+            patch = StatePatch(time=max(at, self.service.time), deltas=usage)
+            done = self.service.apply(patch, source=self.session_source)
             self._wrote(done.version)
         self.stats.last_seconds = time.thread_time() - started
         self.stats.seconds += self.stats.last_seconds

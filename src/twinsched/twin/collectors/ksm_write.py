@@ -22,9 +22,10 @@ RETRIES = 5
 DELTA_PATH = re.compile(r"deltas\[(\d+)\]")
 
 
-def write_deltas(service: TwinService, at: float, plan: Plan) -> tuple[list[Any], int | None]:
-    """Apply ``plan.deltas`` at ``at``: the deltas written (those the twin refused left out)
-    and the twin's version after them (None: nothing written)."""
+def write_deltas(service: TwinService, at: float, plan: Plan,
+                 source: str) -> tuple[list[Any], int | None]:  # fmt: skip
+    """Apply ``plan.deltas`` at ``at`` (in the session of ``source``): the deltas written
+    (those the twin refused left out) and the twin's version after them (None: nothing)."""
     from twinsched.twin.core.service import DeltaError, TimeOrderError
 
     deltas = list(plan.deltas)
@@ -33,7 +34,8 @@ def write_deltas(service: TwinService, at: float, plan: Plan) -> tuple[list[Any]
             return [], None
         try:
             # validated already, by the twin's own models (ksm_diff.validated)
-            done = service.apply(StatePatch.model_construct(time=at, deltas=deltas))
+            patch = StatePatch.model_construct(time=at, deltas=deltas)
+            done = service.apply(patch, source=source)
         except TimeOrderError:
             raise
         except DeltaError as exc:

@@ -8,6 +8,7 @@ writer lease taken), so a bad value is one ``error:`` line, never a traceback or
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -70,6 +71,7 @@ Db = Annotated[
 ]
 
 
+MIRROR_TOKEN_ENV = "TWINSCHED_TWIN_MIRROR_TOKEN"  # --mirror: a bearer token for Prometheus
 GRACE_S = 3  # open dashboard streams (/ui/events) are closed after this at shutdown
 
 
@@ -161,7 +163,8 @@ def _mirror(application: FastAPI, prometheus: str | None, interval: float) -> Ev
         return None
     from twinsched.twin.collectors.ksm import KsmMirror
 
-    mirror = KsmMirror(prometheus, application.state.service, interval=interval)
+    token = os.environ.get(MIRROR_TOKEN_ENV) or None  # a bearer token for Prometheus
+    mirror = KsmMirror(prometheus, application.state.service, interval=interval, token=token)
     application.state.mirror_stats = mirror.stats
     typer.echo(f"twin: mirroring {mirror.url} every {interval:g} s", err=True)
     return mirror.start()

@@ -9,6 +9,7 @@ without its scheduler shows the twin's 404 message; axe with the panel open; the
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -201,3 +202,36 @@ def test_the_panel_at_390_px(fed_twin: tuple[str, str], browser: Any) -> None:
 def _artefact(name: str) -> str:
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     return str(ARTEFACTS / name)
+
+
+def test_a_past_sessions_decision(tmp_path: Path, page: Page) -> None:
+    """Two runs, two sessions: a decision of the first, picked in the session chooser, is
+    explained in its own session (``?session=1``), on the state of the first run."""
+    scenario = traces.load("synthetic-continuum", "3")
+    with twin_in_thread(tmp_path, TOKEN) as url:
+        with TwinClient(url, TOKEN) as client:
+            for scheduler in (SCHEDULER, "leastallocated+labels"):  # a run: a session
+                run = FillupRun(scenario, scheduler, 0, target_pct=30,
+                                observers=[TwinPublisher(client)])  # fmt: skip
+                for _ in range(6):
+                    run.step()
+        past = httpx.get(f"{url}/api/v1/decisions", params={"session": 1}).json()
+        assert past["session"] == 1 and past["decisions"], past
+        asked = requests_made(page)
+        page.goto(f"{url}/ui")
+        page.locator("#session option[value='1']").wait_for(state="attached")
+        page.select_option("#session", "1")
+        decision = past["decisions"][1]
+        page.click(f"#decisions tr[data-session='1'] button[data-seq='{decision['seq']}']")
+        e = _explained(page, 1)
+        assert e["scheduler"] == SCHEDULER and e["chosen_name"] == decision["node"]
+        assert e["source"].endswith("(session 1)"), e["source"]
+        assert f"/api/v1/decisions/{decision['seq']}/explain?session=1" in " ".join(asked)
+        _check_panel(page, decision, e)
+
+
+def requests_made(page: Page) -> list[str]:
+    """The URLs the page requests from now on."""
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+    return seen

@@ -106,3 +106,16 @@ def client(settings: TwinSettings) -> Iterator[SyncASGI]:
     twin = make_client(settings, tiny_document())
     yield twin
     twin.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, one per test module (``tests/twin/browser.py``)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.twin.browser import launch
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()

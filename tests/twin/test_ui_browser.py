@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
 from tests.twin.browser import (
     ARTEFACTS,
     axe_violations,
     big_document,
-    launch,
     soak,
     twin_in_thread,
 )
@@ -35,14 +34,6 @@ from twinsched.twin.publisher import TwinPublisher
 
 TOKEN = "ui-browser-test-token-0123456789"
 SOAK_S = float(os.environ.get("TWINSCHED_UI_SOAK_S", "2"))
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 @dataclass(frozen=True)

@@ -8,20 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from tests.twin.browser import ARTEFACTS, axe_violations, launch, twin_in_thread
+from tests.twin.browser import ARTEFACTS, axe_violations, twin_in_thread
 from tests.twin.conftest import TOKEN
 from twinsched.model.document import TwinDocument
 from twinsched.twin.client import TwinClient
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -148,7 +148,7 @@
     $("continuum").setAttribute("aria-label",
       `Continuum map: ${nd.id.length} nodes in ${frame.pools.length} nodepools, ${down} down, ${cordoned} cordoned`);
     renderQueue(frame.queue);
-    renderDecisions(frame.decisions);
+    renderDecisions(frame.decisions, frame.session);
     if (state.nodeIds !== nd.id.length) {
       state.nodeIds = nd.id.length;
       $("node-ids").innerHTML = nd.id.map((id) => `<option value="${esc(id)}">`).join("");
@@ -163,12 +163,23 @@
       `<td>${p.cpu}</td><td>${p.mem}</td><td>${p.gpu ? `${p.gpu} × ${p.gpu_milli}m` : "0"}</td>` +
       `<td>${p.wait_s}</td><td${p.reason === "Schedulable" ? "" : ' class="reason"'}>${esc(p.reason)}</td></tr>`).join("");
   }
-  function renderDecisions(decisions) {
-    $("decisions").tBodies[0].innerHTML = decisions.map((d) =>
-      `<tr data-pod="${esc(d.pod)}"><td>${(+d.time).toFixed(1)}</td><td>${esc(d.pod)}</td>` +
+  // Rendered again only when they change (a frame comes every second), so focus and the
+  // selection stay; explain.js opens the explanation of a row's decision.
+  function renderDecisions(decisions, session) {
+    const sid = session ? session.id : "", key = sid + ":" + decisions.map((d) => d.seq).join(",");
+    const body = $("decisions").tBodies[0];
+    if (body.dataset.key === key) return;
+    const focused = body.contains(document.activeElement) && document.activeElement.dataset.seq;
+    body.dataset.key = key;
+    body.innerHTML = decisions.map((d) =>
+      `<tr data-pod="${esc(d.pod)}" data-seq="${d.seq}" data-session="${sid}"><td>${(+d.time).toFixed(1)}</td><td>${esc(d.pod)}</td>` +
       `<td>${esc(d.node)}</td><td>${d.gpus.join(", ")}</td><td>${d.scheduler == null ? "-" : esc(d.scheduler)}</td>` +
       `<td${d.fallback ? ' class="fallback"' : ""}>${d.fallback ? "yes" : "no"}</td>` +
-      `<td>${d.model_version == null ? "-" : esc(d.model_version)}</td></tr>`).join("");
+      `<td>${d.model_version == null ? "-" : esc(d.model_version)}</td>` +
+      `<td><button type="button" data-seq="${d.seq}" aria-label="Why did pod ${esc(d.pod)} go to ${esc(d.node)}? (decision ${d.seq})">Why?</button></td></tr>`).join("");
+    if (window.twinExplain) window.twinExplain.mark();
+    const again = focused && body.querySelector(`button[data-seq="${focused}"]`);
+    if (again) again.focus();
   }
   // -- sessions: the live one by default, any older one on demand ----------------------------
   async function loadSessions() {

@@ -116,6 +116,32 @@ class TwinClient:
         response = self._send("PATCH", "/state", content=body, headers=_JSON)
         return PatchResult.model_validate_json(response.content)
 
+    # -- changes and the controller lease ---------------------------------------------------------
+    def changes(self, since: int, *, wait: float = 0.0, limit: int = 10_000) -> dict[str, Any]:
+        """``GET /changes``: ``{"version", "time", "more", "changes": [...]}`` after version
+        ``since`` (waiting up to ``wait`` s for one); a 410 (not kept: read the state again)
+        raises :class:`TwinClientError` with status 410."""
+        params = {"since": since, "wait": wait, "limit": limit}
+        timeout = self._http.timeout.read
+        extra = httpx.Timeout(None if timeout is None else timeout + wait)
+        response = self._send("GET", "/changes", params=params, timeout=extra)
+        result: dict[str, Any] = response.json()
+        return result
+
+    def take_lease(self, holder: str, ttl_s: float, session: str | None = None) -> dict[str, Any]:
+        """Take or renew the session's controller lease (409 when another holder has it)."""
+        params = {"session": session} if session else None
+        body = {"holder": holder, "ttl_s": ttl_s}
+        result: dict[str, Any] = self._send(
+            "PUT", "/leases/controller", json=body, params=params
+        ).json()
+        return result
+
+    def release_lease(self, holder: str, session: str | None = None) -> None:
+        """Give the session's controller lease back."""
+        params = {"holder": holder} | ({"session": session} if session else {})
+        self._send("DELETE", "/leases/controller", params=params)
+
     # -- views and history -----------------------------------------------------------------------
     def nodes(self, **filters: str) -> list[dict[str, Any]]:
         """``GET /nodes`` with optional ``nodepool`` and ``status`` filters."""

@@ -27,7 +27,7 @@ from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
-from twinsched.twin.api.routes import broker, history, ops, predict, state, views
+from twinsched.twin.api.routes import broker, changes, history, ops, predict, state, views
 from twinsched.twin.api.routes.ui import install_ui
 from twinsched.twin.broker.messages import ConsumerStats
 from twinsched.twin.core.deltas import StatePatch
@@ -73,7 +73,7 @@ def create_app(
     app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(LeaseLostError, _database_error)
     for router in (state.router, views.router, history.router, broker.router, predict.router,
-                   ops.router):  # fmt: skip
+                   ops.router, changes.router):  # fmt: skip
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from twinsched.errors import TwinschedError
 from twinsched.model.document import UNBOUND_PHASES, Job, Node, Pod, TwinDocument
 from twinsched.store.history.store import HistoryStore, MessageId, SampleBatch
+from twinsched.twin.core.changes import ChangeLog
 from twinsched.twin.core.deltas import (
     MAX_AHEAD_S,
     MetricsDelta,
@@ -97,7 +98,7 @@ class TwinService:
         self._lock = threading.RLock()
         self._doc = document if document is not None else TwinDocument()
         self._index = _Index(self._doc)
-        self._version = version
+        self._version, self.changes = version, ChangeLog(version)  # changes: GET /changes
         self._since_snapshot = 0
         self._cache: tuple[int, bytes] = (-1, b"")
         self._gzip_cache: tuple[int, bytes] = (-1, b"")
@@ -213,8 +214,8 @@ class TwinService:
             self.stats.samples += len(batch)
         for change in changes:
             change()
-        self._doc.timestamp = patch.time
-        self._version = version
+        self._doc.timestamp, self._version = patch.time, version
+        self.changes.record(version, patch.time, patch.deltas, message)
         self._since_snapshot += len(patch.deltas)
         if self.history is not None and self._since_snapshot >= self.snapshot_every:
             self._write_snapshot()
@@ -252,6 +253,7 @@ class TwinService:
                 body = document.model_dump_json().encode()
                 self.history.record_snapshot(version, document.timestamp, body)
             self._doc, self._index, self._version = document, _Index(document), version
+            self.changes.reset(version, document.timestamp)
             self._since_snapshot = 0
             return version
 
@@ -393,4 +395,5 @@ def rebuild(history: HistoryStore, version: int | None) -> TwinService:
         service.apply(StatePatch.model_validate_json(body))
         service._version = number  # versions can have gaps after compaction
     service._version, service.ordered = replay.version, True
+    service.changes.reset(service.version, service.time)
     return service

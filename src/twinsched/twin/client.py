@@ -42,7 +42,9 @@ class TwinClient:
         *,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        session: int | None = None,
     ) -> None:
+        self.session = session  # the twin session writes name (refused unless it is live)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
             base_url=base_url.rstrip("/") + API,
@@ -89,6 +91,17 @@ class TwinClient:
             return None
         return response.headers.get("ETag", ""), TwinDocument.model_validate_json(response.content)
 
+    def get_versioned_state(self) -> tuple[int, TwinDocument]:
+        """The current document and its version (from its ``ETag``; -1 when it has none)."""
+        answer = self.get_state_if_changed()
+        assert answer is not None  # no ETag sent: never 304
+        return etag_version(answer[0]), answer[1]
+
+    def sessions(self) -> dict[str, Any]:
+        """``GET /sessions``: ``{"live", "sessions": [{"id", ...}]}``."""
+        result: dict[str, Any] = self._send("GET", "/sessions").json()
+        return result
+
     def get_state_json(self) -> bytes:
         """The current document as the service serialized it."""
         return self._send("GET", "/state").content
@@ -113,7 +126,8 @@ class TwinClient:
 
     def patch_json(self, body: bytes) -> PatchResult:
         """Apply a batch already serialized as JSON."""
-        response = self._send("PATCH", "/state", content=body, headers=_JSON)
+        params = {"session": self.session} if self.session is not None else None
+        response = self._send("PATCH", "/state", content=body, headers=_JSON, params=params)
         return PatchResult.model_validate_json(response.content)
 
     # -- changes and the controller lease ---------------------------------------------------------
@@ -179,3 +193,9 @@ class TwinClient:
 
 
 _JSON = {"Content-Type": "application/json"}
+
+
+def etag_version(etag: str) -> int:
+    """The state version an ``ETag`` of ``GET /state`` names (``"v12"`` -> 12; -1: none)."""
+    digits = etag.strip('W/"').removeprefix("v")
+    return int(digits) if digits.isdigit() else -1

@@ -28,14 +28,8 @@ from twinsched.model.mirror import Mirror
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
 from twinsched.scheduling.observers import NodeMetrics
-from twinsched.twin.client import TwinClient
+from twinsched.twin.client import TwinClient, etag_version
 from twinsched.twin.publisher import TwinPublisher
-
-
-def etag_version(etag: str) -> int:
-    """The state version an ``ETag`` of ``GET /state`` names (``"v12"`` -> 12; -1: none)."""
-    digits = etag.strip('W/"').removeprefix("v")
-    return int(digits) if digits.isdigit() else -1
 
 
 class TwinLoop:

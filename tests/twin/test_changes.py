@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from tests.twin.conftest import AUTH, SyncASGI, make_client, tiny_document
+from twinsched.store.history.store import MessageId
 from twinsched.twin.core.changes import ChangeLog, ChangesGone
 from twinsched.twin.core.deltas import NodeDelta, PodDelta
 from twinsched.twin.core.leases import LeaseHeld, Leases
@@ -127,3 +128,13 @@ def test_an_expired_lease_goes_to_the_next_holder(tmp_path: Path) -> None:
     now[0] = 2.5  # a killed controller no longer renews it
     assert leases.take("live", "b", 2.0).holder == "b"
     assert [lease.holder for lease in leases.held()] == ["b"]
+
+
+def test_a_publisher_asks_for_the_changes_of_others() -> None:
+    log = ChangeLog(0)
+    log.record(1, 1.0, [PodDelta(op="pod", pod="p1", phase="Pending")], MessageId("vte", 1))
+    log.record(2, 2.0, [NodeDelta(op="node", node="n1", status="NotReady")])
+    log.record(3, 3.0, [PodDelta(op="pod", pod="p2", phase="Pending")], [MessageId("vte", 2)])
+    body = json.loads(log.answer(0, 10, exclude="vte"))
+    assert [c["version"] for c in body["changes"]] == [2] and body["version"] == 3
+    assert [c["source"] for c in json.loads(log.answer(0, 10))["changes"]] == ["vte", None, "vte"]

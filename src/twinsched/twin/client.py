@@ -131,11 +131,16 @@ class TwinClient:
         return PatchResult.model_validate_json(response.content)
 
     # -- changes and the controller lease ---------------------------------------------------------
-    def changes(self, since: int, *, wait: float = 0.0, limit: int = 10_000) -> dict[str, Any]:
+    def changes(
+        self, since: int, *, wait: float = 0.0, limit: int = 10_000, exclude: str | None = None
+    ) -> dict[str, Any]:
         """``GET /changes``: ``{"version", "time", "more", "changes": [...]}`` after version
-        ``since`` (waiting up to ``wait`` s for one); a 410 (not kept: read the state again)
-        raises :class:`TwinClientError` with status 410."""
-        params = {"since": since, "wait": wait, "limit": limit}
+        ``since`` (waiting up to ``wait`` s for one; without those of the broker stream
+        ``exclude``); a 410 (not kept: read the state again) raises :class:`TwinClientError`
+        with status 410."""
+        params: dict[str, Any] = {"since": since, "wait": wait, "limit": limit}
+        if exclude is not None:
+            params["exclude"] = exclude
         timeout = self._http.timeout.read
         extra = httpx.Timeout(None if timeout is None else timeout + wait)
         response = self._send("GET", "/changes", params=params, timeout=extra)

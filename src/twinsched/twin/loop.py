@@ -88,7 +88,7 @@ class TwinLoop:
         elif self.publisher.pipelined is not None:
             if self.publisher.pushes != self._pushes:  # after each batch sent
                 self._pushes = self.publisher.pushes
-                self._follow(self._seen, lambda c: c["source"] != self._own_source)
+                self._follow(self._seen, lambda c: True, self._own_source)
         elif self.publisher.foreign != self._foreign:  # the version moved by more than ours
             self._foreign = self.publisher.foreign
             own = self.publisher.version
@@ -98,12 +98,15 @@ class TwinLoop:
     def _own_source(self) -> str:
         return str(getattr(getattr(self.client, "publisher", None), "source", ""))
 
-    def _follow(self, since: int, foreign: Callable[[dict[str, Any]], bool]) -> None:
-        """Apply the changes after ``since`` that ``foreign`` says others made (the whole
-        document when the twin no longer has them)."""
+    def _follow(
+        self, since: int, foreign: Callable[[dict[str, Any]], bool], exclude: str | None = None
+    ) -> None:
+        """Apply the changes after ``since`` that ``foreign`` says others made (those of the
+        broker stream ``exclude`` are left out by the twin); the whole document when the
+        twin no longer has them."""
         assert self.mirror is not None, "the run has not started"
         try:
-            answer = self.client.changes(since, limit=100_000)
+            answer = self.client.changes(since, limit=100_000, exclude=exclude)
         except TwinClientError as exc:
             if exc.status != 410:
                 raise

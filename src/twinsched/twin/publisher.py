@@ -103,19 +103,21 @@ class TwinPublisher:
         if len(self._queue) >= self.batch or nodes:  # a node's status goes out at once
             self.flush()
 
-    def flush(self) -> None:
-        """Write the deltas not yet written, as one batch."""
-        if not self._queue:
+    def flush(self, samples: Sequence[dict[str, Any]] = (), now: float | None = None) -> None:
+        """Write the deltas not yet written (then ``samples``, at ``now``) as one batch."""
+        queued = len(self._queue)
+        if not queued and not samples:
             return
-        deltas = list(self._queue.values())
+        deltas = [*self._queue.values(), *samples]
         self._queue.clear()
+        at = self._next_time(now)
         if self.pipelined is not None:
-            body = {"time": self._next_time(), "deltas": deltas}
-            self.pipelined(json.dumps(body).encode())
+            self.pipelined(json.dumps({"time": at, "deltas": deltas}).encode())
         else:
-            self._wrote(self.client.patch(self._next_time(), deltas).version)
-        self.pushes += 1
-        self.deltas += len(deltas)
+            self._wrote(self.client.patch(at, deltas).version)
+        if queued:
+            self.pushes += 1
+            self.deltas += queued
 
     def on_sample(self, state: ClusterState, now: float, metrics: NodeMetrics) -> None:
         names = state.nodes.names
@@ -128,11 +130,7 @@ class TwinPublisher:
             }  # NaN (a node without that resource): no sample
             for n, name in enumerate(names)
         ]
-        self.flush()
-        if self.pipelined is not None:
-            self.pipelined(json.dumps({"time": self._next_time(now), "deltas": deltas}).encode())
-        else:
-            self._wrote(self.client.patch(self._next_time(now), deltas).version)
+        self.flush(deltas, now)  # with the deltas queued before: one write
         self.samples += 1
 
     def _wrote(self, version: int) -> None:

@@ -119,10 +119,13 @@ class ChangeLog:
                 out.append(change)
             return self.version, self.time, out[::-1]
 
-    def answer(self, since: int, limit: int) -> bytes:
+    def answer(self, since: int, limit: int, exclude: str | None = None) -> bytes:
         """``GET /changes`` as JSON: at most ``limit`` changes after ``since`` (``version``
-        is then the last one's, so the follower asks again from there)."""
+        is then the last one's, so the follower asks again from there), leaving out those
+        of the broker stream ``exclude`` (a publisher asking for others' changes)."""
         version, time, changes = self.since(since)
+        if exclude is not None:
+            changes = [c for c in changes if c.source != exclude]
         if len(changes) > limit:
             changes = changes[:limit]
             version, time = changes[-1].version, changes[-1].time

@@ -55,6 +55,10 @@ async def get_changes(
     since: Annotated[int, Query(ge=0, le=2**62, description="The version the follower holds.")],
     wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, allow_inf_nan=False, description=WAIT)] = 0.0,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Changes at most.")] = 10_000,
+    exclude: Annotated[
+        str | None,
+        Query(min_length=1, max_length=512, description="Leave out this broker stream's."),
+    ] = None,
 ) -> Response:
     """Pods added, changed or removed and node changes after version ``since`` (410 when
     this twin no longer keeps them: older than its ring, from before a PUT, or ahead of it)."""
@@ -63,7 +67,7 @@ async def get_changes(
     while log.version == since and time.monotonic() < deadline:
         await asyncio.sleep(POLL_S)
     try:
-        body = log.answer(since, limit)
+        body = log.answer(since, limit, exclude)
     except ChangesGone as exc:
         return error_response(410, str(exc), [("since", f"not kept (kept after {exc.oldest})")])
     return Response(body, media_type="application/json")

@@ -164,3 +164,23 @@ def test_one_controller_per_session(twin_url: str) -> None:
         # the first released its lease on exit: the next one takes it at once
         with Running(twin_url, scheduler="fgd", holder="third") as third:
             wait_for(lambda: third.stats.lease, 5)
+
+
+def test_bad_input_is_a_clear_cli_error(twin_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from twinsched.cli import app
+
+    monkeypatch.setenv("TWINSCHED_TWIN_TOKEN", TOKEN)
+    run = ["scheduler", "run", "--twin", twin_url, "--port", "0"]
+    unknown = CliRunner().invoke(app, [*run, "--scheduler", "no-such-scheduler"])
+    assert unknown.exit_code == 2 and "no-such-scheduler" in unknown.output
+    assert "fgd" in unknown.output  # the known names are listed
+    session = CliRunner().invoke(app, [*run, "--session", "7"])
+    assert session.exit_code == 2 and "--session 7: this twin keeps no sessions" in session.output
+    for bad in (["--batch", "0"], ["--lease-ttl", "0.5"], ["--session", "0"], ["--wait", "99"]):
+        answer = CliRunner().invoke(app, [*run, *bad])
+        assert answer.exit_code == 2 and bad[0] in answer.output, answer.output
+    gone = CliRunner().invoke(app, ["scheduler", "run", "--twin", "http://127.0.0.1:9",
+                                    "--session", "1", "--port", "0"])  # fmt: skip
+    assert gone.exit_code == 2 and "twin answered 0" in gone.output

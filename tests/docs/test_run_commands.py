@@ -425,6 +425,11 @@ LONG: dict[str, str] = {
     ),
     "docs/twin.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd "
     "--twin http://127.0.0.1:8181": NEEDS_TWIN,
+    "docs/twin.md: twinsched scheduler run --twin http://127.0.0.1:8181 --scheduler fgd "
+    "--port 8383": (
+        "the controller over a twin runs until stopped: tests/twin/test_controller.py (a twin "
+        "in a thread) and tests/twin/test_controller_faults.py (real processes)"
+    ),
     "docs/workflows.md: twinsched workflow run all --out out/workflows": (
         "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
     ),

@@ -184,3 +184,31 @@ def test_bad_input_is_a_clear_cli_error(twin_url: str, monkeypatch: pytest.Monke
     gone = CliRunner().invoke(app, ["scheduler", "run", "--twin", "http://127.0.0.1:9",
                                     "--session", "1", "--port", "0"])  # fmt: skip
     assert gone.exit_code == 2 and "twin answered 0" in gone.output
+
+
+def test_healthz_and_metrics(twin_url: str) -> None:
+    import httpx
+
+    from twinsched.twin.controller.service import serve
+
+    with TwinClient(twin_url, TOKEN) as client:
+        client.put_state(pending_document(30))
+        with Running(twin_url, scheduler="fgd", holder="health") as ctl:
+            server = serve(ctl)
+            try:
+                base = f"http://127.0.0.1:{server.server_address[1]}"
+                wait_for(lambda: ctl.stats.binds > 0 and not ctl.replica.dirty, 10)
+                health = httpx.get(f"{base}/healthz", timeout=5)
+                metrics = httpx.get(f"{base}/metrics", timeout=5).text
+                missing = httpx.get(f"{base}/nope", timeout=5)
+            finally:
+                server.shutdown()
+                server.server_close()
+    body = health.json()
+    assert health.status_code == 200 and body["ok"] and body["holder"] == "health"
+    assert body["binds"] == ctl.stats.binds > 0 and body["pending"] is not None
+    assert f"twinsched_controller_binds_total {float(ctl.stats.binds)}" in metrics
+    assert "twinsched_controller_lease 1.0" in metrics
+    assert missing.status_code == 404 and "/healthz" in missing.json()["detail"]
+    ctl.stats.lease = False  # a controller without its lease is not healthy
+    assert ctl.health()["ok"] is False

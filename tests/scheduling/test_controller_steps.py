@@ -90,3 +90,27 @@ def test_helpers_of_the_steps_are_imported_nowhere_outside_scheduling() -> None:
                 bad = [a.name for a in node.names if a.name in HELPERS or a.name.startswith("_")]
                 found += [f"{where}: {name}" for name in bad]
     assert found == []
+
+
+class _Refuses:
+    """Never decides: every placement is the fallback's."""
+
+    name = "refuses"
+
+    def reset(self, state: object, ctx: object) -> None:
+        return None
+
+    def place(self, state: object, pod: object, eligible: object) -> Unschedulable:
+        return Unschedulable(Reason.NO_DECISION, "refused on purpose")
+
+
+def test_decided_by_names_the_fallback_until_the_bind() -> None:
+    control, _ = _controller()
+    assert control.decided_by(0) == ("firstfit", False)
+    control.scheduler = _Refuses()  # type: ignore[assignment]
+    decision = control.decide(0)
+    assert control.decided_by(0) == ("fgd", True)  # what the Bind step will write
+    binding = control.bind(0, decision)
+    assert isinstance(binding, Binding)
+    assert (binding.scheduler, binding.fallback) == ("fgd", True)
+    assert control.decided_by(0) == ("refuses", False)  # bound: no standing decision

@@ -38,8 +38,15 @@ def test_drive_against_serve_twin_places_as_in_process(
         finally:
             service.stop()
         running = [p for p in client.pods() if p["phase"] == "Running"]
+        kept = client.decisions(limit=1000)["decisions"]  # the twin keeps the binds' provenance
     assert result.exit_code == 0, result.output
     assert f"{PODS} pods driven, {PODS} bound, 0 errors" in result.output
     assert f"same placements as the in-process fill-up of fgd: {PODS}/{PODS}" in result.output
     assert len(running) == PODS
     assert {p["scheduler"] for p in running} == {"fgd"}
+    assert sorted(d["pod"] for d in kept) == sorted(p["id"] for p in running)
+    assert {(d["scheduler"], d["fallback"], d["model_version"]) for d in kept} == {
+        ("fgd", False, None)
+    }
+    on = {p["id"]: (p["node"], p["gpus"]) for p in running}
+    assert all(on[d["pod"]] == (d["node"], d["gpus"]) for d in kept)

@@ -57,3 +57,18 @@ def test_default_location_and_env_var(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.delenv(store_db.ENV_VAR)
     assert store_db.resolve_url().endswith("/twinsched/twinsched.db")
     assert store_db.resolve_url("postgresql://u@h/d") == "postgresql+psycopg://u@h/d"
+
+
+def test_twin_history_tables_match_the_migrations(db: str) -> None:
+    from twinsched.store.history.tables import metadata
+
+    twin = set(metadata.tables)
+
+    def _twin(name: str | None, type_: str, _parents: object) -> bool:
+        return type_ != "table" or name in twin
+
+    engine = store_db.engine_for(db)
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"include_name": _twin})
+        diff = compare_metadata(context, metadata)
+    assert diff == []

@@ -25,7 +25,7 @@ from twinsched.sim.fillup import fillup_order
 from twinsched.traces import registry as traces
 from twinsched.twin.client import TwinClient
 from twinsched.twin.controller.replica import Replica
-from twinsched.twin.controller.run import Settings, TwinController
+from twinsched.twin.controller.run import ControllerError, Settings, TwinController
 
 TOKEN = "controller-test-token-0123456789ab"
 SEEDS = Path(__file__).parent / "seeds"
@@ -120,6 +120,10 @@ def test_the_appendix_a_document_is_scheduled_within_a_second(twin_url: str) -> 
     bound = [p for p in final.jobs[0].pods if p.phase == "Running"]
     assert {p.scheduler for p in bound} == {"bestfit"} and not any(p.fallback for p in bound)
     assert all(p.timestamps.start_s is not None for p in bound)
+    with TwinClient(twin_url, TOKEN) as client:
+        kept = client.decisions()["decisions"]  # provenance, kept by the twin's session
+    assert {(d["pod"], d["node"]) for d in kept} == {(p, n) for p, (n, _) in expected.items()}
+    assert {(d["scheduler"], d["fallback"]) for d in kept} == {("bestfit", False)}
 
 
 def test_a_fill_up_in_batches_equals_the_cycle_in_process(twin_url: str) -> None:
@@ -152,6 +156,20 @@ def test_new_pods_are_taken_from_the_changes(twin_url: str) -> None:
             assert ctl.stats.reads == 1 and ctl.replica is not None and ctl.replica.grown == 1
 
 
+def test_a_controller_of_the_live_session(twin_url: str) -> None:
+    with TwinClient(twin_url, TOKEN) as client:
+        client.put_state(pending_document(10), source="controller test")
+        live = int(client.sessions()["live"])
+        with Running(twin_url, scheduler="fgd", session=live) as ctl:
+            wait_for(lambda: len(placements(client.get_state())) == 10, 10)
+            assert ctl.stats.lease
+        client.put_state(pending_document(10), source="another run")  # a new live session
+        with TwinClient(twin_url, TOKEN, session=live) as old:
+            ctl = TwinController(old, Settings(scheduler="fgd", session=live, retry_s=0.01))
+            with pytest.raises(ControllerError, match=f"--session {live}: not the live"):
+                ctl.run()
+
+
 def test_one_controller_per_session(twin_url: str) -> None:
     with TwinClient(twin_url, TOKEN) as client:
         client.put_state(pending_document(5))
@@ -177,7 +195,7 @@ def test_bad_input_is_a_clear_cli_error(twin_url: str, monkeypatch: pytest.Monke
     assert unknown.exit_code == 2 and "no-such-scheduler" in unknown.output
     assert "fgd" in unknown.output  # the known names are listed
     session = CliRunner().invoke(app, [*run, "--session", "7"])
-    assert session.exit_code == 2 and "--session 7: this twin keeps no sessions" in session.output
+    assert session.exit_code == 2 and "--session 7: no such session" in session.output
     for bad in (["--batch", "0"], ["--lease-ttl", "0.5"], ["--session", "0"], ["--wait", "99"]):
         answer = CliRunner().invoke(app, [*run, *bad])
         assert answer.exit_code == 2 and bad[0] in answer.output, answer.output

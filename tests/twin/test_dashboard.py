@@ -1,4 +1,5 @@
-"""The dashboard's frames from a document: node use, GPU shares, queue reasons, decisions."""
+"""The dashboard's frames from a document: node use, GPU shares, queue reasons (the decisions
+beside them are the twin's own: tests/twin/test_decisions.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from tests.twin.conftest import tiny_document
 from twinsched.model.document import TwinDocument
 from twinsched.model.schema import parse_document
-from twinsched.twin.core.dashboard import SCHEDULABLE, DecisionLog, frame
+from twinsched.twin.core.dashboard import SCHEDULABLE, frame
 
 
 def _with(doc: TwinDocument, **pods: dict[str, Any]) -> TwinDocument:
@@ -63,30 +64,6 @@ def test_down_nodes_and_queue_order() -> None:
     assert [p["id"] for p in picture["queue"]["pods"]] == ["p2", "p1"]  # priority first
     assert {p["reason"] for p in picture["queue"]["pods"]} == {"NodeDown"}
     assert picture["queue"]["total"] == 2
-
-
-def test_decisions_are_new_bindings_and_a_replace_starts_again() -> None:
-    log = DecisionLog(size=5)
-    doc = _with(tiny_document(), p1={"phase": "Running", "node": "n1"})
-    assert log.update(doc) == []  # bound before the dashboard looked
-    doc.jobs[0].pods[1] = doc.jobs[0].pods[1].model_copy(update={"phase": "Running",
-                                                                 "node": "n2"})  # fmt: skip
-    doc.timestamp = 3.0
-    assert log.update(doc) == [{"time": 3.0, "pod": "p2", "node": "n2", "gpus": [],
-                                "scheduler": None, "fallback": False}]  # fmt: skip
-    assert len(log.update(doc)) == 1  # nothing new: the same list
-    assert log.update(doc.model_copy(deep=True)) == []  # a PUT: a new timeline
-
-
-def test_decisions_name_the_scheduler_and_the_fallback() -> None:
-    log = DecisionLog()
-    doc = tiny_document()
-    log.update(doc)
-    for i, (node, fallback) in enumerate([("n1", False), ("n2", True)]):
-        change = {"phase": "Running", "node": node, "scheduler": "fgd", "fallback": fallback}
-        doc.jobs[0].pods[i] = doc.jobs[0].pods[i].model_copy(update=change)
-    shown = {d["pod"]: (d["scheduler"], d["fallback"]) for d in log.update(doc)}
-    assert shown == {"p1": ("fgd", False), "p2": ("fgd", True)}
 
 
 def test_cordoned_nodes_take_no_new_pods_and_are_not_down() -> None:

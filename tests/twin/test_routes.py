@@ -45,7 +45,7 @@ def test_patch_applies_every_kind_of_delta(client: SyncASGI) -> None:
     }
     answer = _patch(client, body)
     assert answer.status_code == 200, answer.text
-    assert answer.json() == {"applied": 6, "samples": 3, "version": 2, "time": 12.0}
+    assert answer.json() == {"applied": 6, "samples": 3, "version": 2, "time": 12.0, "session": 1}
     state = client.get(f"{API}/state").json()
     assert state["timestamp"] == 12.0
     edge = state["nodepools"][0]["nodes"]
@@ -132,7 +132,7 @@ def test_put_and_patch_reject_bodies_that_are_not_objects(client: SyncASGI, body
 def test_put_replaces_and_bumps_the_version(client: SyncASGI) -> None:
     doc = tiny_document().model_copy(update={"timestamp": 50.0, "jobs": []})
     answer = client.put(f"{API}/state", content=doc.model_dump_json(), headers=AUTH)
-    assert answer.json() == {"version": 2, "time": 50.0}
+    assert answer.json() == {"version": 2, "time": 50.0, "session": 2}  # a PUT: a new session
     assert client.get(f"{API}/jobs").json() == []
 
 

@@ -135,6 +135,8 @@ def test_keyboard_and_accessibility(twin: Twin, page: Page) -> None:
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.className") == "skip"
     page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "session"  # the session picker
+    page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "find-node"
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "continuum"
@@ -195,3 +197,35 @@ def test_large_cluster_fast_and_no_memory_growth(twin: Twin, browser: Any) -> No
     assert figures["heap_growth_mb"] < 2.0, figures
     assert pool_caption.startswith("pool-0 mean: cpu_util: "), pool_caption
     assert "no samples" not in pool_caption
+
+
+def test_decisions_after_the_run_and_the_session_picker(twin: Twin, page: Page) -> None:
+    scenario = traces.load("synthetic-continuum", "3")
+    with TwinClient(twin.url, TOKEN) as client:
+        publisher = TwinPublisher(client)
+        run = FillupRun(scenario, "fgd", 0, target_pct=10, observers=[publisher])
+        for _ in range(6):
+            run.step()
+        run.control.finish()
+        made = {d["pod"] for d in client.decisions()["decisions"]}
+        ran = client.sessions()["live"]
+        page.goto(f"{twin.url}/ui")  # opened after the run: its decisions are there
+        row = "#decisions tbody tr"
+        page.wait_for_function(f"document.querySelectorAll('{row}').length == {len(made)}")
+        assert made and page.locator(f"{row} td:nth-child(5)").first.inner_text() == "fgd"
+        doc = TwinDocument.model_validate(
+            {"nodepools": [{"id": "p", "nodes": [{"id": "solo", "hardware": {
+                "cpu_milli": 1000, "memory_mib": 1024}}]}]}
+        )  # fmt: skip
+        client.put_state(doc, source="another feed")  # a new live session
+    page.wait_for_function("document.getElementById('node-count').textContent == '1'")
+    page.wait_for_function(f"document.querySelector('#session option[value=\"{ran}\"]')")
+    assert page.locator(row).count() == 0  # the new session has no decisions yet
+    page.select_option("#session", str(ran))  # the picker: the run's session, after it ended
+    page.wait_for_function(
+        f"document.getElementById('node-count').textContent == '{scenario.nodes.n}'"
+    )
+    page.wait_for_function(f"document.querySelectorAll('{row}').length == {len(made)}")
+    shown = set(page.eval_on_selector_all(row, "rows => rows.map(r => r.dataset.pod)"))
+    assert shown == made
+    shot(page, "twin-session-picker")

@@ -15,11 +15,12 @@ import typer
 
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
-from twinsched.cli.options import broker_opt, float_opt, out_path_opt, split_list
+from twinsched.cli.options import broker_opt, float_opt, int_opt, out_path_opt, split_list
 from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
 
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
+MAX_SESSION = 2**31 - 1  # session numbers, as the twin's routes accept them
 
 if TYPE_CHECKING:
     from threading import Event
@@ -127,7 +128,8 @@ def serve(
         application = create_app(settings, forecasters=make_forecaster)
         if document is not None:
             try:
-                version = application.state.service.replace(document)
+                source = f"snapshot {snapshot}" if snapshot else f"trace {trace or scenario}"
+                version = application.state.service.replace(document, source=source[:200])
             except BaseException:
                 close_app(application)
                 raise
@@ -243,8 +245,13 @@ def compact(
             callback=positive_seconds,
         ),
     ] = None,
+    session: Annotated[
+        int | None, int_opt("Only this session (default: every one).", 1, MAX_SESSION)
+    ] = None,
 ) -> None:
-    """Apply retention and downsampling to the history (time is the twin's newest sample)."""
+    """Apply retention and downsampling to the history, per session, each on its own time
+    (its newest sample). A session whose samples mix simulated and Unix time is left
+    untouched and named (exit status 1)."""
     try:
         from twinsched.store.history import HistoryStore, compact
         from twinsched.twin.core.settings import TwinSettings
@@ -258,6 +265,7 @@ def compact(
             if downsample_after is not None
             else settings.downsample_after_s,
             step=step if step is not None else settings.downsample_step_s,
+            session=session,
         )
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
@@ -266,6 +274,12 @@ def compact(
         f"downsampled_samples={result.downsampled_samples} buckets={result.written_buckets} "
         f"dropped_changes={result.dropped_changes}"
     )
+    for number, done in result.sessions.items():
+        typer.echo(f"session {number}: " + " ".join(f"{k}={v:g}" for k, v in done.items()))
+    for refusal in result.refused:
+        typer.secho(f"refused: {refusal}", err=True, fg="red")
+    if result.refused:
+        raise typer.Exit(1)
 
 
 @app.command("export")
@@ -288,8 +302,12 @@ def export(
     fmt: Annotated[
         str | None, typer.Option("--format", help="parquet or csv (default: from --out).")
     ] = None,
+    session: Annotated[
+        int | None, int_opt("The session to export (default: the newest).", 1, MAX_SESSION)
+    ] = None,
 ) -> None:
-    """Export samples of the twin's history as a dataset (time, node, metric, value)."""
+    """Export samples of one session of the twin's history as a dataset (time, node,
+    metric, value)."""
     names = split_list(metrics)
     if not names:
         raise typer.BadParameter("give at least one metric", param_hint="--metrics")
@@ -312,7 +330,7 @@ def export(
         dataset_format(out)
         settings = TwinSettings.from_env(db=db, dev=True)
         store = HistoryStore(settings.database_url())
-        spec = ExportSpec(names, split_list(nodes), start, end, step, agg)  # type: ignore[arg-type]
+        spec = ExportSpec(names, split_list(nodes), start, end, step, agg, session)  # type: ignore[arg-type]
         frame = export_frame(store, spec)
         write_dataset(frame, out)
     except (TwinschedError, ImportError) as exc:

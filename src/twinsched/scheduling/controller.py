@@ -259,13 +259,19 @@ class SchedulerController:
         if not gpus:
             gpus = self.gpus_for(index, node)
         self.state.apply(Bind(index, node, gpus))
-        fallback = index in self._fell_back
+        by, fallback = self.decided_by(index)
         if fallback:
             self._fell_back.discard(index)
-        by = self.fallback if fallback and self.fallback is not None else self.scheduler
         if self._watched:
-            self.observers.decided(index, by.name, fallback)
-        return Binding(index, node, gpus, by.name, fallback)
+            self.observers.decided(index, by, fallback)
+        return Binding(index, node, gpus, by, fallback)
+
+    def decided_by(self, index: int) -> tuple[str, bool]:
+        """Who pod ``index``'s standing decision is from, as the Bind step names it: the
+        scheduler's name, or the fallback's with True (nothing is bound)."""
+        if index in self._fell_back and self.fallback is not None:
+            return self.fallback.name, True
+        return self.scheduler.name, False
 
     def explain(self, pod: PodView) -> Unschedulable:
         """Why no node can take the pod now (kept per pod class, refreshed where nodes changed)."""

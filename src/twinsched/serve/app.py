@@ -50,7 +50,10 @@ def create_app(
         app.add_exception_handler(error, _bad_request)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     for router in (extender.router, cluster_routes.router, ops.router):
-        app.include_router(router)
+        # The routes themselves, not the routers: FastAPI >= 0.16x keeps an included router
+        # as one more level to match on every request (~0.1 ms of the extender's budget).
+        # Each route already holds its router's dependencies and responses.
+        app.router.routes.extend(router.routes)
     return app
 
 

@@ -339,7 +339,7 @@ class ServiceCluster:
         gpus = gpus or control.gpus_for(i, n)
         row = table.rows_of_pods[i]
         if write and self.source is not None:
-            refused = self.source.bind(row, table.nodes.names[n], gpus)
+            refused = self.source.bind(row, table.nodes.names[n], gpus, control.decided_by(i))
             if refused:
                 return refused
         binding = control.bind(i, Placement(n, gpus))

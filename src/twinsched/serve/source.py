@@ -22,8 +22,11 @@ class StateSource(Protocol):
         """Nodes and running pods if they may have changed since the last fetch, else None."""
         ...
 
-    def bind(self, row: PodRow, node: str, gpus: tuple[int, ...]) -> str:
-        """Record the bind there first: "" or why it was refused."""
+    def bind(
+        self, row: PodRow, node: str, gpus: tuple[int, ...], by: tuple[str, bool] | None = None
+    ) -> str:
+        """Record the bind there first (``by``: the scheduler that chose the node and whether
+        it was the fallback): "" or why it was refused."""
         ...
 
     def release(self, key: str) -> None:

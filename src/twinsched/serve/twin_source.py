@@ -29,6 +29,7 @@ from twinsched.serve.convert import NodeRow, PodRow
 from twinsched.serve.source import Running
 from twinsched.serve.twin_view import node_rows, running_pods
 from twinsched.twin.client import TwinClient, TwinClientError
+from twinsched.twin.core.deltas import model_version_of
 
 TWIN_JOB = "kube-scheduler"  # the twin job of pods bound through the service
 
@@ -130,10 +131,14 @@ class TwinSource:
         """What the mirror could not apply, counted per kind since the start."""
         return dict(self.disagreements.counts)
 
-    def bind(self, row: PodRow, node: str, gpus: tuple[int, ...]) -> str:
-        """Tell the twin the pod runs on ``node``; "" or why the twin refused. A pod the twin
-        says runs on another node is not placed there (the service could not hold it where
-        the twin says: a disputed binding it cannot take)."""
+    def bind(
+        self, row: PodRow, node: str, gpus: tuple[int, ...], by: tuple[str, bool] | None = None
+    ) -> str:
+        """Tell the twin the pod runs on ``node``; "" or why the twin refused. ``by``: the
+        scheduler that chose the node and whether it was the fallback (default: the service's
+        scheduler), written with the bind, and the model version its name carries. A pod the
+        twin says runs on another node is not placed there (the service could not hold it
+        where the twin says: a disputed binding it cannot take)."""
         on = self.running.get(row.key, node)
         if on != node:
             why = self.disputed.get(row.key, "")
@@ -141,9 +146,11 @@ class TwinSource:
         deltas: list[dict[str, Any]] = []
         if row.key not in self._pods:
             deltas.append({"op": "pod_add", "job": TWIN_JOB, "pod": twin_pod(row, self._time)})
+        scheduler, fallback = by or (self.scheduler, False)
         deltas.append({"op": "pod", "pod": row.key, "phase": "Running", "node": node,
-                       "gpus": list(gpus), "start_s": self._time,
-                       "scheduler": self.scheduler})  # fmt: skip
+                       "gpus": list(gpus), "start_s": self._time, "scheduler": scheduler,
+                       "fallback": fallback and scheduler is not None,
+                       "model_version": model_version_of(scheduler)})  # fmt: skip
         try:
             result = self.client.patch(self._time, deltas)
         except TwinClientError as exc:

@@ -97,19 +97,15 @@ class TwinClient:
         assert answer is not None  # no ETag sent: never 304
         return etag_version(answer[0]), answer[1]
 
-    def sessions(self) -> dict[str, Any]:
-        """``GET /sessions``: ``{"live", "sessions": [{"id", ...}]}``."""
-        result: dict[str, Any] = self._send("GET", "/sessions").json()
-        return result
-
     def get_state_json(self) -> bytes:
         """The current document as the service serialized it."""
         return self._send("GET", "/state").content
 
-    def put_state(self, document: TwinDocument) -> int:
-        """Replace the state; the new version."""
+    def put_state(self, document: TwinDocument, source: str | None = None) -> int:
+        """Replace the state, in a new session named ``source``; the new version."""
         body = document.model_dump_json().encode()
-        response = self._send("PUT", "/state", content=body, headers=_JSON)
+        params = {"source": source} if source is not None else None
+        response = self._send("PUT", "/state", content=body, headers=_JSON, params=params)
         return int(response.json()["version"])
 
     def patch(
@@ -181,11 +177,25 @@ class TwinClient:
         end: float | None = None,
         step: float | None = None,
         agg: str = "mean",
+        session: int | None = None,
     ) -> dict[str, Any]:
-        """``GET /history``: ``{"series": [{"node", "times", "values"}], ...}``."""
-        params = {"metric": metric, "node": node, "start": start, "end": end, "step": step}
+        """``GET /history`` of ``session`` (default: the live one): ``{"series": [{"node",
+        "times", "values"}], ...}``."""
+        params = {"metric": metric, "node": node, "start": start, "end": end, "step": step,
+                  "session": session}  # fmt: skip
         query = {k: v for k, v in params.items() if v is not None} | {"agg": agg}
         result: dict[str, Any] = self._send("GET", "/history", params=query).json()
+        return result
+
+    def sessions(self) -> dict[str, Any]:
+        """``GET /sessions``: the live session's number and every session."""
+        result: dict[str, Any] = self._send("GET", "/sessions").json()
+        return result
+
+    def decisions(self, session: int | None = None, limit: int = 100) -> dict[str, Any]:
+        """``GET /decisions``: a session's newest decisions (default: the live session's)."""
+        params = {"limit": limit} | ({"session": session} if session is not None else {})
+        result: dict[str, Any] = self._send("GET", "/decisions", params=params).json()
         return result
 
     def ready(self) -> bool:

@@ -3,7 +3,8 @@
 :func:`export_frame` reads the samples of some metrics in a time range from the history
 database (raw, or aggregated into ``step`` buckets aligned on multiples of ``step`` from
 time 0, as ``GET /history`` and the harmonisation align them) into the long table of
-:mod:`twinsched.traces.twin_dataset`, which writes and reads it back.
+:mod:`twinsched.traces.twin_dataset`, which writes and reads it back. One session at a time
+(default: the newest), on that session's time.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from twinsched.store.history import HistoryStore, Window, read_window
+from twinsched.errors import TwinschedError
+from twinsched.store.history import HistoryStore, Window, read_sessions, read_window
 from twinsched.store.history.query import Aggregation
 from twinsched.traces.twin_dataset import COLUMNS
 
@@ -22,7 +24,8 @@ MAX_ROWS = 50_000_000
 
 @dataclass(frozen=True)
 class ExportSpec:
-    """What to export: metrics, an optional node list, a time range, an optional step."""
+    """What to export: metrics, an optional node list, a time range, an optional step, of
+    one session (None: the newest)."""
 
     metrics: Sequence[str]
     nodes: Sequence[str] = ()
@@ -30,14 +33,22 @@ class ExportSpec:
     end: float | None = None
     step: float | None = None
     agg: Aggregation = "mean"
+    session: int | None = None
 
 
 def export_frame(store: HistoryStore, spec: ExportSpec) -> pd.DataFrame:
-    """The samples of ``spec`` as a long table sorted by metric, node and time."""
+    """The samples of ``spec`` as a long table sorted by metric, node and time;
+    :class:`TwinschedError` for a session the history does not hold."""
+    known = [s.id for s in read_sessions(store.engine)]
+    if spec.session is not None and spec.session not in known:
+        names = ", ".join(map(str, known)) or "none"
+        raise TwinschedError(f"session: unknown session {spec.session} (sessions: {names})")
+    session = spec.session if spec.session is not None else max(known, default=1)
     parts = []
     for metric in spec.metrics:
         for node in spec.nodes or (None,):
-            window = Window(metric, node, spec.start, spec.end, spec.step, spec.agg, MAX_ROWS)
+            window = Window(metric, node, spec.start, spec.end, spec.step, spec.agg, MAX_ROWS,
+                            session)  # fmt: skip
             series, _ = read_window(store.engine, window)
             for s in series:
                 parts.append(pd.DataFrame({"time": s.times, "node": s.node, "metric": metric,

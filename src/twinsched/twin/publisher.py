@@ -13,7 +13,8 @@ At each sample of a replay it PATCHes every node's metrics (``metrics/exposition
 history is full without Prometheus. Batches carry the
 run's time when it has one (replay), else a counter. A binding's delta names the scheduler
 that made it and whether it was the fallback (the controller tells its observers right after
-each Bind step, :meth:`TwinPublisher.on_decision`).
+each Bind step, :meth:`TwinPublisher.on_decision`), and the model version when the
+scheduler is a trained model (``ai:NAME@VERSION``).
 
 Every write answers the twin's version after it: ``version`` is the last one, and
 ``foreign`` counts the writes after which the version had moved by more than this
@@ -37,6 +38,7 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import RunContext
 from twinsched.scheduling.observers import NodeMetrics
 from twinsched.twin.client import TwinClient
+from twinsched.twin.core.deltas import model_version_of
 
 
 def unique_pod_names(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -73,7 +75,8 @@ class TwinPublisher:
         pods = replace(state.pods, names=self.names)
         scenario = Scenario(ctx.scenario.name, state.nodes, pods, ctx.scenario.links,
                             ctx.scenario.labels)  # fmt: skip
-        self.version = self.client.put_state(scenario_to_document(scenario, state))
+        source = f"run {ctx.scenario.name}"[:200]  # a run: a session of its own, on its time
+        self.version = self.client.put_state(scenario_to_document(scenario, state), source)
         self._phase, self._node = state.phase.copy(), state.pod_node.copy()
         self._gpus, self._up = state.pod_gpus.copy(), state.up.copy()
 
@@ -168,4 +171,7 @@ class TwinPublisher:
         decided = self._decided.pop(i, None)
         if decided is not None and bound:
             delta["scheduler"], delta["fallback"] = decided
+            version = model_version_of(decided[0])
+            if version is not None:
+                delta["model_version"] = version
         return delta

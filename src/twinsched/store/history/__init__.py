@@ -1,31 +1,47 @@
 """The twin's history in SQL: samples, the change log, snapshots; queries and compaction.
 
 Plain data in and out (patch bodies as bytes, samples as columns): the store knows nothing of
-the twin's types, the twin (``twin.core.service``) calls it. Tables: migration
-``v0002_twin_history``.
+the twin's types, the twin (``twin.core.service``) calls it. Tables: migrations
+``v0002_twin_history`` and ``v0007_twin_sessions`` (sessions, decisions).
 """
 
 from twinsched.store.history.lease import LeaseHeldError, LeaseLostError
 from twinsched.store.history.query import CompactResult, Series, Window, compact, read_window
+from twinsched.store.history.sessions import (
+    WALL_FROM,
+    Decision,
+    Session,
+    read_decisions,
+    read_sessions,
+    timebase_of,
+)
 from twinsched.store.history.store import (
     DuplicateMessageError,
     HistoryStore,
     MessageId,
+    Opening,
     Replay,
     SampleBatch,
 )
 
 __all__ = [
+    "WALL_FROM",
     "CompactResult",
+    "Decision",
     "DuplicateMessageError",
     "HistoryStore",
     "LeaseHeldError",
     "LeaseLostError",
     "MessageId",
+    "Opening",
     "Replay",
     "SampleBatch",
     "Series",
+    "Session",
     "Window",
     "compact",
+    "read_decisions",
+    "read_sessions",
     "read_window",
+    "timebase_of",
 ]

@@ -9,7 +9,8 @@ twin takes the database's writer lease (:mod:`twinsched.store.history.lease`) wi
 :meth:`HistoryStore.take_lease`, and every write first checks that it still holds it.
 
 State at version ``v`` = the latest snapshot at or before ``v`` plus the
-logged patches after it, replayed in order.
+logged patches after it, replayed in order, all of ``v``'s session (``sessions.py``): a
+session opens with a snapshot (or on an empty twin), and its rows carry its number.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.history.lease import WriterLease, acquire
+from twinsched.store.history.sessions import Decision, Session, insert_decisions, insert_session
 from twinsched.store.history.tables import (
     SAMPLE_COLUMNS,
     changes,
@@ -71,6 +73,17 @@ class SampleBatch:
 
 
 @dataclass(frozen=True)
+class Opening:
+    """What a write opens with: a new session, and the document it starts from (written as
+    the snapshot at ``version``) when it carries the state over from the session before."""
+
+    session: Session
+    document: bytes | None = None
+    version: int = 0
+    time: float = 0.0
+
+
+@dataclass(frozen=True)
 class Replay:
     """What rebuilds one version: a snapshot (or none) and the patch bodies after it."""
 
@@ -86,7 +99,8 @@ class HistoryStore:
     def __init__(self, db: str | Path | None = None) -> None:
         self.engine: Engine = engine_for(db)
         self.dialect = self.engine.dialect.name
-        self._series: dict[tuple[str, str], int] | None = None  # (node, metric) -> id
+        self._series: dict[tuple[int, str, str], int] | None = None  # (session, node, metric)
+        self.decisions_kept = 1000  # per session, at least (see sessions.insert_decisions)
         self.lease: WriterLease | None = None
 
     # -- the writer lease ------------------------------------------------------------------------
@@ -115,18 +129,23 @@ class HistoryStore:
         body: bytes,
         batch: SampleBatch,
         message: MessageId | Sequence[MessageId] | None = None,
+        *,
+        session: int = 1,
+        opening: Opening | None = None,
+        decided: Sequence[Decision] = (),
     ) -> None:
-        """Store a patch body and its samples in one transaction (committed on return).
+        """Store a patch body, its samples and decisions in one transaction (committed on
+        return), in ``session``; ``opening``: the session it opens first.
 
         With ``message`` (the ids of the broker messages it carries) their rows go in the
         same transaction: an id already stored raises :class:`DuplicateMessageError` and
         writes nothing."""
         self._guard()
         known = self._known_series()
-        new: dict[tuple[str, str], int] = {}
+        new: dict[tuple[int, str, str], int] = {}
         ids = [
-            known.get(key) or new.setdefault(key, len(known) + len(new) + 1)
-            for key in zip(batch.node, batch.metric, strict=True)
+            known.get((session, n, m)) or new.setdefault((session, n, m), len(known) + len(new) + 1)
+            for n, m in zip(batch.node, batch.metric, strict=True)
         ]
         with self.engine.connect() as conn:
             if self.dialect == "sqlite":
@@ -134,32 +153,44 @@ class HistoryStore:
                     conn.exec_driver_sql(pragma)
             if message is not None:
                 _insert_message(conn, message, version)
-            conn.execute(changes.insert(), {"version": version, "time": time, "body": body})
+            if opening is not None:
+                _open(conn, opening)
+            row = {"version": version, "time": time, "body": body, "session": session}
+            conn.execute(changes.insert(), row)
             if new:
-                rows = [{"id": i, "node": n, "metric": m} for (n, m), i in new.items()]
+                rows = [{"id": i, "session": s, "node": n, "metric": m}
+                        for (s, n, m), i in new.items()]  # fmt: skip
                 conn.execute(series.insert(), rows)
+            if decided:
+                insert_decisions(conn, list(decided), self.decisions_kept)
             if ids:
                 self._insert_samples(conn, ids, batch)
             conn.commit()
         known.update(new)  # only once committed
 
-    def record_snapshot(self, version: int, time: float, document: bytes) -> None:
-        """Store a whole document as the state at ``version`` (committed on return)."""
+    def record_snapshot(
+        self, version: int, time: float, document: bytes, session: int = 1,
+        opened: Session | None = None,
+    ) -> None:  # fmt: skip
+        """Store a whole document as the state at ``version`` of ``session`` (committed on
+        return), opening that session first when ``opened`` is given."""
         self._guard()
         with self.engine.begin() as conn:
-            conn.execute(
-                snapshots.insert(), {"version": version, "time": time, "document": document}
-            )
+            if opened is not None:
+                insert_session(conn, opened)
+            row = {"version": version, "time": time, "document": document, "session": session}
+            conn.execute(snapshots.insert(), row)
 
     def _guard(self) -> None:
         if self.lease is not None:
             self.lease.check()
 
-    def _known_series(self) -> dict[tuple[str, str], int]:
+    def _known_series(self) -> dict[tuple[int, str, str], int]:
         if self._series is None:
+            columns = (series.c.session, series.c.node, series.c.metric, series.c.id)
             with self.engine.connect() as conn:
-                rows = conn.execute(sa.select(series.c.node, series.c.metric, series.c.id)).all()
-            self._series = {(n, m): int(i) for n, m, i in rows}
+                rows = conn.execute(sa.select(*columns)).all()
+            self._series = {(int(s), n, m): int(i) for s, n, m, i in rows}
         return self._series
 
     def _insert_samples(self, conn: Connection, ids: list[int], batch: SampleBatch) -> None:
@@ -175,28 +206,35 @@ class HistoryStore:
             raw.executemany(_SQLITE_INSERT, zip(ids, batch.time, batch.value, strict=True))
 
     # -- reads -----------------------------------------------------------------------------------
-    def latest_version(self) -> int:
-        """The newest version stored (0 when the history is empty)."""
+    def latest_version(self, session: int | None = None) -> int:
+        """The newest version stored, of ``session`` if given (0 when there is none)."""
         with self.engine.connect() as conn:
-            return _latest(conn)
+            return _latest(conn, session)
 
-    def version_at(self, time: float) -> int | None:
-        """The newest version whose time is at or before ``time`` (None: none is)."""
+    def version_at(self, time: float, session: int) -> int | None:
+        """The newest version of ``session`` whose time is at or before ``time`` (None: none)."""
         with self.engine.connect() as conn:
             found = [
-                conn.execute(sa.select(sa.func.max(t.c.version)).where(t.c.time <= time)).scalar()
+                conn.execute(
+                    sa.select(sa.func.max(t.c.version)).where(
+                        t.c.session == session, t.c.time <= time
+                    )
+                ).scalar()
                 for t in (changes, snapshots)
             ]
         known = [int(v) for v in found if v is not None]
         return max(known) if known else None
 
-    def replay(self, version: int | None = None) -> Replay:
-        """The snapshot and patches that rebuild ``version`` (default: the newest)."""
+    def replay(self, version: int | None = None, session: int | None = None) -> Replay:
+        """The snapshot and patches of ``session`` that rebuild ``version`` (default: the
+        newest of the session; without a session, of the newest version's)."""
         with self.engine.connect() as conn:
-            target = _latest(conn) if version is None else version
+            if session is None:
+                session = _session_of(conn, _latest(conn))
+            target = _latest(conn, session) if version is None else version
             row = conn.execute(
                 sa.select(snapshots.c.version, snapshots.c.document)
-                .where(snapshots.c.version <= target)
+                .where(snapshots.c.version <= target, snapshots.c.session == session)
                 .order_by(snapshots.c.version.desc())
                 .limit(1)
             ).first()
@@ -204,6 +242,7 @@ class HistoryStore:
             patches = conn.execute(
                 sa.select(changes.c.version, changes.c.body)
                 .where(changes.c.version > base, changes.c.version <= target)
+                .where(changes.c.session == session)
                 .order_by(changes.c.version)
             ).all()
         return Replay(target, document, base, [(int(v), bytes(b)) for v, b in patches])
@@ -235,8 +274,32 @@ def _insert_message(
         raise DuplicateMessageError(f"message {which} was already applied") from None
 
 
-def _latest(conn: Connection) -> int:
+def _latest(conn: Connection, session: int | None = None) -> int:
     versions: Sequence[int | None] = [
-        conn.execute(sa.select(sa.func.max(t.c.version))).scalar() for t in (changes, snapshots)
+        conn.execute(
+            sa.select(sa.func.max(t.c.version)).where(
+                sa.true() if session is None else t.c.session == session
+            )
+        ).scalar()
+        for t in (changes, snapshots)
     ]
     return max((int(v) for v in versions if v is not None), default=0)
+
+
+def _session_of(conn: Connection, version: int) -> int:
+    """The session of ``version`` (1 when nothing is stored)."""
+    for table in (changes, snapshots):
+        found = conn.execute(sa.select(table.c.session).where(table.c.version == version))
+        session = found.scalar()
+        if session is not None:
+            return int(session)
+    return 1
+
+
+def _open(conn: Connection, opening: Opening) -> None:
+    """Insert a new session, and the state it starts from when it carries one over."""
+    insert_session(conn, opening.session)
+    if opening.document is not None:
+        row = {"version": opening.version, "time": opening.time, "document": opening.document,
+               "session": opening.session.id}  # fmt: skip
+        conn.execute(snapshots.insert(), row)

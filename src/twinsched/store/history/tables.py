@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Float,
     Index,
@@ -37,7 +38,8 @@ series = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("node", Text, nullable=False),
     Column("metric", Text, nullable=False),
-    UniqueConstraint("node", "metric", name="uq_twin_series_node_metric"),
+    Column("session", Integer, nullable=False, server_default="1"),
+    UniqueConstraint("session", "node", "metric", name="uq_twin_series_session_node_metric"),
     Index("ix_twin_series_metric", "metric"),
 )
 
@@ -59,7 +61,9 @@ def _by_version(name: str, blob: str) -> Table:
         Column("version", BigInteger, primary_key=True, autoincrement=False),
         Column("time", F64, nullable=False),
         Column(blob, LargeBinary, nullable=False),
+        Column("session", Integer, nullable=False, server_default="1"),
         Index(f"ix_{name}_time", "time"),
+        Index(f"ix_{name}_session_time", "session", "time"),
     )
 
 
@@ -73,5 +77,31 @@ messages = Table(
     Column("version", BigInteger, nullable=False),
 )
 snapshots = _by_version("twin_snapshots", "document")
+
+sessions = Table(
+    "twin_sessions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("source", Text, nullable=False),
+    Column("timebase", Text, nullable=False),
+    Column("start", F64, nullable=False),
+    Column("opened_at", F64, nullable=False),
+    Column("version", BigInteger, nullable=False),
+)
+
+decisions = Table(
+    "twin_decisions",
+    metadata,
+    Column("session", Integer, primary_key=True, autoincrement=False),
+    Column("seq", BigInteger, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
+    Column("time", F64, nullable=False),
+    Column("pod", Text, nullable=False),
+    Column("node", Text, nullable=False),
+    Column("gpus", Text, nullable=False),
+    Column("scheduler", Text, nullable=True),
+    Column("fallback", Boolean, nullable=False),
+    Column("model_version", Text, nullable=True),
+)
 
 SAMPLE_COLUMNS = ("series", "time", "value")

@@ -27,7 +27,16 @@ from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
-from twinsched.twin.api.routes import broker, changes, history, ops, predict, state, views
+from twinsched.twin.api.routes import (
+    broker,
+    changes,
+    decisions,
+    history,
+    ops,
+    predict,
+    state,
+    views,
+)
 from twinsched.twin.api.routes.ui import install_ui
 from twinsched.twin.broker.messages import ConsumerStats
 from twinsched.twin.core.deltas import StatePatch
@@ -52,7 +61,8 @@ def create_app(
         store = HistoryStore(settings.database_url())
         store.take_lease()
         try:
-            service = TwinService.restore(store, snapshot_every=settings.snapshot_every)
+            service = TwinService.restore(store, snapshot_every=settings.snapshot_every,
+                                          decisions_kept=settings.decisions_kept)  # fmt: skip
         except BaseException:
             store.close()
             raise
@@ -72,8 +82,8 @@ def create_app(
     install(app)
     app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(LeaseLostError, _database_error)
-    for router in (state.router, views.router, history.router, broker.router, predict.router,
-                   ops.router, changes.router):  # fmt: skip
+    for router in (state.router, views.router, history.router, decisions.router,
+                   broker.router, predict.router, ops.router, changes.router):  # fmt: skip
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)
@@ -169,6 +179,8 @@ async def _compact_forever(settings: TwinSettings, store: HistoryStore) -> None:
                 step=settings.downsample_step_s,
             )
             log.info("twin: compacted history: %s", result)
+            for refusal in result.refused:
+                log.warning("twin: compaction refused %s", refusal)
         except SQLAlchemyError:
             log.exception("twin: compaction failed")
 

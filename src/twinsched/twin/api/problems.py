@@ -105,6 +105,13 @@ async def _delta_error(_: Request, exc: Exception) -> JSONResponse:
     return problem_response([(exc.path, exc.problem)], status)
 
 
+async def _session_error(_: Request, exc: Exception) -> JSONResponse:
+    from twinsched.twin.core.sessions import SessionError
+
+    assert isinstance(exc, SessionError)
+    return problem_response([("session", exc.problem)], exc.status)
+
+
 async def _too_deep(_: Request, exc: Exception) -> JSONResponse:
     return problem_response([("body", "is nested too deeply")])
 
@@ -121,8 +128,10 @@ def install(app: FastAPI) -> None:
     module level: the scheduler service shares this module's bodies and needs only
     ``twinsched[serve]``."""
     from twinsched.twin.core.service import DeltaError
+    from twinsched.twin.core.sessions import SessionError
 
     app.add_exception_handler(RequestValidationError, _request_validation)
+    app.add_exception_handler(SessionError, _session_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(DocumentError, _document_error)
     app.add_exception_handler(DeltaError, _delta_error)

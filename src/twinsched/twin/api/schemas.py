@@ -21,6 +21,7 @@ class PutResult(BaseModel):
 
     version: int = Field(description="State version after the replacement.")
     time: float = Field(description="State time (the document's timestamp).")
+    session: int | None = Field(None, description="The session it opened (or went on in).")
 
 
 class Health(BaseModel):
@@ -60,6 +61,7 @@ class HistoryView(BaseModel):
     agg: Aggregation = Field(description="Aggregation per bucket.")
     truncated: bool = Field(description="True when `limit` rows were reached.")
     series: list[SeriesView] = Field(description="One series per node, by node id.")
+    session: int | None = Field(None, description="The session read (null: none yet).")
 
 
 class CompactView(BaseModel):
@@ -70,6 +72,53 @@ class CompactView(BaseModel):
     downsampled_samples: int = Field(description="Samples merged into bucket means.")
     written_buckets: int = Field(description="Bucket means written.")
     dropped_changes: int = Field(description="Change-log entries older than the retention.")
+    sessions: dict[int, dict[str, float]] = Field(
+        default_factory=dict, description="The same per session compacted, with its `now`."
+    )
+    refused: list[str] = Field(
+        default_factory=list, description="Sessions left untouched, and why (mixed timebases)."
+    )
+
+
+class SessionView(BaseModel):
+    """One session: a feed's timeline."""
+
+    id: int = Field(description="Session number, from 1.")
+    source: str = Field(description="Who opened it: `put`, `run NAME`, `mirror URL`, ...")
+    timebase: str = Field(description="`simulated` (a run's time), `wall` (Unix) or `mixed`.")
+    start: float = Field(description="State time it started at (its timebase).")
+    opened_at: float = Field(description="Unix time it was opened.")
+    version: int = Field(description="The first state version it holds.")
+    live: bool = Field(description="The live session: the twin's current state is its.")
+
+
+class SessionsView(BaseModel):
+    """The answer of ``/sessions``."""
+
+    live: int | None = Field(description="The live session (null: none yet).")
+    sessions: list[SessionView] = Field(description="Every session, oldest first.")
+
+
+class DecisionView(BaseModel):
+    """A binding written to the twin, with who made it."""
+
+    session: int = Field(description="Its session.")
+    seq: int = Field(description="Its number in the session, from 1.")
+    version: int = Field(description="The state version that made it.")
+    time: float = Field(description="State time of the write.")
+    pod: str = Field(description="Pod id.")
+    node: str = Field(description="Node it was bound to.")
+    gpus: list[int] = Field(description="GPU indices on that node.")
+    scheduler: str | None = Field(description="Scheduler that made it (null: not said).")
+    fallback: bool = Field(description="It came from the fallback heuristic.")
+    model_version: str | None = Field(description="Trained model's `NAME@VERSION`, if any.")
+
+
+class DecisionsView(BaseModel):
+    """The answer of ``/decisions``: newest first."""
+
+    session: int | None = Field(description="The session read (null: none yet).")
+    decisions: list[DecisionView] = Field(description="Newest first, at most `limit`.")
 
 
 MIN_STEP_S = 1e-3  # as /history's step: a finer grid is noise, and t / step must stay finite

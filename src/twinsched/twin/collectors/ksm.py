@@ -82,6 +82,7 @@ class KsmMirror(PrometheusCollector):
                          else usage, interval=interval, timeout=timeout, retries=1,
                          max_failed_polls=2**62, transport=transport)  # fmt: skip
         self.service = service
+        self.session_source = f"mirror {self.url}"[:200]  # the twin session it writes in
         self.stats = MirrorStats()
         # Queries are evaluated ``lag`` seconds in the past: a scrape that started before
         # the evaluation time but is still being ingested would otherwise show in some
@@ -124,10 +125,11 @@ class KsmMirror(PrometheusCollector):
         self._count(view, plan)
         if plan.document is not None:
             plan.document.timestamp = at
-            self.service.replace(plan.document)
+            # the mirror's own session goes on (a restarted mirror's too); another feed's ends
+            self.service.replace(plan.document, source=self.session_source, resume=True)
             self.stats.writes += 1
         if plan.deltas:
-            self.service.apply(StatePatch(time=at, deltas=plan.deltas))
+            self.service.apply(StatePatch(time=at, deltas=plan.deltas), source=self.session_source)
             self.stats.writes += 1
             self.stats.deltas += len(plan.deltas)
         return plan
@@ -154,7 +156,8 @@ class KsmMirror(PrometheusCollector):
         nodes = set(self.service.read(lambda d: [n.id for p in d.nodepools for n in p.nodes]))
         usage = self.usage_deltas(at, nodes) if self.queries else []
         if usage:
-            self.service.apply(StatePatch(time=max(at, self.service.time), deltas=usage))
+            patch = StatePatch(time=max(at, self.service.time), deltas=usage)
+            self.service.apply(patch, source=self.session_source)
         return {"time": at, "structure": plan.document is not None, "deltas": len(plan.deltas),
                 "metrics": len(usage)}  # fmt: skip
 

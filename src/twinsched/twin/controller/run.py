@@ -115,8 +115,8 @@ class TwinController:
         kind = "unreachable" if exc.status == 0 else f"http_{exc.status}"
         self.stats.errors[kind] += 1
         self.stats.last_error = str(exc)
-        if exc.status == 404 and self.settings.session is not None:
-            raise ControllerError(f"session {self.settings.session}: {exc.detail}") from exc
+        if exc.status in (404, 409) and self.settings.session is not None:
+            check_session(self.client, self.settings.session)  # gone or no longer live: stop
         if exc.status in (0, 502, 503, 504):
             self.stats.connected = self.stats.lease = False
         log.warning("controller: %s; reading the state again in %g s", exc, self.settings.retry_s)

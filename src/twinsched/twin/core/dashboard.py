@@ -13,15 +13,13 @@ view: node down or cordoned (``spec.unschedulable``: not ``up`` in the cluster m
 latency to the pod's data, CPU, memory, GPUs. A pod that some node could take now is
 ``Schedulable`` (waiting for a cycle).
 
-:class:`DecisionLog` keeps the recent decisions: pods that became bound to a node between
-two frames, with the scheduler that bound each (null when the feed did not say) and
-whether that was the fallback heuristic.
+The recent decisions shown beside a frame are the twin's own, kept per session with who made
+them (``TwinService.decisions``), so a page opened after a run still shows the run's.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,43 +205,3 @@ def _queued(
         "wait_s": round(max(0.0, now - pod.timestamps.arrival_s), 3),
         "reason": pod_reason(nodes, latency, pools, pod),
     }
-
-
-Bound = tuple[str, tuple[int, ...], str | None, bool]  # node, GPUs, scheduler, fallback
-
-
-def bindings(doc: TwinDocument) -> dict[str, Bound]:
-    """Running pods: id -> (node, GPU indices, scheduler that bound it, by the fallback)."""
-    return {
-        pod.id: (pod.node, tuple(pod.gpus), pod.scheduler, pod.fallback)
-        for job in doc.jobs
-        for pod in job.pods
-        if pod.phase == "Running" and pod.node is not None
-    }
-
-
-class DecisionLog:
-    """The pods bound since the previous :meth:`update`, newest first, at most ``size``."""
-
-    def __init__(self, size: int = 50) -> None:
-        self.recent: deque[dict[str, Any]] = deque(maxlen=size)
-        self._bound: dict[str, Bound] = {}
-        self._doc: TwinDocument | None = None  # PATCHes change it in place; a PUT replaces it
-
-    def update(self, doc: TwinDocument) -> list[dict[str, Any]]:
-        """Record the new bindings in ``doc``; the recent ones. The first document seen, and
-        each one that replaced it (a PUT), records none: what was bound then is not a
-        decision the dashboard saw, so the list starts again."""
-        now = bindings(doc)
-        if doc is not self._doc:
-            self.recent.clear()
-        else:
-            for pod, bound in now.items():
-                old = self._bound.get(pod)
-                if old is None or old[:2] != bound[:2]:
-                    node, gpus, scheduler, fallback = bound
-                    decision = {"time": doc.timestamp, "pod": pod, "node": node}
-                    decision.update(gpus=list(gpus), scheduler=scheduler, fallback=fallback)
-                    self.recent.appendleft(decision)
-        self._bound, self._doc = now, doc
-        return list(self.recent)

@@ -28,6 +28,9 @@ MetricName = Annotated[
     str, StringConstraints(min_length=1, max_length=MAX_METRIC_LENGTH, pattern=ID_PATTERN)
 ]  # 1-128 characters, no control characters (stored and indexed as SQL text)
 MetricValue = Annotated[float, Field(ge=-MAX_VALUE, le=MAX_VALUE)]
+ModelVersion = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_METRIC_LENGTH, pattern=ID_PATTERN)
+]  # e.g. ``placer@3`` (a registered model's ``NAME@VERSION``)
 Time = Annotated[float, Field(ge=0, le=MAX_TIME)]
 NodeStatus = Literal["Ready", "NotReady"]
 
@@ -64,6 +67,19 @@ class PodDelta(_Delta):
     fallback: bool | None = Field(
         None, description="The binding came from the fallback heuristic; null keeps the pod's."
     )
+    model_version: ModelVersion | None = Field(
+        None,
+        description="Version of the trained model that made this binding (`NAME@VERSION`); "
+        "null: the version in the scheduler's name `ai:NAME@VERSION`, if any. Kept with the "
+        "decision (`GET /decisions`).",
+    )
+
+
+def model_version_of(scheduler: str | None) -> str | None:
+    """The model version a scheduler name carries: ``ai:NAME@VERSION`` -> ``NAME@VERSION``."""
+    if scheduler is None or not scheduler.startswith("ai:") or "@" not in scheduler:
+        return None
+    return scheduler.removeprefix("ai:")
 
 
 class PodAddDelta(_Delta):
@@ -120,3 +136,4 @@ class PatchResult(BaseModel):
     samples: int = Field(description="Number of history samples stored.")
     version: int = Field(description="State version after the batch.")
     time: float = Field(description="State time after the batch.")
+    session: int | None = Field(None, description="The session the batch went to.")

@@ -3,6 +3,9 @@
 :meth:`TwinService.apply` checks a whole batch against the current state first (later deltas
 see earlier ones), writes it to the history (committed), and only then changes the state,
 so a rejected batch or a failed write leaves everything as it was. No web framework here.
+
+Every write lands in a session (``twin/core/sessions.py``): the current state is the live
+session's; past sessions are read back from the history (``snapshot_json(session=)``).
 """
 
 from __future__ import annotations
@@ -15,10 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
-from twinsched.errors import TwinschedError
-from twinsched.model.document import UNBOUND_PHASES, Job, Node, Pod, TwinDocument
+from twinsched.model.document import TwinDocument
+from twinsched.store.history.sessions import Decision, Session, read_decisions, read_sessions
 from twinsched.store.history.store import HistoryStore, MessageId, SampleBatch
 from twinsched.twin.core.changes import ChangeLog
 from twinsched.twin.core.deltas import (
@@ -26,50 +27,23 @@ from twinsched.twin.core.deltas import (
     MetricsDelta,
     NodeDelta,
     PatchResult,
-    PodAddDelta,
     PodDelta,
     StatePatch,
 )
+from twinsched.twin.core.sessions import Plan, SessionBook
+from twinsched.twin.core.staging import (
+    Bound,
+    Change,
+    DeltaError,
+    Index,
+    Staging,
+    TimeOrderError,
+    set_metrics,
+    set_node,
+)
 
+__all__ = ["DeltaError", "TimeOrderError", "TwinService", "rebuild"]
 log = logging.getLogger(__name__)
-
-
-class DeltaError(TwinschedError):
-    """A delta of a batch cannot apply; ``path`` names it, e.g. ``deltas[3].node``."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        self.path, self.problem = path, problem
-        super().__init__(f"{path}: {problem}")
-
-
-class TimeOrderError(DeltaError):
-    """A batch is older than the state: time never goes backwards in one timeline."""
-
-
-@dataclass(frozen=True)
-class PodEntry:
-    """Where a pod lives: job position, pod position in that job."""
-
-    job: int
-    index: int
-
-
-class _Index:
-    """Lookups by id over one document (rebuilt on replace, kept up to date by apply)."""
-
-    def __init__(self, doc: TwinDocument) -> None:
-        self.pools = {p.id for p in doc.nodepools}
-        self.nodes: dict[str, Node] = {n.id: n for p in doc.nodepools for n in p.nodes}
-        self.pool_of: dict[str, str] = {n.id: p.id for p in doc.nodepools for n in p.nodes}
-        self.jobs: dict[str, int] = {j.id: i for i, j in enumerate(doc.jobs)}
-        self.pods: dict[str, PodEntry] = {
-            pod.id: PodEntry(i, k)
-            for i, job in enumerate(doc.jobs)
-            for k, pod in enumerate(job.pods)
-        }
-
-
-Change = Callable[[], None]
 
 
 @dataclass
@@ -92,12 +66,14 @@ class TwinService:
         *,
         version: int = 0,
         snapshot_every: int = 20_000,
+        decisions_kept: int = 1000,
     ) -> None:
         self.history = history
+        self.sessions = SessionBook(decisions_kept)
         self.snapshot_every = snapshot_every
         self._lock = threading.RLock()
         self._doc = document if document is not None else TwinDocument()
-        self._index = _Index(self._doc)
+        self._index = Index(self._doc)
         self._version, self.changes = version, ChangeLog(version)  # changes: GET /changes
         self._since_snapshot = 0
         self._cache: tuple[int, bytes] = (-1, b"")
@@ -108,11 +84,32 @@ class TwinService:
 
     # -- restore ---------------------------------------------------------------------------------
     @classmethod
-    def restore(cls, history: HistoryStore, *, snapshot_every: int = 20_000) -> TwinService:
-        """The latest state stored in ``history`` (an empty document when there is none)."""
+    def restore(
+        cls, history: HistoryStore, *, snapshot_every: int = 20_000, decisions_kept: int = 1000
+    ) -> TwinService:
+        """The latest state stored in ``history`` (an empty document when there is none),
+        in its live session, with that session's newest decisions."""
         service = rebuild(history, None)
         service.history, service.snapshot_every = history, snapshot_every
+        service.sessions = book = SessionBook(decisions_kept, read_sessions(history.engine))
+        history.decisions_kept = decisions_kept
+        if book.live is not None:
+            book.recent.extend(reversed(read_decisions(history.engine, book.live.id, book.kept)))
         return service
+
+    @property
+    def session(self) -> Session | None:
+        """The live session (None until the first write)."""
+        return self.sessions.live
+
+    def decisions(self, session: int | None = None, limit: int = 100) -> list[Decision]:
+        """The newest ``limit`` decisions of ``session`` (None: the live one), newest first;
+        ``SessionError`` (404) for an unknown session."""
+        found = self.sessions.get(session)
+        live = self.sessions.live
+        if (live is not None and found.id == live.id) or self.history is None:
+            return self.sessions.newest(limit)
+        return read_decisions(self.history.engine, found.id, limit)
 
     # -- reads -----------------------------------------------------------------------------------
     @property
@@ -166,16 +163,24 @@ class TwinService:
         with self._lock:
             return view(self._doc)
 
-    def snapshot_json(self, at: float | None = None) -> bytes | None:
-        """The document at or before time ``at`` (None: now); None when no state is that old."""
-        if at is None or self.history is None:
+    def snapshot_json(self, at: float | None = None, session: int | None = None) -> bytes | None:
+        """The document of ``session`` (None: the live one) at or before time ``at`` (None:
+        its last); None when no state of it is that old. ``SessionError`` (404): unknown."""
+        found = self.sessions.get(session) if session is not None else self.sessions.live
+        live = found is None or found is self.sessions.live
+        if live and (at is None or self.history is None):
             return self.state_json() if at is None or at >= self.time else None
-        version = self.history.version_at(at)
+        if self.history is None or found is None:
+            return None
+        if at is None:
+            version: int | None = self.history.latest_version(found.id)
+        else:
+            version = self.history.version_at(at, found.id)
         if version is None:
             return None
         if version == self._version:
             return self.state_json()
-        return rebuild(self.history, version).state_json()
+        return rebuild(self.history, version, found.id).state_json()
 
     # -- the one door for changes ----------------------------------------------------------------
     def apply(
@@ -183,45 +188,59 @@ class TwinService:
         patch: StatePatch,
         body: bytes | None = None,
         message: MessageId | Sequence[MessageId] | None = None,
+        *,
+        session: int | None = None,
+        source: str = "patch",
     ) -> PatchResult:
         """Check, record, then apply ``patch``; raises :class:`DeltaError` naming a delta.
 
         ``message`` is the id of the broker message(s) that carried it, recorded with the
-        patch: one already recorded raises ``DuplicateMessageError`` and changes nothing."""
+        patch: one already recorded raises ``DuplicateMessageError`` and changes nothing.
+        ``session``: the session the writer means (``SessionError`` unless it is the live
+        one); ``source`` names the session this batch opens, if it opens one."""
         self.stats.pending += 1
         try:
             with self._lock:
-                return self._apply(patch, body, message)
+                self.sessions.check_live(session)
+                return self._apply(patch, body, message, source)
         finally:
             self.stats.pending -= 1
 
     def _apply(
-        self, patch: StatePatch, body: bytes | None, message: MessageId | Sequence[MessageId] | None
+        self,
+        patch: StatePatch,
+        body: bytes | None,
+        message: MessageId | Sequence[MessageId] | None,
+        source: str,
     ) -> PatchResult:
         if patch.time < self._doc.timestamp and self.ordered:
             problem = f"{patch.time:g} is before the twin's time {self._doc.timestamp:g}"
             raise TimeOrderError("time", f"{problem}; batches must not go back in time")
         if self.ordered:
             self._check_ahead(patch.time)
-        changes, batch = self._stage(patch)
-        version = self._version + 1
+        changes, batch, bound = self._stage(patch)
+        plan = self.sessions.for_patch(patch.time, self._version, source, self._carried(patch.time))
+        version = plan.version
+        decided = self.sessions.decided(plan, patch.time, bound)
         if self.history is not None:
             raw = body if body is not None else patch.model_dump_json().encode()
             started = time.perf_counter()
-            self.history.record_patch(version, patch.time, raw, batch, message)
+            self.history.record_patch(version, patch.time, raw, batch, message,
+                                      session=plan.session, opening=plan.opening,
+                                      decided=decided)  # fmt: skip
             self.stats.seconds += time.perf_counter() - started
             self.stats.patches += 1
             self.stats.samples += len(batch)
         for change in changes:
             change()
+        self.sessions.commit(plan, decided)
         self._doc.timestamp, self._version = patch.time, version
         self.changes.record(version, patch.time, patch.deltas, message)
         self._since_snapshot += len(patch.deltas)
         if self.history is not None and self._since_snapshot >= self.snapshot_every:
             self._write_snapshot()
-        return PatchResult(
-            applied=len(changes), samples=len(batch), version=version, time=patch.time
-        )
+        return PatchResult(applied=len(changes), samples=len(batch), version=version,
+                           time=patch.time, session=plan.session)  # fmt: skip
 
     def _check_ahead(self, at: float) -> None:
         """Refuse a batch time more than ``MAX_AHEAD_S`` after both the state's time and the
@@ -235,31 +254,52 @@ class TwinService:
                 f"{self._doc.timestamp:g} and the clock {now:.0f}: at most {most:.0f}",
             )
 
+    def _carried(self, at: float) -> Callable[[], bytes]:
+        """The current document at time ``at``, as a session opened by a batch starts."""
+
+        def body() -> bytes:
+            doc = self._doc.model_copy(update={"timestamp": at})
+            return doc.model_dump_json().encode()
+
+        return body
+
     def _write_snapshot(self) -> None:
         """Store the state as a snapshot; only speeds up restores, so a failure is logged."""
         assert self.history is not None
+        live = self.sessions.live.id if self.sessions.live is not None else 1
         try:
-            self.history.record_snapshot(self._version, self._doc.timestamp, self.state_json())
+            self.history.record_snapshot(
+                self._version, self._doc.timestamp, self.state_json(), live
+            )
         except Exception:  # the change log already holds everything: try again later
             log.exception("twin: snapshot at version %d failed", self._version)
             return
         self._since_snapshot = 0
 
-    def replace(self, document: TwinDocument) -> int:
-        """Replace the whole state (stored as a snapshot first); the new version."""
+    def replace(self, document: TwinDocument, *, source: str = "put", resume: bool = False) -> int:
+        """Replace the whole state (stored as a snapshot first); the new version. It opens a
+        new session named ``source``, unless ``resume`` and the live session has that source
+        and the document's timebase (then it goes on in it)."""
         with self._lock:
-            version = self._version + 1
+            plan: Plan = self.sessions.for_replace(
+                document.timestamp, self._version, source, resume
+            )
+            version = plan.version
             if self.history is not None:
                 body = document.model_dump_json().encode()
-                self.history.record_snapshot(version, document.timestamp, body)
-            self._doc, self._index, self._version = document, _Index(document), version
+                opened = plan.opening.session if plan.opening is not None else None
+                self.history.record_snapshot(
+                    version, document.timestamp, body, plan.session, opened
+                )
+            self._doc, self._index, self._version = document, Index(document), version
             self.changes.reset(version, document.timestamp)
             self._since_snapshot = 0
+            self.sessions.commit(plan, [])
             return version
 
     # -- staging: check everything, change nothing -----------------------------------------------
-    def _stage(self, patch: StatePatch) -> tuple[list[Change], SampleBatch]:
-        staged = _Staging(self._doc, self._index)
+    def _stage(self, patch: StatePatch) -> tuple[list[Change], SampleBatch, list[Bound]]:
+        staged = Staging(self._doc, self._index)
         batch = SampleBatch()
         changes: list[Change] = []
         for i, delta in enumerate(patch.deltas):
@@ -267,123 +307,20 @@ class TwinService:
             if isinstance(delta, MetricsDelta):
                 node = staged.node(where, delta.node)
                 batch.add(patch.time if delta.time is None else delta.time, node.id, delta.values)
-                changes.append(_set_metrics(node, delta.values))
+                changes.append(set_metrics(node, delta.values))
             elif isinstance(delta, NodeDelta):
-                changes.append(_set_node(staged.node(where, delta.node), delta))
+                changes.append(set_node(staged.node(where, delta.node), delta))
             elif isinstance(delta, PodDelta):
                 changes.append(staged.pod_change(where, delta))
             else:
                 changes.append(staged.pod_add(where, delta))
-        return changes, batch
+        return changes, batch, staged.bound
 
 
-def _set_metrics(node: Node, values: dict[str, float]) -> Change:
-    return lambda: node.metrics.update(values)
-
-
-def _set_node(node: Node, delta: NodeDelta) -> Change:
-    def change() -> None:
-        if delta.status is not None:
-            node.status = delta.status
-        if delta.unschedulable is not None:
-            node.unschedulable = delta.unschedulable
-
-    return change
-
-
-class _Staging:
-    """The state as a batch sees it so far: new pods and jobs overlay the document."""
-
-    def __init__(self, doc: TwinDocument, index: _Index) -> None:
-        self.doc, self.index = doc, index
-        self.pods: dict[str, Pod] = {}  # pods changed or added earlier in the batch
-        self.new_pods: dict[str, str] = {}  # pod id -> job id, for pods added by the batch
-        self.new_jobs: set[str] = set()
-
-    def node(self, where: str, node_id: str) -> Node:
-        node = self.index.nodes.get(node_id)
-        if node is None:
-            raise DeltaError(f"{where}.node", f"unknown node '{node_id}'")
-        return node
-
-    def _current(self, where: str, pod_id: str) -> Pod:
-        pod = self.pods.get(pod_id)
-        if pod is not None:
-            return pod
-        entry = self.index.pods.get(pod_id)
-        if entry is None:
-            raise DeltaError(f"{where}.pod", f"unknown pod '{pod_id}'")
-        return self.doc.jobs[entry.job].pods[entry.index]
-
-    def _check_binding(self, where: str, pod: Pod) -> None:
-        if pod.node is not None:
-            gpus = self.node(where, pod.node).hardware.gpu_count
-            if any(g >= gpus for g in pod.gpus):
-                problem = f"GPU index out of range for node '{pod.node}' with {gpus} GPUs"
-                raise DeltaError(f"{where}.gpus", problem)
-        if pod.data_pool is not None and pod.data_pool not in self.index.pools:
-            raise DeltaError(f"{where}.data_pool", f"unknown nodepool '{pod.data_pool}'")
-
-    def pod_change(self, where: str, delta: PodDelta) -> Change:
-        old = self._current(where, delta.pod)
-        data = old.model_dump()
-        data.update(phase=delta.phase, node=delta.node, gpus=delta.gpus)
-        if delta.phase in UNBOUND_PHASES:
-            data.update(scheduler=None, fallback=False)
-        if delta.scheduler is not None:
-            data["scheduler"] = delta.scheduler
-        if delta.fallback is not None:
-            data["fallback"] = delta.fallback
-        if delta.start_s is not None:
-            data["timestamps"]["start_s"] = delta.start_s
-        new = _validated_pod(where, data, {"timestamps.start_s": "start_s"})
-        self._check_binding(where, new)
-        self.pods[new.id] = new
-        if new.id in self.new_pods:  # added by this batch: the add change reads self.pods
-            return lambda: None
-        entry = self.index.pods[new.id]
-        return lambda: self.doc.jobs[entry.job].pods.__setitem__(entry.index, new)
-
-    def pod_add(self, where: str, delta: PodAddDelta) -> Change:
-        pod_id = delta.pod.id
-        if pod_id in self.index.pods or pod_id in self.new_pods:
-            raise DeltaError(f"{where}.pod.id", f"duplicate pod id '{pod_id}'")
-        self._check_binding(f"{where}.pod", delta.pod)
-        self.pods[pod_id] = delta.pod
-        self.new_pods[pod_id] = delta.job
-        create_job = delta.job not in self.index.jobs and delta.job not in self.new_jobs
-        self.new_jobs.add(delta.job)
-
-        def change() -> None:
-            if create_job:
-                self.index.jobs[delta.job] = len(self.doc.jobs)
-                self.doc.jobs.append(Job(id=delta.job))
-            job = self.index.jobs[delta.job]
-            pods = self.doc.jobs[job].pods
-            self.index.pods[pod_id] = PodEntry(job, len(pods))
-            pods.append(self.pods[pod_id])
-
-        return change
-
-
-def _validated_pod(where: str, data: dict[str, Any], rename: dict[str, str]) -> Pod:
-    from twinsched.model.document import FieldProblem
-
-    try:
-        return Pod.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        cause = (error.get("ctx") or {}).get("error")
-        if isinstance(cause, FieldProblem):
-            path, problem = cause.path, cause.problem
-        else:
-            path, problem = ".".join(str(p) for p in error["loc"]), str(error["msg"])
-        raise DeltaError(f"{where}.{rename.get(path, path)}", problem) from None
-
-
-def rebuild(history: HistoryStore, version: int | None) -> TwinService:
-    """A service (without history) holding the state at ``version`` (default: the newest)."""
-    replay = history.replay(version)
+def rebuild(history: HistoryStore, version: int | None, session: int | None = None) -> TwinService:
+    """A service (without history) holding the state at ``version`` of ``session`` (default:
+    the newest, of the newest version's session)."""
+    replay = history.replay(version, session)
     doc = (
         TwinDocument.model_validate_json(replay.snapshot)
         if replay.snapshot is not None

@@ -63,6 +63,9 @@ class TwinSettings(BaseModel):
     snapshot_every: int = Field(
         20_000, gt=0, description="Write a full snapshot after this many deltas since the last."
     )
+    decisions_kept: int = Field(
+        1000, ge=1, le=100_000, description="Decisions (bindings) kept per session, newest."
+    )
 
     @model_validator(mode="after")
     def _safe_token(self) -> Self:

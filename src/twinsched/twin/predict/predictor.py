@@ -69,7 +69,8 @@ class Predictor:
                  step: float | None = None) -> pd.DataFrame:  # fmt: skip
         if self.service.history is None:
             raise PredictError("history", "this twin keeps no history")
-        spec = ExportSpec(metrics, (), start, end, step)
+        live = self.service.session  # the live session's history, on its time
+        spec = ExportSpec(metrics, (), start, end, step, session=live.id if live else None)
         return export_frame(self.service.history, spec)
 
     def retrain(self) -> Trained:

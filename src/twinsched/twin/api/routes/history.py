@@ -1,4 +1,5 @@
-"""``/history``: window aggregation over stored samples; ``/admin/compact``: retention."""
+"""``/history``: window aggregation over one session's samples; ``/sessions``: the sessions;
+``/admin/compact``: retention and downsampling, per session."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from twinsched.store.history import Window, compact, read_window
 from twinsched.store.history.query import Aggregation
 from twinsched.twin.api.deps import Service, Settings, WriteAccess
 from twinsched.twin.api.problems import ERROR_RESPONSES, WRITE_RESPONSES
-from twinsched.twin.api.schemas import CompactView, HistoryView, SeriesView
+from twinsched.twin.api.routes.decisions import UNKNOWN_SESSION, SessionQuery
+from twinsched.twin.api.schemas import (
+    CompactView,
+    HistoryView,
+    SeriesView,
+    SessionsView,
+    SessionView,
+)
 from twinsched.twin.core.deltas import MAX_METRIC_LENGTH, MAX_TIME
 
 router = APIRouter(tags=["history"])
@@ -21,7 +29,10 @@ TimeQuery = Query(ge=0, le=MAX_TIME, allow_inf_nan=False)
 
 
 @router.get(
-    "/history", response_model=HistoryView, responses=ERROR_RESPONSES, summary="Metric history"
+    "/history",
+    response_model=HistoryView,
+    responses={**ERROR_RESPONSES, **UNKNOWN_SESSION},
+    summary="Metric history",
 )
 async def get_history(
     service: Service,
@@ -46,14 +57,20 @@ async def get_history(
     ] = None,
     agg: Annotated[Aggregation, Query(description="Per-bucket aggregation.")] = "mean",
     limit: Annotated[int, Query(ge=1, le=1_000_000, description="Most rows returned.")] = 100_000,
+    session: SessionQuery = None,
 ) -> HistoryView:
-    """Samples of one metric between ``start`` and ``end``, averaged (or max, or last)
-    over buckets of ``step`` seconds aligned on multiples of ``step``."""
+    """Samples of one metric of one session (default: the live one) between ``start`` and
+    ``end``, averaged (or max, or last) over buckets of ``step`` seconds aligned on
+    multiples of ``step``. Times are the session's (simulated or Unix)."""
     if service.history is None:
         raise HTTPException(422, "this twin keeps no history")
-    window = Window(metric, node, start, end, step, agg, limit)
+    if session is None and service.session is None:
+        return HistoryView(metric=metric, step=step, agg=agg, truncated=False, series=[])
+    number = service.sessions.get(session).id
+    window = Window(metric, node, start, end, step, agg, limit, number)
     series, truncated = await run_in_threadpool(read_window, service.history.engine, window)
     return HistoryView(
+        session=number,
         metric=metric,
         step=step,
         agg=agg,
@@ -62,22 +79,39 @@ async def get_history(
     )
 
 
+@router.get("/sessions", response_model=SessionsView, summary="The twin's sessions")
+async def get_sessions(service: Service) -> SessionsView:
+    """Every session, oldest first: who feeds it, its timebase, where it starts. The twin's
+    current state (``/state`` and the views) is the live session's."""
+    live = service.session
+    known = sorted(service.sessions.known.values(), key=lambda s: s.id)
+    views = [SessionView(**vars(s), live=live is not None and s.id == live.id) for s in known]
+    return SessionsView(live=live.id if live is not None else None, sessions=views)
+
+
 @router.post(
     "/admin/compact",
     response_model=CompactView,
     dependencies=[WriteAccess],
-    responses=WRITE_RESPONSES,
+    responses={**WRITE_RESPONSES, **UNKNOWN_SESSION},
     summary="Apply retention and downsampling now",
 )
-async def post_compact(service: Service, settings: Settings) -> CompactView:
-    """Drop history older than the retention and downsample old samples (settings)."""
+async def post_compact(
+    service: Service, settings: Settings, session: SessionQuery = None
+) -> CompactView:
+    """Drop history older than the retention and downsample old samples (settings), in
+    every session (or one), each on its own time; a session whose samples mix timebases
+    is left untouched and named in ``refused``."""
     if service.history is None:
         raise HTTPException(422, "this twin keeps no history")
+    if session is not None:
+        service.sessions.get(session)  # 404 when unknown
     result = await run_in_threadpool(
         compact,
         service.history.engine,
         retention_s=settings.retention_s,
         downsample_after_s=settings.downsample_after_s,
         step=settings.downsample_step_s,
+        session=session,
     )
     return CompactView(**vars(result))

@@ -2,7 +2,8 @@
 
 Bodies of PUT and PATCH are parsed here rather than by FastAPI: PUT goes through the twin
 format's own validation (JSON Schema paths such as ``nodepools[0].nodes[3].hardware``), and
-PATCH is parsed straight from bytes (fast) and its raw body goes to the change log.
+PATCH is parsed straight from bytes (fast) and its raw body goes to the change log. Every
+write goes to a session (``twin/core/sessions.py``): a PUT opens one, named by ``source``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ValidationError
 
 from twinsched.model.document import DocumentError, TwinDocument
+from twinsched.model.ids import ID_PATTERN
 from twinsched.model.schema import validate_document
 from twinsched.traces.decice.d22_export import to_d22
 from twinsched.twin.api.deps import Service, WriteAccess
@@ -25,10 +27,21 @@ from twinsched.twin.api.problems import (
     error_response,
     validation_problems,
 )
+from twinsched.twin.api.routes.decisions import UNKNOWN_SESSION, SessionQuery
 from twinsched.twin.api.schemas import D22Document, PutResult
 from twinsched.twin.core.deltas import MAX_TIME, PatchResult, StatePatch
 
 router = APIRouter(tags=["state"])
+
+SourceQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=200,
+        pattern=ID_PATTERN,
+        description="Who writes (e.g. `run NAME`): names the session this write opens.",
+    ),
+]
 
 
 def _write(
@@ -55,7 +68,7 @@ def _write(
             "description": "The twin document (D2.2 document with format=decice-d22).",
         },
         304: {"description": "Not modified: the state still has the version in If-None-Match."},
-        404: {"model": ErrorBody, "description": "No state is as old as `at`."},
+        404: {"model": ErrorBody, "description": "No state is as old as `at`, or no session."},
         **ERROR_RESPONSES,
     },
 )
@@ -73,17 +86,21 @@ async def get_state(
             "deliverable's output document (D2.2), which `POST /harmonize` reads back."
         ),
     ] = "twin",
+    session: SessionQuery = None,
 ) -> Response:
-    """The current document, or the newest one at or before ``at``.
+    """The current document, or the newest one at or before ``at``; of ``session`` (its
+    last state without ``at``) when given, else the live session's.
 
     With ``format=decice-d22`` it is written in the D2.2 shape (``traces/decice/d22.py``).
     The current document is serialized (and gzip-compressed for clients that accept it)
     once per state version; its ``ETag`` is the version, so pollers can send
     ``If-None-Match`` and get a 304 until the state changes.
     """
+    if session is not None and (live := service.session) is not None and live.id == session:
+        session = None  # the live session: the current state, cached
     if format == "decice-d22":
-        return await run_in_threadpool(_d22, service, at)
-    if at is None:
+        return await run_in_threadpool(_d22, service, at, session)
+    if at is None and session is None:
         etag = f'"v{service.version}"'
         if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers={"ETag": etag})
@@ -95,18 +112,18 @@ async def get_state(
         cached = service.cached_state_json()
         body = cached if cached is not None else await run_in_threadpool(service.state_json)
         return Response(body, media_type="application/json", headers={"ETag": etag})
-    past = await run_in_threadpool(service.snapshot_json, at)
+    past = await run_in_threadpool(service.snapshot_json, at, session)
     if past is None:
         return error_response(404, f"at: no state at or before time {at}", [("at", "too early")])
     return Response(past, media_type="application/json")
 
 
-def _d22(service: Any, at: float | None) -> Response:
+def _d22(service: Any, at: float | None, session: int | None) -> Response:
     """The state now (``at`` None) or then, as the D2.2 document; 404 when none is that old."""
-    if at is None:
+    if at is None and session is None:
         data = service.read(to_d22)
     else:
-        past = service.snapshot_json(at)
+        past = service.snapshot_json(at, session)
         if past is None:
             return error_response(
                 404, f"at: no state at or before time {at}", [("at", "too early")]
@@ -116,8 +133,9 @@ def _d22(service: Any, at: float | None) -> Response:
 
 
 @router.put("/state", summary="Replace the whole document", **_write("TwinDocument", PutResult))
-async def put_state(request: Request, service: Service) -> PutResult:
-    """Validate the body against the twin JSON Schema and make it the state."""
+async def put_state(request: Request, service: Service, source: SourceQuery = None) -> PutResult:
+    """Validate the body against the twin JSON Schema and make it the state, in a new
+    session named ``source`` (default `put`): a new timeline."""
     raw = await request.body()
     try:
         data = json.loads(raw)
@@ -129,30 +147,43 @@ async def put_state(request: Request, service: Service) -> PutResult:
         raise DocumentError([("document", f"must be an object, got {type(data).__name__}")])
     _check_gpu_counts(data)
     document = await run_in_threadpool(validate_document, data)
-    version = await run_in_threadpool(service.replace, document)
-    return PutResult(version=version, time=document.timestamp)
+    version = await run_in_threadpool(service.replace, document, source=source or "put")
+    live = service.session
+    return PutResult(version=version, time=document.timestamp,
+                     session=live.id if live is not None else None)  # fmt: skip
 
 
 OUT_OF_ORDER: dict[int | str, dict[str, Any]] = {
-    409: {"model": ErrorBody, "description": "The batch is older than the state."}
+    **UNKNOWN_SESSION,
+    409: {
+        "model": ErrorBody,
+        "description": "The batch is older than the state, or its session is no longer live.",
+    },
 }
 
 
 @router.patch(
     "/state", summary="Apply a batch of deltas", **_write("StatePatch", PatchResult, OUT_OF_ORDER)
 )
-async def patch_state(request: Request, service: Service) -> PatchResult:
+async def patch_state(
+    request: Request, service: Service, session: SessionQuery = None, source: SourceQuery = None
+) -> PatchResult:
     """Apply node metrics, pod phase/binding, new pods and node status, all or nothing.
 
     Types are strict, as for PUT (``true`` or ``"100"`` is not a number); a batch older than
     the state is refused with 409. Answered only once the batch is committed to the history.
+    ``session``: the writer's session; 409 when it is no longer the live one (another feed
+    started one), 404 when unknown. ``source`` names the session the batch opens, if any (on
+    an empty twin, or on Unix time after a simulated timeline).
     """
     raw = await request.body()
     try:
         patch = StatePatch.model_validate_json(raw, strict=True)
     except ValidationError as exc:
         raise DocumentError(validation_problems(exc)) from None
-    result: PatchResult = await run_in_threadpool(service.apply, patch, raw)
+    result: PatchResult = await run_in_threadpool(
+        lambda: service.apply(patch, raw, session=session, source=source or "patch")
+    )
     return result
 
 

@@ -8,7 +8,8 @@
   const STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   const CORDON = "#ff8c00";
   const $ = (id) => document.getElementById(id);
-  const state = { frame: null, selected: -1, layout: null, lastFrameAt: 0, chartTimer: 0 };
+  const state = { frame: null, selected: -1, layout: null, lastFrameAt: 0, chartTimer: 0,
+    session: "", liveSession: null, source: null };  // session: "" = the live one
   // Read by the browser tests: frames received and when the first one was drawn.
   const ui = (window.twinUi = { frames: 0, firstRenderMs: null, lastRenderMs: 0 });
   window.twinUiState = () => state;
@@ -166,8 +167,22 @@
     $("decisions").tBodies[0].innerHTML = decisions.map((d) =>
       `<tr data-pod="${esc(d.pod)}"><td>${(+d.time).toFixed(1)}</td><td>${esc(d.pod)}</td>` +
       `<td>${esc(d.node)}</td><td>${d.gpus.join(", ")}</td><td>${d.scheduler == null ? "-" : esc(d.scheduler)}</td>` +
-      `<td${d.fallback ? ' class="fallback"' : ""}>${d.fallback ? "yes" : "no"}</td></tr>`).join("");
+      `<td${d.fallback ? ' class="fallback"' : ""}>${d.fallback ? "yes" : "no"}</td>` +
+      `<td>${d.model_version == null ? "-" : esc(d.model_version)}</td></tr>`).join("");
   }
+  // -- sessions: the live one by default, any older one on demand ----------------------------
+  async function loadSessions() {
+    try {
+      const answer = await fetchJson(`${API}/sessions`), select = $("session");
+      const options = [new Option(`live${answer.live == null ? "" : ` (session ${answer.live})`}`, "")];
+      for (const s of answer.sessions.slice().reverse()) {
+        options.push(new Option(`${s.id}: ${s.source}, ${s.timebase}${s.live ? ", live" : ""}`, String(s.id)));
+      }
+      select.replaceChildren(...options);
+      select.value = state.session;
+    } catch (err) { /* the picker keeps what it had */ }
+  }
+  const sessionQuery = () => (state.session ? `&session=${encodeURIComponent(state.session)}` : "");
 
   // -- one node: details, GPU bars, history ---------------------------------------------------
   function select(i, announce) {
@@ -202,8 +217,8 @@
     const node = f.nodes.id[i], metric = $("metric").value || "cpu_util";
     const members = new Set(f.nodes.id.filter((_, k) => f.nodes.pool[k] === f.nodes.pool[i]));
     try {
-      const one = await fetchJson(`${API}/history?metric=${encodeURIComponent(metric)}&node=${encodeURIComponent(node)}&limit=5000`);
-      const all = await fetchJson(`${API}/history?metric=${encodeURIComponent(metric)}&limit=50000`);
+      const one = await fetchJson(`${API}/history?metric=${encodeURIComponent(metric)}&node=${encodeURIComponent(node)}&limit=5000${sessionQuery()}`);
+      const all = await fetchJson(`${API}/history?metric=${encodeURIComponent(metric)}&limit=50000${sessionQuery()}`);
       const series = one.series[0] || { times: [], values: [] };
       chart($("node-chart"), series.times, series.values, `${node}: ${metric}`, $("node-chart-caption"));
       const sums = new Map();
@@ -272,12 +287,22 @@
     $("metric").add(new Option(m, m));
   }
   window.addEventListener("resize", () => { state.layout = null; draw(); });
+  $("session").addEventListener("change", (ev) => {
+    state.session = ev.target.value;
+    state.layout = null;
+    connect();
+    if (state.selected >= 0) loadHistory();
+  });
 
   // -- the stream ----------------------------------------------------------------------------
   function connect() {
-    const source = new EventSource("/ui/events");
+    if (state.source) state.source.close();
+    const query = state.session ? `?session=${encodeURIComponent(state.session)}` : "";
+    const source = (state.source = new EventSource("/ui/events" + query));
     source.addEventListener("frame", (ev) => {
       const frame = JSON.parse(ev.data);
+      const live = frame.session && frame.session.live ? frame.session.id : state.liveSession;
+      if (live !== state.liveSession) { state.liveSession = live; loadSessions(); }
       state.frame = frame;
       state.lastFrameAt = Date.now();
       render(frame);
@@ -290,5 +315,6 @@
   setInterval(() => {
     if (state.lastFrameAt) $("age").textContent = ((Date.now() - state.lastFrameAt) / 1000).toFixed(0) + " s ago";
   }, 1000);
+  loadSessions();
   connect();
 })();

@@ -17,7 +17,12 @@ from pydantic import BaseModel, Field
 
 from twinsched.model.document import Id
 from twinsched.twin.api.deps import Service, WriteAccess
-from twinsched.twin.api.problems import ERROR_RESPONSES, ErrorBody, error_response
+from twinsched.twin.api.problems import (
+    ERROR_RESPONSES,
+    WRITE_RESPONSES,
+    ErrorBody,
+    error_response,
+)
 from twinsched.twin.core.changes import ChangesGone
 from twinsched.twin.core.leases import MAX_TTL_S, MIN_TTL_S, LeaseHeld, Leases
 
@@ -106,7 +111,7 @@ Session = Annotated[str, Query(min_length=1, max_length=253, description="The se
     dependencies=[WriteAccess],
     response_model=LeaseAnswer,
     responses={409: {"model": ErrorBody, "description": "Another holder has it."},
-               **ERROR_RESPONSES},
+               **WRITE_RESPONSES},
 )  # fmt: skip
 async def take_lease(request: Request, body: LeaseRequest, session: Session = SESSION) -> Response:
     """One controller per session: 409 while another holder's lease runs."""
@@ -126,7 +131,7 @@ async def take_lease(request: Request, body: LeaseRequest, session: Session = SE
     summary="Give the session's controller lease back",
     dependencies=[WriteAccess],
     status_code=204,
-    responses=ERROR_RESPONSES,
+    responses=WRITE_RESPONSES,
 )
 async def release_lease(
     request: Request,

@@ -1,6 +1,7 @@
 """The twin loop's speed (``run --twin URL``, ``twin/loop.py``): binds/s in process, over
 HTTP and over the broker (NATS), side by side, for the openb ``default`` fill-up and a
-``synthetic-continuum`` replay, with the decision fingerprints compared to in process.
+``synthetic-continuum`` replay, with the decision fingerprints compared to in process; and
+the controller over the twin (``scheduler run``) binding the fill-up's pods PUT pending.
 
     python bench/twin_loop.py [--fillup-target 100] [--replay-variant 5] [--replay-pods 2000]
                               [--batch 500] [--broker nats://127.0.0.1:4222]
@@ -32,12 +33,18 @@ from tests.regression.fingerprint import fingerprint
 from tests.twin.broker_streams import delete_stream
 from tests.twin.process import running_twin
 
+from twinsched.model.convert import scenario_to_document
+from twinsched.model.events import Arrive
 from twinsched.model.run import RunResult
+from twinsched.model.state import ClusterState
 from twinsched.sim import run_fillup, run_replay
+from twinsched.sim.fillup import fillup_order
 from twinsched.traces import registry as traces
 from twinsched.twin.broker.publisher import BrokerPublisher
 from twinsched.twin.broker.sinks import BrokerTwinClient
 from twinsched.twin.client import TwinClient
+from twinsched.twin.controller.replica import Replica
+from twinsched.twin.controller.run import Settings, TwinController
 from twinsched.twin.loop import TwinLoop
 
 TOKEN = "bench-twin-loop-token-0123456789ab"
@@ -72,8 +79,13 @@ def timed(
     """The run's fingerprint and result, its wall seconds, and the CPU seconds of this
     process and the twin's together."""
     out: list[RunResult] = []
+
+    def once() -> RunResult:
+        out.append(run(observers))
+        return out[-1]
+
     wall, cpu, twin = time.perf_counter(), time.process_time(), cpu_of(twin_pid)
-    print_ = fingerprint(lambda: out.append(run(observers)) or out[-1])
+    print_ = fingerprint(once)
     used = time.process_time() - cpu + cpu_of(twin_pid) - twin
     return print_, out[0], time.perf_counter() - wall, used
 
@@ -111,15 +123,46 @@ def main() -> None:
                     print(f"{name:<38} {mode:<11} {wall:7.2f} {cpu:6.2f} {count:6d} "
                           f"{count / wall:8.0f} {count / cpu:7.0f}  {remote == local} "
                           f"({loop.publisher.pushes} writes)")  # fmt: skip
+            print(controller_row(twin, args.fillup_target, args.batch))
     finally:
         delete_stream(stream)
+
+
+def controller_row(twin: Any, target: float, batch: int) -> str:
+    """``scheduler run``'s rate: the openb fill-up's pods PUT into the twin, all pending, and
+    bound by the controller over HTTP (timed from the PUT's answer until it is idle); its
+    placements compared with the same cycles run in process."""
+    openb = traces.load("alibaba-gpu-2023", "default")
+    order = fillup_order(openb.pods, openb.nodes.total_gpu_milli, 0, target)
+    scenario = replace(openb, pods=openb.pods.take(order))
+    state = ClusterState(scenario.nodes, scenario.pods, scenario.links)
+    for i in range(scenario.pods.n):
+        state.apply(Arrive(i))
+    doc = scenario_to_document(scenario, state)
+    expected = Replica(doc, 0, "fgd")
+    while expected.dirty:
+        expected.cycle(batch)
+    with TwinClient(twin.url, TOKEN) as client:
+        client.put_state(doc, source="bench controller")
+        controller = TwinController(client, Settings(scheduler="fgd", batch=batch))
+        wall, cpu, twin_cpu = time.perf_counter(), time.process_time(), cpu_of(twin.process.pid)
+        controller.run(idle_exit=True)
+        wall = time.perf_counter() - wall
+        cpu = time.process_time() - cpu + cpu_of(twin.process.pid) - twin_cpu
+    got = controller.replica
+    same = got is not None and bool(np.array_equal(got.mirror.state.pod_node,
+                                                   expected.mirror.state.pod_node))  # fmt: skip
+    binds = controller.stats.binds
+    return (f"{'openb pending pods ' + f'{target:g}%':<38} {'controller':<11} {wall:7.2f} "
+            f"{cpu:6.2f} {binds:6d} {binds / wall:8.0f} {binds / cpu:7.0f}  {same} "
+            f"({controller.stats.batches} writes)")  # fmt: skip
 
 
 def bind_count(result: RunResult) -> int:
     """Pods bound in the run: running at the end plus those that completed."""
     summary = result.summary
     done = summary.get("completed", 0)
-    return int(summary["running"]) + int(done or 0)  # type: ignore[call-overload]
+    return int(str(summary["running"])) + int(str(done or 0))
 
 
 if __name__ == "__main__":

@@ -230,3 +230,37 @@ def test_healthz_and_metrics(twin_url: str) -> None:
     assert missing.status_code == 404 and "/healthz" in missing.json()["detail"]
     ctl.stats.lease = False  # a controller without its lease is not healthy
     assert ctl.health()["ok"] is False
+
+
+def test_a_collector_moving_the_twins_time_on_does_not_make_it_read_again(twin_url: str) -> None:
+    """Samples written on the twin between the controller's reads and its writes make a
+    batch 'older than the twin': it is written again at the twin's newer time, nothing read
+    again, the same placements."""
+    doc = pending_document(300)
+    expected = in_process(doc, "fgd", 10)
+    stop = threading.Event()
+    with TwinClient(twin_url, TOKEN) as client:
+        client.put_state(doc)
+        node = doc.nodepools[0].nodes[0].id
+
+        def samples() -> None:
+            with TwinClient(twin_url, TOKEN) as feeder:
+                k = 0
+                while not stop.is_set():
+                    k += 1
+                    feeder.patch(float(k), [{"op": "metrics", "node": node,
+                                             "values": {"cpu_util": 0.5}}])  # fmt: skip
+                    time.sleep(0.02)  # 50 samples a second
+
+        feeder = threading.Thread(target=samples, daemon=True)
+        feeder.start()
+        try:
+            wait_for(lambda: client.get_state().timestamp > 3, 10)
+            with Running(twin_url, scheduler="fgd", batch=10) as ctl:
+                wait_for(lambda: ctl.stats.binds >= len(expected) and not ctl.replica.dirty, 60)
+        finally:
+            stop.set()
+            feeder.join(10)
+        assert placements(client.get_state()) == expected
+    assert ctl.stats.reads == 1 and ctl.stats.errors["late_batch"] > 0
+    assert set(ctl.stats.errors) == {"late_batch"}

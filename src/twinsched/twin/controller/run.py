@@ -28,11 +28,15 @@ from typing import Any
 
 from twinsched.errors import TwinschedError
 from twinsched.model.document import DocumentError
+from twinsched.scheduling.controller import Binding
 from twinsched.scheduling.framework import DEFAULT_FALLBACK
 from twinsched.twin.client import TwinClient, TwinClientError
 from twinsched.twin.controller.replica import Replica
+from twinsched.twin.core.deltas import PatchResult
 
 log = logging.getLogger(__name__)
+MAX_CHANGES = 100_000  # changes one GET /changes answers at most
+LATE_TRIES = 3  # a batch refused as older than the twin is written again this often
 
 
 class ControllerError(TwinschedError):
@@ -163,17 +167,33 @@ class TwinController:
             return
         started = time.perf_counter()
         try:
-            result = self.client.patch(replica.time, replica.deltas(binds, replica.time))
+            result = self._write(replica, binds)
         except TwinClientError:
             self.replica = None  # the replica is ahead of the twin: read it again
             raise
         self.stats.write_s += time.perf_counter() - started
+        replica.time = max(replica.time, result.time)
         self._own.add(result.version)
         if result.version == replica.version + 1:  # nobody wrote in between: in step
             replica.version = result.version
             self._own.discard(result.version)
         self.stats.binds += len(binds)
         self.stats.batches += 1
+
+    def _write(self, replica: Replica, binds: list[Binding]) -> PatchResult:
+        """The binds as one batch at the twin's time; written again at its newer time when
+        someone moved it on meanwhile (a collector's samples: 409 ``time: ...``), up to
+        :data:`LATE_TRIES` times."""
+        at = replica.time
+        for _ in range(LATE_TRIES):
+            try:
+                return self.client.patch(at, replica.deltas(binds, at))
+            except TwinClientError as exc:
+                if exc.status != 409 or not exc.detail.startswith("time"):
+                    raise
+            self.stats.errors["late_batch"] += 1
+            at = float(self.client.changes(replica.version, limit=MAX_CHANGES)["time"])
+        return self.client.patch(at, replica.deltas(binds, at))
 
     # -- the lease -------------------------------------------------------------------------------
     def _keep_lease(self) -> None:

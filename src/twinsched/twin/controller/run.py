@@ -121,8 +121,9 @@ class TwinController:
         self.stats.last_error = str(exc)
         if exc.status in (404, 409) and self.settings.session is not None:
             check_session(self.client, self.settings.session)  # gone or no longer live: stop
-        if exc.status in (0, 502, 503, 504):
+        if exc.status in (0, 502, 503, 504):  # take the lease again first when it answers
             self.stats.connected = self.stats.lease = False
+            self._renewed = -1e18
         log.warning("controller: %s; reading the state again in %g s", exc, self.settings.retry_s)
         self.stop.wait(self.settings.retry_s)
         self.replica = None

@@ -259,3 +259,15 @@ def test_grown_by_the_twins_new_pods_equals_the_whole_document() -> None:
     assert [jobs[j] for j in grown.state.pods.job[order].tolist()] == [
         full.state.pods.job_names[j] for j in full.state.pods.job.tolist()
     ]
+
+
+def test_a_pod_finished_on_no_node_is_never_made_pending() -> None:
+    """A document may say a pod succeeded without naming its node: the mirror cannot book
+    it anywhere, and must not leave it pending for a controller to bind again."""
+    doc = tiny()
+    first = doc["jobs"][0]["pods"][0]
+    first["phase"] = "Succeeded"
+    mirror = Mirror.from_document(validate_document(doc), "tiny")
+    assert mirror.state.phase[0] == Phase.NOT_ARRIVED
+    assert mirror.disagreements.counts == {"bad_transition": 1}
+    assert "left not arrived" in mirror.disagreements.recent[0].detail

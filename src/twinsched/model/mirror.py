@@ -315,6 +315,10 @@ class Mirror:
         if have in (Phase.SUCCEEDED, Phase.UNSCHEDULABLE) or want.phase == Phase.NOT_ARRIVED:
             self.disagreements.add("bad_transition", name, f"{have.name} -> {want.phase.name}")
             return
+        if have == Phase.NOT_ARRIVED and want.phase == Phase.SUCCEEDED and want.node is None:
+            detail = "finished on no node: left not arrived (never scheduled)"
+            self.disagreements.add("bad_transition", name, detail)
+            return
         if have == Phase.NOT_ARRIVED:
             self._apply(Arrive(i))
         if want.phase == Phase.UNSCHEDULABLE:

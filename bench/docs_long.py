@@ -156,6 +156,7 @@ HOW: dict[str, str] = {
     "docs/ui.md: twinsched twin serve --port 8181 --trace synthetic-continuum --variant 3 --dev": BACKGROUND,
     "docs/ui.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd --twin http://127.0.0.1:8181": RUN,
     "docs/ui.md: python bench/ui_soak.py --seconds 120": RUN,
+    "docs/explain.md: python bench/explain.py --pods 10": RUN,
     "docs/ui.md: twinsched ui --port 8383 --db runs.db": BACKGROUND,
     "docs/ui.md: promtool check rules deploy/alerts.yml": RUN,
     "docs/ui.md: promtool test rules tests/deploy/alerts_test.yml": RUN,

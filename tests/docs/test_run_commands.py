@@ -71,6 +71,11 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
             "twinsched scenarios import",
         )
     ],
+    "docs/store.md: twinsched scenarios import decice d22.json --name decice-d22": [
+        ("d22.json", f"{ROOT}/tests/twin/seeds/d22.json")  # seed-formats.md's, kept equal
+    ],
+    "docs/store.md: twinsched scenarios import decice training.json --name decice-rows -o "
+    "lenient=yes": [("training.json", f"{ROOT}/tests/twin/seeds/training.json")],
     "docs/store.md: twinsched scenarios list | show NAME | delete NAME": [
         (
             "twinsched scenarios list | show NAME | delete NAME",  # the three alternatives
@@ -96,6 +101,7 @@ SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
 
 TWIN_SERVER = "starts a server: covered by tests/twin/test_restart.py (TwinProcess)"
 NEEDS_TWIN = "needs the twin server started above: covered by tests/twin/test_routes.py"
+SNAP = "needs a twin server: covered by tests/twin/test_snapshot.py (TwinProcess)"
 VTE = "starts a server: covered by tests/sim/test_exporter.py::test_cli_serve_runs_to_the_end"
 COLLECTOR = (
     "starts a collector against Prometheus and the twin: covered by "
@@ -105,6 +111,7 @@ PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus
 TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+WHATIF = "needs a twin server: covered by tests/cli/test_twin_whatif.py (TwinProcess)"
 MONITORING = "reads the repository's files: tests/deploy/test_monitoring.py runs both"
 PROMETHEUS_RANGE = "needs a Prometheus server: covered by tests/twin/test_prometheus_range.py"
 BROKER = "needs NATS and a twin: covered by tests/twin/test_broker.py (real NATS, TwinProcess)"
@@ -399,6 +406,12 @@ LONG: dict[str, str] = {
     "http://127.0.0.1:8181 --interval 15": COLLECTOR,
     "docs/prometheus.md: curl -s http://127.0.0.1:8181/api/v1/nodes | head -c 400": NEEDS_TWIN,
     "docs/twin.md: twinsched twin serve --port 8181": TWIN_SERVER,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit "
+    "--horizon 2h --seeds 0-4": WHATIF,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit,random "
+    "--scenario synthetic-continuum --json": WHATIF,
+    "docs/twin.md: python bench/whatif_accuracy.py": BENCH,
+    "docs/twin.md: python bench/whatif_speed.py": BENCH,
     "docs/ui.md: twinsched twin serve --port 8181 --trace synthetic-continuum --variant 3 --dev": (
         "starts a server: the dashboard it serves is covered by tests/twin/test_ui_browser.py"
     ),
@@ -407,12 +420,21 @@ LONG: dict[str, str] = {
         "--twin http://127.0.0.1:8181"
     ): "needs the twin server started above: covered by tests/twin/test_loop.py",
     "docs/ui.md: python bench/ui_soak.py --seconds 120": BENCH,
+    "docs/explain.md: python bench/explain.py --pods 10": BENCH,
     "docs/ui.md: twinsched ui --port 8383 --db runs.db": (
         "starts a server: covered by tests/explorer/test_explorer.py"
     ),
     "docs/ui.md: promtool check rules deploy/alerts.yml": MONITORING,
     "docs/ui.md: promtool test rules tests/deploy/alerts_test.yml": MONITORING,
     "docs/twin.md: twinsched twin serve --trace synthetic-continuum": TWIN_SERVER,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live --every 10m": SNAP,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": SNAP,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live --window 6h "
+    "--step 5m --metrics cpu_util,power_w": SNAP,
+    "docs/twin.md: twinsched run --scenario live --mode replay --schedulers fgd,bestfit": (
+        "replays the snapshot above (needs the twin): tests/twin/test_snapshot.py runs it"
+    ),
+    "docs/store.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": SNAP,
     "docs/twin.md: twinsched twin serve --port 8181 --mirror http://prometheus:9090 "
     "--mirror-interval 15": (
         "a server mirroring a cluster's Prometheus (a host this machine does not have); "

@@ -217,6 +217,17 @@ def _twin_json(data: bytes, folder: Path) -> Made:
     return _importer("twin-json", file), str(file), repr(data[:300]), 1
 
 
+def d22_document() -> Any:
+    """The D2.2 seed document (seed-formats.md, kept equal by tests/twin/test_seed_formats.py)."""
+    return json.loads((Path(__file__).parents[1] / "twin" / "seeds" / "d22.json").read_text())
+
+
+def _decice_file(data: bytes, folder: Path) -> Made:
+    file = folder / "decice.json"
+    file.write_bytes(data)
+    return _importer("decice", file), str(file), repr(data[:300]), 1
+
+
 def _csv_tables(folder: Path) -> dict[str, Table]:
     return {
         f.name: list(csv.reader(io.StringIO(f.read_text()))) for f in sorted(folder.glob("*.csv"))
@@ -336,6 +347,7 @@ def targets() -> dict[str, Target]:
         ),
         "twin-json": (json_file(tiny_document()), _twin_json),
         "twin-csv": (_twin_csv_input(), _twin_csv),
+        "decice (D2.2 file)": (json_file(d22_document()), _decice_file),
         "decice": (mutated_json(decice), _payload(from_decice)),
         "decice_jobs": (
             mutated_json({"jobs": decice["jobs"], "vertexpools": decice["vertexpools"]}),

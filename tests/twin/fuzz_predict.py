@@ -113,7 +113,11 @@ def predict_queries(draw: st.DrawFn) -> list[Hostile]:
     change = draw(st.sampled_from(["no-cloud", "no-n2", "n1-larger", "n3", "same"]))
     names = [("node", n) for n in NODE_NAMES] + [("pool", p) for p in POOL_NAMES]
     sweep = [Hostile("GET", "/predict/power", params={k: v}) for k, v in names]
-    return [Hostile("PUT", "/state", body=changed_state(change)), *sweep, draw(_query())]
+    return [
+        Hostile("PUT", "/state", params={"resume": "true"}, body=changed_state(change)),
+        *sweep,
+        draw(_query()),
+    ]
 
 
 def fuzz_predict(client: SyncASGI, examples: int) -> Report:

@@ -36,7 +36,9 @@ def test_fuzz_the_trained_predict_routes(twin: SyncASGI) -> None:
 
 def test_a_node_trained_on_then_removed_is_a_422(twin: SyncASGI) -> None:
     assert twin.get("/api/v1/predict/power", params={"node": "g1"}).status_code == 200
-    put = twin.put("/api/v1/state", content=changed_state("no-cloud"), headers=AUTH)
+    put = twin.put(
+        "/api/v1/state", params={"resume": "true"}, content=changed_state("no-cloud"), headers=AUTH
+    )
     assert put.status_code == 200, put.text
     gone = twin.get("/api/v1/predict/power", params={"node": "g1"})
     assert gone.status_code == 422 and json.loads(gone.text)["detail"] == "node: no node 'g1'"
@@ -49,7 +51,9 @@ def test_a_node_of_another_type_since_training_is_not_answered_by_the_old_type(
 ) -> None:
     before = twin.get("/api/v1/predict/power", params={"node": "n1"}).json()["nodes"][0]
     assert before["node_type"] == "cpu/8c/0-0W"
-    put = twin.put("/api/v1/state", content=changed_state("n1-larger"), headers=AUTH)
+    put = twin.put(
+        "/api/v1/state", params={"resume": "true"}, content=changed_state("n1-larger"), headers=AUTH
+    )
     assert put.status_code == 200, put.text
     larger = twin.get("/api/v1/predict/power", params={"node": "n1"})
     assert larger.status_code == 422, larger.text

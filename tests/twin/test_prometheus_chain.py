@@ -41,7 +41,7 @@ global:
 scrape_configs:
   - job_name: vte
     static_configs:
-      - targets: ["127.0.0.1:{port}"]
+      - targets: [{targets}]
 """
 
 
@@ -53,8 +53,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def prometheus(tmp_path: Path, target_port: int) -> Iterator[str]:
-    """Debian's Prometheus scraping ``127.0.0.1:target_port`` every second; its base URL."""
+def prometheus(tmp_path: Path, target_port: int, *more: int) -> Iterator[str]:
+    """Debian's Prometheus scraping ``127.0.0.1:target_port`` (and the ports ``more``) every
+    second; its base URL."""
     binary = shutil.which("prometheus")
     if binary is None:
         pytest.fail(
@@ -62,7 +63,8 @@ def prometheus(tmp_path: Path, target_port: int) -> Iterator[str]:
             "(apt-get install -y prometheus)"
         )
     config = tmp_path / "prometheus.yml"
-    config.write_text(CONFIG.format(port=target_port))
+    targets = ", ".join(f'"127.0.0.1:{port}"' for port in (target_port, *more))
+    config.write_text(CONFIG.format(targets=targets))
     port = _free_port()
     log = tmp_path / "prometheus.log"
     with log.open("wb") as out:

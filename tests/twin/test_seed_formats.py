@@ -21,10 +21,10 @@ from jsonschema import Draft7Validator
 from tests.twin.conftest import AUTH, SyncASGI, make_client
 from twinsched.model.document import TwinDocument
 from twinsched.traces.decice.d22_export import to_d22
+from twinsched.traces.jsontext import TRAILING_COMMAS, parse_text
 from twinsched.twin.api.schemas import D22Document
 from twinsched.twin.core.settings import TwinSettings
 from twinsched.twin.harmonize import HarmonizeResult, harmonize
-from twinsched.twin.harmonize.detect import TRAILING_COMMAS, parse_text
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "seed-formats.md"

@@ -167,3 +167,26 @@ def test_export_reads_one_session(history_url: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(twin_cli, [*args, "--session", "7"])
     assert result.exit_code != 0
     assert "unknown session 7 (sessions: 1, 2)" in result.output
+
+
+def _put_session(twin: SyncASGI, body: str, params: dict[str, str]) -> int:
+    answer = twin.put("/api/v1/state", content=body, headers=AUTH, params=params)
+    assert answer.status_code == 200, answer.text
+    return int(answer.json()["session"])
+
+
+def test_a_put_with_resume_goes_on_in_the_live_session_of_its_source(db: str) -> None:
+    twin = make_client(TwinSettings(token=TOKEN, db=db))
+    _put(twin, source="ops")
+    _samples(twin, [1.0, 2.0], 1.0)
+    doc = tiny_document()
+    doc.timestamp = 3.0
+    body = doc.model_dump_json()
+    first = _put_session(twin, body, {"source": "ops", "resume": "true"})  # same timeline
+    assert _put_session(twin, body, {"source": "ops", "resume": "true"}) == first
+    assert _put_session(twin, body, {"source": "other", "resume": "true"}) == first + 1
+    assert _put_session(twin, body, {"source": "other"}) == first + 2  # always a new one
+    assert len(twin.get("/api/v1/sessions").json()["sessions"]) == first + 2
+    refused = twin.put("/api/v1/state", params={"resume": "maybe"}, headers=AUTH, content=body)
+    assert refused.status_code == 422
+    twin.close()

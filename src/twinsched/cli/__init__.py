@@ -13,6 +13,7 @@ import typer
 from twinsched.cli import (
     agent,
     distil,
+    explain,
     learning,
     models,
     run,
@@ -41,6 +42,7 @@ app.add_typer(learning.app)  # autoscale, forecast-backtest, forecasters, polici
 app.add_typer(workflows.app, name="workflow", help="Task DAGs across the continuum.")
 app.add_typer(store.app, name="scenarios", help="The scenario store.")
 app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results.")
+app.command("explain")(explain.explain_command)
 app.add_typer(models.app, name="models", help="Models: ai:NAME schedulers, forecasters.")
 app.add_typer(twin.app, name="twin", help="The digital twin service.")
 app.add_typer(scheduler.app, name="scheduler", help="The scheduler service (extender).")

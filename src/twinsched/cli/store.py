@@ -66,6 +66,25 @@ def import_command(
         read = info.meta.get("files_read") or [Path(path).name]  # (those that read PATH alone)
         make_console().print(f"read from {path}: " + ", ".join(map(str, read)),
                              highlight=False, soft_wrap=True)  # fmt: skip
+        _print_notes(info.meta)
+
+
+SHOWN_DROPS = 20  # left-out items printed; meta["dropped"] keeps the list
+
+
+def _print_notes(meta: dict[str, Any]) -> None:
+    """An importer's assumed defaults and what it left out (the decice importer's, as the
+    twin's /harmonize reports them)."""
+    console = make_console()
+    for note in meta.get("notes", []):
+        console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
+    dropped = meta.get("dropped", [])
+    for item in dropped[:SHOWN_DROPS]:
+        line = f"left out {item['path']}: {item['reason']}"
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+    if len(dropped) > SHOWN_DROPS:
+        more = len(dropped) - SHOWN_DROPS
+        console.print(f"... and {more} more left out (the scenario's meta 'dropped')")
 
 
 @app.command("importers")

@@ -54,12 +54,13 @@ def run_command(
 ) -> None:
     """Run every cell of a sweep spec not stored yet; results go to the store as they finish."""
     from twinsched.experiments.sweep import load_spec
-    from twinsched.experiments.sweep_driver import pending, register
+    from twinsched.experiments.sweep_driver import pending, register, stored_scenarios
 
     with expected_errors():
         sweep = load_spec(spec)
-        cells = sweep.cells(max_cells)
+        sweep.check_size(max_cells)
         check_store(db)
+        cells = sweep.cells(max_cells, stored_scenarios(sweep, db))
         todo, stored = pending(cells, db)
     console.print(
         f"sweep [bold]{sweep.name}[/]: {len(cells)} cells ({len(sweep.traces)} traces x "

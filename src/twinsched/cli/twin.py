@@ -1,4 +1,4 @@
-"""``twinsched twin serve|compact``: run the twin service, compact its history.
+"""``twinsched twin serve|compact|export|collect|snapshot``: the twin service and its data.
 
 Mount in the main command with ``app.add_typer(twin.app, name="twin")``. Options are checked
 before any work (ranges by the parser, then the database is opened and, for ``serve``, its
@@ -8,6 +8,7 @@ writer lease taken), so a bad value is one ``error:`` line, never a traceback or
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +18,8 @@ from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import broker_opt, float_opt, int_opt, out_path_opt, split_list
 from twinsched.cli.servers import quiet_gc
+from twinsched.cli.twin_snapshot import snapshot
+from twinsched.cli.twin_whatif import whatif
 from twinsched.errors import TwinschedError
 
 MAX_TIME = 1e12  # the twin's time range (twin.core.deltas.MAX_TIME)
@@ -68,6 +71,7 @@ Db = Annotated[
 ]
 
 
+MIRROR_TOKEN_ENV = "TWINSCHED_TWIN_MIRROR_TOKEN"  # --mirror: a bearer token for Prometheus
 GRACE_S = 3  # open dashboard streams (/ui/events) are closed after this at shutdown
 
 
@@ -159,7 +163,8 @@ def _mirror(application: FastAPI, prometheus: str | None, interval: float) -> Ev
         return None
     from twinsched.twin.collectors.ksm import KsmMirror
 
-    mirror = KsmMirror(prometheus, application.state.service, interval=interval)
+    token = os.environ.get(MIRROR_TOKEN_ENV) or None  # a bearer token for Prometheus
+    mirror = KsmMirror(prometheus, application.state.service, interval=interval, token=token)
     application.state.mirror_stats = mirror.stats
     typer.echo(f"twin: mirroring {mirror.url} every {interval:g} s", err=True)
     return mirror.start()
@@ -339,4 +344,6 @@ def export(
     typer.echo(f"wrote {len(frame)} samples of {series} series to {out}")
 
 
+app.command("whatif")(whatif)
 app.command("collect")(collect)
+app.command("snapshot")(snapshot)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from twinsched.errors import TwinschedError
 from twinsched.experiments.executors import Executor, run_batch
 from twinsched.model.cluster import Scenario
+from twinsched.model.columns import scenario_checksum
 from twinsched.model.run import RunResult, RunSpec
 from twinsched.scheduling.observers import RunObserver
 from twinsched.sim.anomalies import AnomalyInjector, AnomalySpec
@@ -41,6 +42,14 @@ class TwinLink:
     anomalies: AnomalySpec | None = None
 
 
+def _check_version(spec: RunSpec, scenario: Scenario) -> None:
+    if scenario_checksum(scenario) != spec.scenario_checksum:
+        raise TwinschedError(
+            f"stored scenario '{spec.variant}' changed since this run was planned (a new "
+            "version, e.g. a twin snapshot); plan the runs again (rerun the sweep)"
+        )
+
+
 def execute(
     spec: RunSpec,
     progress: Callable[[int, int], None] | None = None,
@@ -51,7 +60,9 @@ def execute(
     A spec with ``twin`` runs through that twin, over ``link`` (default: no token, no
     broker, no anomalies); the labels of injected anomalies come back in the result's
     ``anomaly_labels``."""
-    scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db)
+    scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db, spec.scenario_checksum)
+    if spec.scenario_checksum is not None:
+        _check_version(spec, scenario)
     if not spec.twin:
         return _run(spec, scenario, spec.scheduler, progress)
     link = link or TwinLink(spec.twin)

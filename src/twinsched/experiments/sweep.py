@@ -6,6 +6,7 @@ the grid is their product, in that order, of at most :data:`MAX_CELLS` cells unl
 (counted before any cell is built). A cell's key is the SHA-256 of its spec's canonical JSON:
 the store keeps one result per key, so a rerun skips every finished cell. Names follow
 :mod:`twinsched.model.names`; variants are checked by their trace (``traces.registry``).
+``store/NAME`` names a stored scenario (``twinsched scenarios list``, a twin snapshot).
 
     name = "example"
     traces = ["synthetic-continuum", "synthetic-continuum/1"]
@@ -35,6 +36,8 @@ SEEDS_MAX = 2**31 - 1
 MAX_CELLS = 100_000  # cells of one grid unless `sweep run --max-cells` raises it
 CELLS_CEILING = 10**7  # the most --max-cells accepts (a 10^7-cell grid took 4.4 GB)
 AXIS_MAX = 10_000  # values per list (traces, schedulers, seeds, targets)
+STORE = "store"  # the trace of stored scenarios (sim.scenarios.STORE): "store/NAME"
+Stored = tuple[str, str]  # a stored scenario's store URL and checksum
 T = TypeVar("T")
 
 
@@ -100,11 +103,22 @@ class SweepSpec(BaseModel):
         from twinsched.traces.registry import check_variant, split_trace
 
         for name in names:
+            trace, variant = split_trace(name)
+            if trace == STORE:  # a stored scenario: looked up in the store when run
+                if not variant.strip():
+                    raise ValueError(f"{name!r}: a stored scenario is 'store/NAME'")
+                continue
             try:
-                check_variant(*split_trace(name))
+                check_variant(trace, variant)
             except TwinschedError as exc:
                 raise ValueError(str(exc)) from None
         return _unique(names, "traces")
+
+    def stored_names(self) -> list[str]:
+        """The stored scenarios the grid names (``store/NAME``), in order."""
+        from twinsched.traces.registry import split_trace
+
+        return [v for t, v in map(split_trace, self.traces) if t == STORE]
 
     def size(self) -> int:
         """How many cells the grid has: the product of its axes' lengths (nothing built)."""
@@ -123,28 +137,51 @@ class SweepSpec(BaseModel):
             )
         return size
 
-    def cells(self, max_cells: int = MAX_CELLS) -> list[RunSpec]:
+    def cells(
+        self, max_cells: int = MAX_CELLS, stored: Mapping[str, Stored] | None = None
+    ) -> list[RunSpec]:
         """Every run of the grid: traces x schedulers x seeds x targets, in that order; a grid
-        over ``max_cells`` is refused before any cell is built (:meth:`check_size`)."""
-        from twinsched.traces.registry import split_trace
+        over ``max_cells`` is refused before any cell is built (:meth:`check_size`).
 
+        ``stored`` gives each stored scenario of the grid its store URL and checksum
+        (``sweep_driver.stored_scenarios``): its cells read that store and are keyed by the
+        checksum, so a new version of the scenario is a new cell."""
         self.check_size(max_cells)
+        sources = {trace: self._source(trace, stored or {}) for trace in self.traces}
         return [
             RunSpec(
-                trace=split_trace(trace)[0],
+                trace=sources[trace][0],
                 scheduler=scheduler,
                 seed=seed,
-                variant=split_trace(trace)[1],
+                variant=sources[trace][1],
                 mode=self.mode,
                 target_pct=target,
                 sample_every_s=self.sample_every_s,
-                data=self.data,
+                data=sources[trace][2],
                 validate=self.validate_runs,
+                scenario_checksum=sources[trace][3],
             )
             for trace, scheduler, seed, target in product(
                 self.traces, self.schedulers, self.seeds, self.targets()
             )
         ]
+
+    def _source(
+        self, name: str, stored: Mapping[str, Stored]
+    ) -> tuple[str, str, str | None, str | None]:
+        """(trace, variant, data, checksum) of one trace of the grid."""
+        from twinsched.traces.registry import split_trace
+
+        trace, variant = split_trace(name)
+        if trace != STORE:
+            return trace, variant, self.data, None
+        if variant not in stored:
+            raise SweepSpecError(
+                f"sweep '{self.name}': '{name}' is a stored scenario; its cells are built "
+                "with the store (sweep run --db)"
+            )
+        url, checksum = stored[variant]
+        return trace, variant, url, checksum
 
     def targets(self) -> list[float]:
         """Replay runs have no fill-up target: one cell per seed, not one per target."""

@@ -108,8 +108,19 @@ def register(sweep: SweepSpec, db: str | None, max_cells: int = MAX_CELLS) -> Sw
     from twinsched.store import register_sweep
 
     spec = sweep.model_dump(mode="json", by_alias=True)
-    keys = [cell_key(c) for c in sweep.cells(max_cells)]
+    keys = [cell_key(c) for c in sweep.cells(max_cells, stored_scenarios(sweep, db))]
     return register_sweep(sweep.name, spec, keys, db)
+
+
+def stored_scenarios(sweep: SweepSpec, db: str | None) -> dict[str, tuple[str, str]]:
+    """Each stored scenario the grid names: the store's URL and the scenario's checksum now
+    (an unknown name fails listing the stored ones)."""
+    names = sweep.stored_names()
+    if not names:
+        return {}
+    from twinsched.store import resolve_url, scenario_info
+
+    return {name: (resolve_url(db), scenario_info(name, db).checksum) for name in names}
 
 
 def run_spec(
@@ -121,7 +132,8 @@ def run_spec(
 ) -> SweepOutcome:
     """:func:`register` the sweep, then :func:`run_sweep` its grid, linking each new run."""
     register(sweep, db, max_cells)
-    return run_sweep(sweep.cells(max_cells), db, executor, on_done, sweep=sweep.name)
+    cells = sweep.cells(max_cells, stored_scenarios(sweep, db))
+    return run_sweep(cells, db, executor, on_done, sweep=sweep.name)
 
 
 def sweep_results(

@@ -3,7 +3,8 @@
 ``GET /api/runs`` lists the stored runs (latest first) with filters, ``GET /api/runs/{id}``
 shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates,
 ``GET /api/models`` the registered models' cards, ``GET /api/sweeps`` the stored sweeps and
-``GET /api/sweeps/{name}`` one sweep's report.
+``GET /api/sweeps/{name}`` one sweep's report; a run's decisions and their explanations
+come from ``explorer/explain.py``.
 Unknown ids are 404 naming the id, bad filters 422, an unreachable store 503.
 """
 
@@ -19,6 +20,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import SQLAlchemyError
 
+from twinsched.explorer.explain import router as explain_router
 from twinsched.explorer.sweeps import sweep_list, sweep_report
 from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, model_cards, run_row
 from twinsched.store import StoreError, SweepNotFoundError, get_run, list_runs
@@ -41,6 +43,7 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
         return JSONResponse({"detail": f"store unavailable: {exc.__class__.__name__}"}, 503)
 
     app.add_exception_handler(SQLAlchemyError, store_down)
+    app.include_router(explain_router(db))
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

@@ -42,7 +42,7 @@ def node_utilisation(state: ClusterState) -> F64:
     nd = state.nodes
     cpu = 1.0 - state.cpu_free / np.maximum(nd.cpu_milli, 1)
     gpu_cap = nd.gpu_count * MILLI_PER_GPU
-    gpu = 1.0 - state.gpu_left.sum(axis=1) / np.maximum(gpu_cap, 1)
+    gpu = 1.0 - state.gpu_idle / np.maximum(gpu_cap, 1)  # gpu_left's row sums, kept by apply
     return np.where(gpu_cap > 0, (cpu + gpu) / 2.0, cpu)
 
 

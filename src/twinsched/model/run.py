@@ -35,6 +35,9 @@ class RunSpec:
     energy: EnergySpec | None = None  # power curves, power-off, deferral (replay only)
     carbon: str | None = None  # a carbon-intensity CSV (default: the synthetic profile)
     descheduler: str | None = None  # moves running pods, e.g. "defrag/threshold=30" (replay)
+    # with trace "store": the checksum of the stored scenario the run is for (a sweep's cells
+    # are keyed by it, so a new version of a scenario, e.g. a twin snapshot, is a new cell)
+    scenario_checksum: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as JSON-ready data; ``faults``, ``energy`` and ``carbon`` only when set
@@ -44,6 +47,8 @@ class RunSpec:
             out.pop(key)
         if self.descheduler is None:  # likewise: keys of runs without migration unchanged
             out.pop("descheduler")
+        if self.scenario_checksum is None:  # likewise: keys of runs of traces unchanged
+            out.pop("scenario_checksum")
         if self.faults is not None:
             out["faults"] = self.faults.to_dict()
         if self.energy is not None:

@@ -57,10 +57,11 @@ Outcome = tuple[int, Binding | Unschedulable]  # (pod index, what the cycle did 
 
 def queue_order(state: ClusterState, pending: I64) -> I64:
     """Priority first, then pods of partly-running jobs, then age (arrival, then index)."""
+    if pending.size < 2:  # nothing to sort (most replay cycles): skip the running jobs' scan
+        return pending
     pods = state.pods
     job = pods.job[pending]
-    running_jobs = np.unique(pods.job[state.phase == Phase.RUNNING])
-    partly = np.isin(job, running_jobs)
+    partly = np.isin(job, pods.job[state.phase == Phase.RUNNING])  # repeats are fine
     keys = (pending, pods.arrival_s[pending], ~partly, -pods.priority[pending])
     return pending[np.lexsort(keys)]
 

@@ -22,7 +22,7 @@ from twinsched.serve.convert import Names, ObjectError
 from twinsched.serve.deps import Service
 from twinsched.serve.protocol import ExtenderArgs
 from twinsched.serve.routes import cluster as cluster_routes
-from twinsched.serve.routes import extender, ops
+from twinsched.serve.routes import explain, extender, ops
 from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.problems import problem_response, pydantic_problems
 
@@ -49,7 +49,7 @@ def create_app(
     for error in (RequestValidationError, ObjectError, ValidationError):
         app.add_exception_handler(error, _bad_request)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    for router in (extender.router, cluster_routes.router, ops.router):
+    for router in (extender.router, cluster_routes.router, ops.router, explain.router):
         # The routes themselves, not the routers: FastAPI >= 0.16x keeps an included router
         # as one more level to match on every request (~0.1 ms of the extender's budget).
         # Each route already holds its router's dependencies and responses.

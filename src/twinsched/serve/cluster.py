@@ -28,7 +28,7 @@ from twinsched.scheduling.framework import (
     Reason,
     Unschedulable,
 )
-from twinsched.serve import invariants, persist, sync
+from twinsched.serve import invariants, persist, recent, sync
 from twinsched.serve.candidates import CandidateCache
 from twinsched.serve.convert import NodeRow, NodesError, ObjectError, PodRow
 from twinsched.serve.holding import Bound, effective_rows, merged, usage
@@ -77,6 +77,7 @@ class ServiceCluster:
         self.overcommitted: dict[str, str] = {}  # node -> what its running pods exceed
         self.missing: dict[str, str] = {}  # node not declared, holding running pods
         self.tentative = tentative if tentative is not None else Tentative()
+        self.recent = recent.RecentDecisions()  # what GET /explain explains (serve/explanations)
         self.journal, self.source = None, None
         if journal is not None:
             persist.replay(self, journal)
@@ -299,8 +300,8 @@ class ServiceCluster:
             return Unschedulable(Reason.NO_DECISION, f"the pod is {bound}, not pending")
         if control.state.nodes.n == 0:
             return Unschedulable(Reason.NO_ELIGIBLE_NODE, "the service knows no nodes")
-        # Over every eligible node first, as in process; only a choice outside the candidates
-        # (nodes kube-scheduler's own filters removed) is made again within them (decide).
+        # Every eligible node first (as in process); a choice outside the candidates: again within.
+        self.recent.add(control.state, i)
         decision = control.decide(i, explain=False, within=within)
         self._memo = (i, changes, within, decision)
         return decision
@@ -381,8 +382,7 @@ class ServiceCluster:
         return True
 
     def _unhold(self) -> None:
-        """A pod left an over-committed or missing node: rebuild, so that a node that fits
-        again takes pods again (kept as it is if the rebuild cannot be made)."""
+        """A pod left an over-committed or missing node: rebuild (kept as is if impossible)."""
         with contextlib.suppress(TwinschedError):
             self.rebuild(self.declared)
 

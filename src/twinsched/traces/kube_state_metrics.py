@@ -15,13 +15,18 @@ two nodes: the pod is skipped), ``unknown_phase`` (``Unknown`` or another phase:
 ``incomplete`` (a node without CPU or memory, a pod without a phase, or Running without a
 node). What is skipped is listed in ``skipped_nodes`` / ``skipped_pods``: seen, so never
 taken for gone. Names follow kube-state-metrics v2 (``sim/ksm.py`` writes the same).
+
+One read in one go (:func:`read_view`), or in two steps, as the mirror reads a large cluster:
+:func:`read_state` (nodes, and the pods' ``kube_pod_info`` and phase: what changes), then
+:func:`read_details` (requests, owner, creation time: fixed for a pod's life) for the pods
+named only, then :func:`finish`.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,8 +42,12 @@ PHASES = {"Pending": "Pending", "Running": "Running", "Succeeded": "Succeeded",
           "Failed": "Succeeded"}  # fmt: skip
 NODE_FAMILIES = ("kube_node_info", "kube_node_labels", "kube_node_status_allocatable",
                  "kube_node_status_condition", "kube_node_spec_unschedulable")  # fmt: skip
-POD_FAMILIES = ("kube_pod_info", "kube_pod_status_phase", "kube_pod_container_resource_requests",
-                "kube_pod_owner", "kube_pod_created")  # fmt: skip
+#: What a pod's state is made of, read at every interval.
+POD_STATE_FAMILIES = ("kube_pod_info", "kube_pod_status_phase")
+#: What is fixed for a pod's life (one uid), read once for each new pod.
+POD_DETAIL_FAMILIES = ("kube_pod_container_resource_requests", "kube_pod_owner",
+                       "kube_pod_created")  # fmt: skip
+POD_FAMILIES = POD_STATE_FAMILIES + POD_DETAIL_FAMILIES
 FAMILIES = NODE_FAMILIES + POD_FAMILIES
 SERIES_TEXT = 300  # characters of a series kept with a problem
 
@@ -91,14 +100,25 @@ class KsmView:
     pods: dict[str, KsmPod] = field(default_factory=dict)
     skipped_nodes: set[str] = field(default_factory=set)
     skipped_pods: set[str] = field(default_factory=set)
+    deferred: set[str] = field(default_factory=set)  # pods gone between two reads: next time
     problems: list[Problem] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
 
-    def problem(self, reason: str, family: str, series: Mapping[str, Any]) -> None:
+    def problem(self, reason: str, family: str, series: Any) -> None:
         """Count one unusable series (the first 100 per read are kept with their text)."""
         self.counts[reason] += 1
         if len(self.problems) < 100:
-            self.problems.append(Problem(reason, family, str(series)[:SERIES_TEXT]))
+            self.problems.append(Problem(reason, family, series_text(series)))
+
+
+def series_text(series: Any) -> str:
+    """A series as logged: its labels and value, without the evaluation time (the same
+    series reads the same at every interval), at most ``SERIES_TEXT`` characters."""
+    if isinstance(series, dict) and "metric" in series:
+        value = series.get("value")
+        shown = value[1] if isinstance(value, list) and len(value) == 2 else value
+        return f"{series['metric']} = {shown!r}"[:SERIES_TEXT]
+    return str(series)[:SERIES_TEXT]
 
 
 def object_id(namespace: str, name: str) -> str:
@@ -116,9 +136,9 @@ def _value(series: Mapping[str, Any]) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
-def _labels(series: Mapping[str, Any]) -> Mapping[str, str]:
-    labels = series.get("metric")
-    return labels if isinstance(labels, Mapping) else {}
+def _labels(series: Any) -> Mapping[str, str]:
+    labels = series.get("metric") if isinstance(series, dict) else None
+    return labels if isinstance(labels, dict) else {}
 
 
 def _ignored(resource: str) -> bool:
@@ -195,27 +215,30 @@ def _read_allocatable(view: KsmView, result: Iterable[Any]) -> None:
 
 
 # -- pods -------------------------------------------------------------------------------------
-def _pod_key(view: KsmView, family: str, series: Any, *extra: str) -> tuple[
-        str, str, Mapping[str, str]] | None:  # fmt: skip
-    labels = _labels(series)
-    namespace, name, uid = labels.get("namespace"), labels.get("pod"), labels.get("uid", "")
-    if not namespace or not name or any(not labels.get(key) for key in extra):
-        view.problem("missing_label", family, series)
-        return None
-    return object_id(namespace, name), uid, labels
+def _pod_keys(view: KsmView, family: str, result: Iterable[Any], need: str = "") -> Iterator[
+        tuple[str, str, Mapping[str, str], Any]]:  # fmt: skip
+    """``(pod id, uid, labels, series)`` of the series with a namespace, a pod name and the
+    label ``need``; the others are counted (``missing_label``). The hot loop: inlined."""
+    for series in result:
+        labels = series.get("metric") if type(series) is dict else None
+        if type(labels) is not dict:
+            labels = {}
+        namespace, name = labels.get("namespace"), labels.get("pod")
+        if not namespace or not name or (need and not labels.get(need)):
+            view.problem("missing_label", family, series)
+            continue
+        pod_id = name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
+        yield pod_id, labels.get("uid", ""), labels, series
 
 
 def _read_info(view: KsmView, result: Iterable[Any]) -> None:
     conflicts: set[str] = set()
-    for series in result:
-        key = _pod_key(view, "kube_pod_info", series)
-        if key is None:
-            continue
-        pod_id, uid, labels = key
+    pods = view.pods
+    for pod_id, uid, labels, series in _pod_keys(view, "kube_pod_info", result):
         node = labels.get("node") or None
-        old = view.pods.get(pod_id)
+        old = pods.get(pod_id)
         if old is None:
-            view.pods[pod_id] = KsmPod(pod_id, uid, node)
+            pods[pod_id] = KsmPod(pod_id, uid, node)
         elif old.uid == uid and old.node == node:
             view.problem("duplicate", "kube_pod_info", series)
         else:
@@ -223,32 +246,32 @@ def _read_info(view: KsmView, result: Iterable[Any]) -> None:
             conflicts.add(pod_id)
     for pod_id in conflicts:
         view.skipped_pods.add(pod_id)
-        del view.pods[pod_id]
+        del pods[pod_id]
 
 
-def _pod_series(view: KsmView, family: str, result: Iterable[Any], *extra: str) -> Iterable[
+def _pod_series(view: KsmView, family: str, result: Iterable[Any], need: str = "",
+                only: Container[str] | None = None) -> Iterator[
         tuple[KsmPod, Mapping[str, str], float, Any]]:  # fmt: skip
-    """``(pod, labels, value, series)`` of the series of known pods with a usable value."""
-    for series in result:
-        key = _pod_key(view, family, series, *extra)
-        if key is None:
+    """``(pod, labels, value, series)`` of the series of known pods (of ``only``, if given)
+    with a usable value."""
+    pods = view.pods
+    for pod_id, uid, labels, series in _pod_keys(view, family, result, need):
+        if only is not None and pod_id not in only:
             continue
-        pod = view.pods.get(key[0])
-        if pod is None or (key[1] and pod.uid and key[1] != pod.uid):
+        pod = pods.get(pod_id)
+        if pod is None or (uid and pod.uid and uid != pod.uid):
             continue  # no kube_pod_info for it (or an older pod of that name)
         value = _value(series)
         if value is None:
             view.problem("bad_value", family, series)
-            view.skipped_pods.add(pod.id)
+            view.skipped_pods.add(pod_id)
             continue
-        yield pod, key[2], value, series
+        yield pod, labels, value, series
 
 
-def _read_pods(view: KsmView, answers: Mapping[str, Sequence[Any]]) -> None:
-    _read_info(view, answers.get("kube_pod_info", ()))
+def _read_phases(view: KsmView, result: Iterable[Any]) -> None:
     family = "kube_pod_status_phase"
-    for pod, labels, value, series in _pod_series(view, family, answers.get(family, ()),
-                                                  "phase"):  # fmt: skip
+    for pod, labels, value, series in _pod_series(view, family, result, "phase"):
         if value != 1:
             continue
         phase = PHASES.get(labels["phase"])
@@ -260,22 +283,51 @@ def _read_pods(view: KsmView, answers: Mapping[str, Sequence[Any]]) -> None:
             view.skipped_pods.add(pod.id)
         else:
             pod.phase = phase
-    _read_requests(view, answers.get("kube_pod_container_resource_requests", ()))
-    for pod, labels, _, _ in _pod_series(view, "kube_pod_owner",
-                                         answers.get("kube_pod_owner", ())):  # fmt: skip
+
+
+def read_state(answers: Mapping[str, Sequence[Any]]) -> KsmView:
+    """Nodes, and pods with their node and phase, from one read (no requests yet)."""
+    view = KsmView()
+    _read_nodes(view, answers)
+    _read_info(view, answers.get("kube_pod_info", ()))
+    _read_phases(view, answers.get("kube_pod_status_phase", ()))
+    return view
+
+
+def read_details(view: KsmView, answers: Mapping[str, Sequence[Any]],
+                 only: set[str] | None = None) -> None:  # fmt: skip
+    """Requests, job and creation time of the pods ``only`` (every pod when None).
+
+    With ``only``, ``answers`` come from a later read than the view's: a pod of ``only``
+    without its ``kube_pod_info`` (same uid) there has gone meanwhile and leaves the view,
+    as one not seen yet (``deferred``), not as bad input."""
+    if only is not None:
+        there = set()
+        for series in answers.get("kube_pod_info", ()):  # its problems: counted by read_state
+            labels = _labels(series)
+            namespace, name = labels.get("namespace"), labels.get("pod")
+            if namespace and name:
+                there.add((object_id(namespace, name), labels.get("uid", "")))
+        for pod_id in only:
+            pod = view.pods.get(pod_id)
+            if pod is not None and (pod_id, pod.uid) not in there:
+                view.deferred.add(pod_id)
+                del view.pods[pod_id]
+    _read_requests(view, answers.get("kube_pod_container_resource_requests", ()), only)
+    owners = answers.get("kube_pod_owner", ())
+    for pod, labels, _, _ in _pod_series(view, "kube_pod_owner", owners, only=only):
         owner = labels.get("owner_name")
         if owner and owner != "<none>":
             pod.job = object_id(labels["namespace"], owner)
-    for pod, _, value, _ in _pod_series(view, "kube_pod_created",
-                                        answers.get("kube_pod_created", ())):  # fmt: skip
+    created = answers.get("kube_pod_created", ())
+    for pod, _, value, _ in _pod_series(view, "kube_pod_created", created, only=only):
         pod.created = value
-    _drop_incomplete(view)
 
 
-def _read_requests(view: KsmView, result: Iterable[Any]) -> None:
+def _read_requests(view: KsmView, result: Iterable[Any], only: set[str] | None) -> None:
     family = "kube_pod_container_resource_requests"
     gpus: dict[str, float] = {}
-    for pod, labels, value, series in _pod_series(view, family, result, "resource"):
+    for pod, labels, value, series in _pod_series(view, family, result, "resource", only=only):
         resource = labels["resource"]
         if resource == "cpu":
             pod.cpu_milli += round(value * 1000)
@@ -296,28 +348,28 @@ def _read_requests(view: KsmView, result: Iterable[Any]) -> None:
             view.skipped_pods.add(pod_id)
 
 
-def _drop_incomplete(view: KsmView) -> None:
+def finish(view: KsmView) -> KsmView:
+    """Drop what cannot be shown: pods skipped, without a phase, running without a node or
+    on a node not in the view; a pod not running is bound to no node (as in the twin)."""
     for pod_id, pod in list(view.pods.items()):
-        if pod_id not in view.skipped_pods and (
-            pod.phase is None or (pod.phase == "Running" and pod.node is None)
-        ):
-            view.problem("incomplete", "kube_pod_status_phase", {"pod": pod_id})
-            view.skipped_pods.add(pod_id)
+        if pod_id not in view.skipped_pods:
+            if pod.phase is None or (pod.phase == "Running" and pod.node is None):
+                view.problem("incomplete", "kube_pod_status_phase", {"pod": pod_id})
+                view.skipped_pods.add(pod_id)
+            elif pod.phase == "Running" and pod.node not in view.nodes:
+                if pod.node not in view.skipped_nodes:
+                    where = {"pod": pod_id, "node": pod.node}
+                    view.problem("incomplete", "kube_pod_info", where)
+                view.skipped_pods.add(pod_id)
         if pod_id in view.skipped_pods:
             del view.pods[pod_id]
         elif pod.phase != "Running":
-            pod.node = None  # bound only while it runs, as in the twin
+            pod.node = None
+    return view
 
 
 def read_view(answers: Mapping[str, Sequence[Any]]) -> KsmView:
-    """The nodes and pods of one read of the kube-state-metrics families (by family name)."""
-    view = KsmView()
-    _read_nodes(view, answers)
-    _read_pods(view, answers)
-    for pod_id, pod in list(view.pods.items()):
-        if pod.node is not None and pod.node not in view.nodes:
-            if pod.node not in view.skipped_nodes:
-                view.problem("incomplete", "kube_pod_info", {"pod": pod_id, "node": pod.node})
-            view.skipped_pods.add(pod_id)
-            del view.pods[pod_id]
-    return view
+    """The nodes and pods of one read of every family (by family name)."""
+    view = read_state(answers)
+    read_details(view, answers)
+    return finish(view)

@@ -42,6 +42,7 @@ class TwinClient:
         *,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        params: Mapping[str, str] | None = None,
         session: int | None = None,
     ) -> None:
         self.session = session  # the twin session writes name (refused unless it is live)
@@ -51,6 +52,7 @@ class TwinClient:
             headers=headers,
             timeout=timeout,
             transport=transport,
+            params=dict(params or {}),  # sent with every request (e.g. the twin's session)
         )
 
     def __enter__(self) -> Self:
@@ -178,11 +180,12 @@ class TwinClient:
         step: float | None = None,
         agg: str = "mean",
         session: int | None = None,
+        limit: int | None = None,
     ) -> dict[str, Any]:
         """``GET /history`` of ``session`` (default: the live one): ``{"series": [{"node",
         "times", "values"}], ...}``."""
         params = {"metric": metric, "node": node, "start": start, "end": end, "step": step,
-                  "session": session}  # fmt: skip
+                  "session": session, "limit": limit}  # fmt: skip
         query = {k: v for k, v in params.items() if v is not None} | {"agg": agg}
         result: dict[str, Any] = self._send("GET", "/history", params=query).json()
         return result
@@ -205,6 +208,17 @@ class TwinClient:
         except TwinClientError:
             return False
         return True
+
+    # -- what-if ---------------------------------------------------------------------------------
+    def whatif(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /whatif``: the job (with its result when the twin had it already)."""
+        result: dict[str, Any] = self._send("POST", "/whatif", json=dict(body)).json()
+        return result
+
+    def whatif_job(self, job: str) -> dict[str, Any]:
+        """``GET /whatif/{job}``: its status, progress, and result or error."""
+        result: dict[str, Any] = self._send("GET", f"/whatif/{job}").json()
+        return result
 
 
 _JSON = {"Content-Type": "application/json"}

@@ -11,7 +11,7 @@
   const fmt = (v) => (v === null || v === undefined ? "-" : typeof v === "number" ? (Number.isInteger(v) ? v : v.toFixed(3)) : esc(v));
   const selected = new Set();
   // Read by the browser tests.
-  const ui = (window.explorerUi = { loads: 0, compares: 0, sweeps: 0 });
+  const ui = (window.explorerUi = { loads: 0, compares: 0, sweeps: 0, decisions: 0, explains: 0 });
 
   async function fetchJson(url) {
     const answer = await fetch(url);
@@ -30,7 +30,8 @@
         `${selected.has(r.id) ? " checked" : ""} aria-label="Compare run ${r.id}"></td>` +
         `<td>${r.id}</td><td>${esc(r.created)}</td><td>${esc(r.trace)}</td><td>${esc(r.scheduler)}</td>` +
         `<td>${fmt(r.seed)}</td><td>${esc(r.mode)}</td><td>${esc(r.status)}</td><td>${fmt(r.alloc_pct)}</td>` +
-        `<td>${fmt(r.energy_kwh)}</td><td>${fmt(r.wall_s)}</td></tr>`).join("");
+        `<td>${fmt(r.energy_kwh)}</td><td>${fmt(r.wall_s)}</td>` +
+        `<td><button type="button" data-decisions="${r.id}">Decisions</button></td></tr>`).join("");
       $("store-status").textContent = "store: connected";
     } catch (err) {
       $("store-status").textContent = `store: ${err.message}`;
@@ -152,6 +153,69 @@
     $("card").focus();
   });
   const state = { cards: [] };
+
+  // Decisions of a run, and the explanation of one (GET /api/runs/{id}/decisions, /explain/{pod}).
+  const dec = { run: null, offset: 0, pod: null };
+  async function showDecisions(run, offset) {
+    const data = await fetchJson(`/api/runs/${run}/decisions?offset=${offset}&limit=100`);
+    Object.assign(dec, { run, offset });
+    $("decisions-title").textContent = `Decisions of run ${run} (${data.total}; from #${offset})`;
+    $("decisions").tBodies[0].innerHTML = data.decisions.map((d) =>
+      `<tr data-pod="${d.pod}"><td>${d.seq}</td><td>${esc(d.pod_name)} (#${d.pod})</td>` +
+      `<td>${d.node === null ? "not placed: " + esc(d.reason) : esc(d.node)}</td><td>${esc(d.scheduler || "-")}</td>` +
+      `<td>${d.fallback ? "yes" : ""}</td><td><button type="button" data-explain="${d.pod}" ` +
+      `aria-label="Why did pod ${esc(d.pod_name)} go there?">Why?</button></td></tr>`).join("");
+    $("decisions-prev").disabled = offset === 0;
+    $("decisions-next").disabled = offset + data.decisions.length >= data.total;
+    $("decisions-section").hidden = false;
+    ui.decisions += 1;
+  }
+  function facts(e) {
+    const rows = [["Runner-up", e.runner_up ? `${e.runner_up.name} (total ${e.runner_up.total})` : ""],
+      ["Margin", e.margin === null ? "" : String(e.margin)], ["Tie-break", e.tie_break],
+      ["Fallback", e.fallback], ["Moved by", e.moved_by]].filter(([, v]) => v);
+    return rows.map(([k, v]) => `<dt>${k}</dt><dd>${esc(v)}</dd>`).join("");
+  }
+  async function explainPod(pod, to) {
+    const query = `top=5${to ? `&to=${encodeURIComponent(to)}` : ""}`;
+    const e = await fetchJson(`/api/runs/${dec.run}/explain/${encodeURIComponent("#" + pod)}?${query}`);
+    dec.pod = pod;
+    $("explain-title").textContent = `Pod ${e.pod_name} (#${e.pod}) ` +
+      (e.chosen_name ? `went to ${e.chosen_name} (GPUs ${e.gpus.join(", ") || "none"}), by ${e.decided_by}` : `was not placed: ${e.reason}`);
+    const removed = Object.entries(e.filters.removed).map(([r, n]) => `${n} ${r}`).join(", ") || "none";
+    $("explain-filters").textContent = `Filters: ${e.filters.eligible} of ${e.filters.nodes} nodes eligible; removed: ${removed}.`;
+    const terms = [...new Set(e.ranking.flatMap((c) => Object.keys(c.terms)))];
+    $("explain-ranking").innerHTML = e.ranking.length ? `<caption>Ranked by ${esc(e.ranking_by)}</caption><thead><tr><th scope="col">Place</th><th scope="col">Node</th>` +
+      terms.map((t) => `<th scope="col">${esc(t)}</th>`).join("") + `<th scope="col">Total</th><th scope="col">Tie rank</th></tr></thead><tbody>` +
+      e.ranking.map((c, k) => `<tr class="${c.node === e.chosen ? "chosen" : ""}"><td>${c.node === e.chosen ? "chosen" : k + 1}</td><td>${esc(c.name)}</td>` +
+        terms.map((t) => `<td>${fmt(c.terms[t])}</td>`).join("") + `<td>${c.total}</td><td>${c.rank}</td></tr>`).join("") + "</tbody>" : "";
+    $("explain-facts").innerHTML = facts(e);
+    $("explain-parts").hidden = !Object.keys(e.parts).length;
+    $("explain-parts").textContent = JSON.stringify(e.parts, null, 2);
+    $("whatif-nodes").innerHTML = e.ranking.map((c) => `<option value="${esc(c.name)}">`).join("");
+    const cf = e.counterfactual;
+    $("whatif-result").innerHTML = !cf ? "" : cf.valid ? `<p>${esc(cf.node)} could not take it: ${esc(cf.valid)}</p>` :
+      table(`What if ${cf.node} instead of ${e.chosen_name || "nowhere"}`, Object.keys(cf.to).map((k) =>
+        ({ figure: k, [e.chosen_name || "chosen"]: cf.chosen[k], [cf.node]: cf.to[k], change: cf.delta[k] })));
+    $("explain-source").textContent = e.source;
+    $("explain-panel").hidden = false;
+    ui.explains += 1;
+  }
+  const shout = (err) => { $("explain-title").textContent = err.message; $("explain-panel").hidden = false; };
+  $("runs").addEventListener("click", (ev) => {
+    const run = ev.target.dataset && ev.target.dataset.decisions;
+    if (run) showDecisions(Number(run), 0).catch((err) => { $("store-status").textContent = err.message; });
+  });
+  $("decisions").addEventListener("click", (ev) => {
+    const pod = ev.target.dataset && ev.target.dataset.explain;
+    if (pod !== undefined) explainPod(Number(pod)).catch(shout);
+  });
+  $("decisions-prev").addEventListener("click", () => showDecisions(dec.run, Math.max(dec.offset - 100, 0)));
+  $("decisions-next").addEventListener("click", () => showDecisions(dec.run, dec.offset + 100));
+  $("whatif").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    explainPod(dec.pod, new FormData($("whatif")).get("to")).catch(shout);
+  });
 
   $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadRuns(); });
   $("runs").addEventListener("change", (ev) => {

@@ -267,29 +267,40 @@ class RerankScheduler:
         self.reranked = self.changed = 0
         self.open = self.params.opens_on(self._run.mix)
 
-    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+    def shortlist_scores(
+        self, state: ClusterState, pod: PodView, eligible: BoolA, decision: Decision
+    ) -> tuple[I64, F32, I64] | None:
+        """When FGD's ``decision`` is reranked: the shortlist (FGD's order), the model's
+        score of each, and per node the GPU a share pod takes there; else None."""
         run = self._run
         assert run is not None, "reset() first"
-        decision = self.base.place(state, pod, eligible)
         p = self.params
         if (
             not self.open
             or not isinstance(decision, Placement)
             or 100 * run.allocated(state) < p.from_alloc
         ):
-            return decision
+            return None
         key, gpu = self.base.node_keys(state, pod, eligible)
         nodes = self._shortlist.pick(state, key, p.candidates, p.window, eligible, pod.cls)
         if nodes.size < 2:
-            return decision
-        self.reranked += 1
+            return None
         if self._free is None:
             self._free = FreeTracker(run, state)
         known = (key[nodes] // (state.nodes.n + 1), gpu[nodes]) if self._lean else None
         rows = candidate_rows(state, pod, nodes, run, known, self._free.now(state))
         scores = self.policy.scores(rows if self._cols is None else rows[:, self._cols])
+        return nodes, scores, gpu
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        decision = self.base.place(state, pod, eligible)
+        found = self.shortlist_scores(state, pod, eligible, decision)
+        if found is None:
+            return decision
+        nodes, scores, gpu = found
+        self.reranked += 1
         best = int(scores.argmax())  # the first best: FGD's order
-        if best == 0 or scores[best] - scores[0] <= p.margin:
+        if best == 0 or scores[best] - scores[0] <= self.params.margin:
             return decision
         self.changed += 1
         node = int(nodes[best])

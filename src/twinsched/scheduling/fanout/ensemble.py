@@ -156,6 +156,10 @@ class Ensemble:
                 total += w * scores[index]
         return {int(n): float(t) for n, t in zip(nodes, total, strict=True)}
 
+    def member_weights(self, pod: PodView) -> dict[str, float]:
+        """Each member's vote weight for ``pod``: its job's profile, else the name's weights."""
+        return self._weights(pod)
+
     def _weights(self, pod: PodView) -> dict[str, float]:
         job = self._job_of[pod.index] if pod.index < len(self._job_of) else ""
         weights = profile_weights(self._profiles.get(job))

@@ -52,6 +52,11 @@ _BUILT_INS: dict[str, tuple[str, str, str | None]] = {
         "MIT SuperCloud Slurm job table (slurm-log*.csv[.gz])",
         None,
     ),
+    "decice": (
+        _M + "decice:import_decice",
+        "a DECICE document: D2.2 output, NodePool objects, training rows, digital twin JSON",
+        _M + "decice:OPTIONS",
+    ),
     "twin-json": (
         _M + "twin_json:import_twin_json",
         "a twin JSON document (twinsched/twin-v1)",

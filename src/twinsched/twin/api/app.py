@@ -31,6 +31,7 @@ from twinsched.twin.api.routes import (
     broker,
     changes,
     decisions,
+    explain,
     history,
     ops,
     predict,
@@ -38,6 +39,7 @@ from twinsched.twin.api.routes import (
     views,
 )
 from twinsched.twin.api.routes.ui import install_ui
+from twinsched.twin.api.routes.whatif import close_whatif, install_whatif
 from twinsched.twin.broker.messages import ConsumerStats
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
@@ -83,10 +85,12 @@ def create_app(
     app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(LeaseLostError, _database_error)
     for router in (state.router, views.router, history.router, decisions.router,
-                   broker.router, predict.router, ops.router, changes.router):  # fmt: skip
+                   explain.router, broker.router, predict.router, ops.router,
+                   changes.router):  # fmt: skip
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)
+    install_whatif(app)
     harmonize = _harmonize_router()
     if harmonize is not None:
         app.include_router(harmonize, prefix=PREFIX)
@@ -115,6 +119,7 @@ def _broker_stats(app: FastAPI) -> ConsumerStats | None:
 def close_app(app: FastAPI) -> None:
     """Give back the writer lease of the history this app opened (idempotent; an app that
     ``create_app`` did not build has none)."""
+    close_whatif(app)
     service = getattr(app.state, "service", None)
     history = service.history if isinstance(service, TwinService) else None
     if getattr(app.state, "owns_history", False) and history is not None:

@@ -109,26 +109,29 @@ class MirrorCollector(Collector):
 
     def collect(self) -> Iterator[Any]:
         """``mirror_polls_total``, ``mirror_failed_polls_total``, ``mirror_deltas_total``,
-        ``mirror_rejected_total{reason}`` and ``mirror_last_poll_cpu_seconds``."""
+        ``mirror_rejected_total{reason}``, ``mirror_cpu_seconds_total`` and
+        ``mirror_last_poll_cpu_seconds``."""
         stats = self.stats()
         if stats is None:
             return
         yield _counter("mirror_polls", "Mirror polls (each interval).", stats.polls)
         yield _counter(
             "mirror_failed_polls",
-            "Mirror polls that failed (Prometheus "
-            "unreachable, erroring or timing out; a write refused).",
+            "Mirror polls that failed (Prometheus unreachable, erroring or timing out; a "
+            "write refused): by kind in mirror_rejected_total (prometheus_*, write, internal).",
             stats.failed,
         )
         yield _counter("mirror_deltas", "Deltas the mirror wrote to the twin.", stats.deltas)
         rejected = CounterMetricFamily(f"{PREFIX}_mirror_rejected", "Series or polls the "
                                        "mirror did not use, by reason (docs/twin.md).",
                                        labels=["reason"])  # fmt: skip
-        for reason, count in sorted(stats.rejected.items()):
+        for reason, count in sorted(dict(stats.rejected).items()):  # a copy: the mirror writes
             rejected.add_metric([reason], count)
         yield rejected
-        yield _gauge("mirror_last_poll_cpu_seconds", "CPU seconds of the last poll's read, "
-                     "comparison and write.", stats.last_seconds)  # fmt: skip
+        yield _counter("mirror_cpu_seconds", "CPU seconds of the mirror's polls (its thread: "
+                       "queries, reading, comparison, writes).", stats.seconds)  # fmt: skip
+        yield _gauge("mirror_last_poll_cpu_seconds", "CPU seconds of the last poll (the "
+                     "mirror's thread).", stats.last_seconds)  # fmt: skip
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

@@ -11,11 +11,12 @@ from twinsched.model.document import DocumentError, TwinDocument
 from twinsched.model.schema import validate_document
 from twinsched.traces.conversion import Conversion, HarmonizeError, Sample
 from twinsched.traces.decice.dt_json import from_decice
+from twinsched.traces.jsontext import parse_text
 from twinsched.traces.prometheus import from_prometheus
 from twinsched.traces.supercloud.tables import from_tables
 from twinsched.traces.twin_json import from_twin
 from twinsched.twin.harmonize.align import align, time_text, to_series
-from twinsched.twin.harmonize.detect import detect, parse_text
+from twinsched.twin.harmonize.detect import detect
 from twinsched.twin.harmonize.result import (
     SOURCES,
     HarmonizeResult,

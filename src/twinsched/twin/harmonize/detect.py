@@ -1,8 +1,10 @@
-"""Which format a payload is in, from its shape alone."""
+"""Which format a payload is in, from its shape alone.
+
+Text payloads are read first by :mod:`twinsched.traces.jsontext` (JSON, or CSV kept as text).
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,61 +25,6 @@ NONE_OF = (
     "tables (rows with id_job, node, or Node+EpochTime; or CSV text), "
     "Prometheus query results (status, data.result)"
 )
-
-
-TRAILING_COMMAS = (
-    "JSON with a comma before a closing ] or } (as the published NodePool schema has after "
-    "its last 'required' entry) is read as if the comma were not there"
-)
-
-
-def parse_text(text: str) -> tuple[Any, str | None]:
-    """JSON text as its value (other text is kept as is: CSV tables), and a note when the
-    JSON was read only after leaving out trailing commas."""
-    stripped = text.strip()
-    if not stripped:
-        raise HarmonizeError((), "is empty")
-    if stripped[0] not in "[{":
-        return text, None
-    try:
-        return json.loads(stripped), None
-    except json.JSONDecodeError as exc:
-        lenient = without_trailing_commas(stripped)
-        if lenient != stripped:
-            try:
-                return json.loads(lenient), TRAILING_COMMAS
-            except (json.JSONDecodeError, RecursionError):
-                pass
-        raise HarmonizeError((), f"is not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    except RecursionError:
-        raise HarmonizeError((), "is JSON nested too deeply") from None
-
-
-def without_trailing_commas(text: str) -> str:
-    """``text`` without the commas that only whitespace separates from a ``]`` or ``}``
-    (outside strings)."""
-    out: list[str] = []
-    in_string = escaped = False
-    pending: int | None = None  # index in out of a comma that may be trailing
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string, pending = True, None
-        elif ch in "]}" and pending is not None:
-            out[pending] = ""
-            pending = None
-        elif ch == ",":
-            pending = len(out)
-        elif not ch.isspace():
-            pending = None
-        out.append(ch)
-    return "".join(out)
 
 
 def detect(payload: Any) -> Source:

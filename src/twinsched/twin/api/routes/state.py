@@ -42,6 +42,13 @@ SourceQuery = Annotated[
         description="Who writes (e.g. `run NAME`): names the session this write opens.",
     ),
 ]
+ResumeQuery = Annotated[
+    bool,
+    Query(
+        description="Go on in the live session when it has the same source and timebase (the "
+        "cluster changed, the timeline did not); else a new session is opened.",
+    ),
+]
 
 
 def _write(
@@ -133,9 +140,12 @@ def _d22(service: Any, at: float | None, session: int | None) -> Response:
 
 
 @router.put("/state", summary="Replace the whole document", **_write("TwinDocument", PutResult))
-async def put_state(request: Request, service: Service, source: SourceQuery = None) -> PutResult:
+async def put_state(
+    request: Request, service: Service, source: SourceQuery = None, resume: ResumeQuery = False
+) -> PutResult:
     """Validate the body against the twin JSON Schema and make it the state, in a new
-    session named ``source`` (default `put`): a new timeline."""
+    session named ``source`` (default `put`): a new timeline; with ``resume``, in the live
+    session when it has that source and timebase."""
     raw = await request.body()
     try:
         data = json.loads(raw)
@@ -147,7 +157,9 @@ async def put_state(request: Request, service: Service, source: SourceQuery = No
         raise DocumentError([("document", f"must be an object, got {type(data).__name__}")])
     _check_gpu_counts(data)
     document = await run_in_threadpool(validate_document, data)
-    version = await run_in_threadpool(service.replace, document, source=source or "put")
+    version = await run_in_threadpool(
+        lambda: service.replace(document, source=source or "put", resume=resume)
+    )
     live = service.session
     return PutResult(version=version, time=document.timestamp,
                      session=live.id if live is not None else None)  # fmt: skip

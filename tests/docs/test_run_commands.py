@@ -447,6 +447,19 @@ LONG: dict[str, str] = {
     ),
     "docs/twin.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd "
     "--twin http://127.0.0.1:8181": NEEDS_TWIN,
+    "docs/twin.md: twinsched scheduler run --twin http://127.0.0.1:8181 --scheduler "
+    '"bandit:fgd|bestfit" --port 8383 &': (
+        "the controller over a twin, in the background: tests/twin/test_feeder.py runs this flow"
+    ),
+    "docs/twin.md: twinsched vte feed --twin http://127.0.0.1:8181 --trace synthetic-continuum "
+    "--variant 5 --pods 300 --speed 2000": (
+        "needs a twin and a controller over it: tests/twin/test_feeder.py (the same flow)"
+    ),
+    "docs/twin.md: twinsched scheduler run --twin http://127.0.0.1:8181 --scheduler fgd "
+    "--port 8383": (
+        "the controller over a twin runs until stopped: tests/twin/test_controller.py (a twin "
+        "in a thread) and tests/twin/test_controller_faults.py (real processes)"
+    ),
     "docs/workflows.md: twinsched workflow run all --out out/workflows": (
         "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
     ),

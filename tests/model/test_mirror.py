@@ -227,3 +227,47 @@ def test_a_pod_asking_for_a_model_no_node_has_is_unschedulable_not_an_unreadable
     )
     decision = control.decide(0)
     assert isinstance(decision, Unschedulable) and decision.reason == Reason.GPU_MODEL_MISMATCH
+
+
+def test_grown_by_the_twins_new_pods_equals_the_whole_document() -> None:
+    """Pods the twin adds (later jobs, and later pods of a job already known), appended with
+    ``grow``, give the state the whole document gives, pod by pod; the old mirror's state
+    is left as it was."""
+    sc, state = busy_state()
+    whole = scenario_to_document(sc, state)
+    part = whole.model_copy(deep=True)
+    added: list[tuple[str, Any]] = []
+    for k, job in enumerate(part.jobs):
+        keep = len(job.pods) // 2 if k % 2 else len(job.pods) if k < len(part.jobs) // 2 else 0
+        added += [(job.id, p) for p in job.pods[keep:]]
+        del job.pods[keep:]
+    mirror = Mirror.from_document(part, sc.name, validate=True)
+    before = {c: getattr(mirror.state, c).copy() for c in COLUMNS}
+    grown = mirror.grow(added)
+    full = Mirror.from_document(whole, sc.name)
+    assert all(np.array_equal(getattr(mirror.state, c), before[c]) for c in COLUMNS)
+    assert grown.disagreements.total() == 0 and len(added) > 10
+    order = [grown.pod_index[name] for name in full.pod_names]
+    for column in ("phase", "pod_node", "pod_gpus"):
+        assert getattr(grown.state, column)[order].tolist() == getattr(full.state, column).tolist()
+    for column in ("free", "gpu_left", "gpu_tags", "up"):
+        assert np.array_equal(getattr(grown.state, column), getattr(full.state, column)), column
+    for column in ("cpu_milli", "gpu_milli", "required_labels", "model_mask", "data_pool"):
+        ours, theirs = getattr(grown.state.pods, column)[order], getattr(full.state.pods, column)
+        assert ours.tolist() == theirs.tolist(), column
+    jobs = grown.state.pods.job_names
+    assert [jobs[j] for j in grown.state.pods.job[order].tolist()] == [
+        full.state.pods.job_names[j] for j in full.state.pods.job.tolist()
+    ]
+
+
+def test_a_pod_finished_on_no_node_is_never_made_pending() -> None:
+    """A document may say a pod succeeded without naming its node: the mirror cannot book
+    it anywhere, and must not leave it pending for a controller to bind again."""
+    doc = tiny()
+    first = doc["jobs"][0]["pods"][0]
+    first["phase"] = "Succeeded"
+    mirror = Mirror.from_document(validate_document(doc), "tiny")
+    assert mirror.state.phase[0] == Phase.NOT_ARRIVED
+    assert mirror.disagreements.counts == {"bad_transition": 1}
+    assert "left not arrived" in mirror.disagreements.recent[0].detail

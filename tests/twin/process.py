@@ -40,8 +40,8 @@ class TwinProcess:
     ``extra`` are more ``serve`` options; the server's output goes to the file ``log``.
     """
 
-    def __init__(self, db: str, token: str, log: Path, *extra: str) -> None:
-        self.port = free_port()
+    def __init__(self, db: str, token: str, log: Path, *extra: str, port: int = 0) -> None:
+        self.port = port or free_port()  # a port given: a twin restarted where it was
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "TWINSCHED_TWIN_TOKEN": token}
         args = ["serve", "--port", str(self.port), "--db", db, "--log-level", "warning", *extra]

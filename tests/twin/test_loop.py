@@ -112,12 +112,13 @@ def test_the_twins_node_status_reaches_the_run_and_pod_differences_are_counted(
     name = scenario.nodes.names[busiest]
     with TwinClient(twin.url, TOKEN) as client, TwinClient(twin.url, TOKEN) as other:
         writer = Interference(other, at, name)
-        loop = TwinLoop(client)
+        loop = TwinLoop(client, batch=1)  # a write before every decision
         run_fillup(scenario, "fgd", 1, target_pct=40, observers=[writer, loop])
     # the mask of decision at + 1 was computed before its observers were fed: from at + 2 on
     assert busiest not in [node for _, node in writer.bound[at + 1 :]]
     assert writer.state is not None and not writer.state.up[busiest]
     stats = loop.stats()
-    assert stats["twin_foreign_writes"] == 1 and loop.pulls == 1  # read back only then
+    assert stats["twin_foreign_writes"] == 1  # read back only then, and only the changes
+    assert loop.follows == 1 and loop.pulls == 0
     assert loop.disagreements == {"pod_differs": 1}  # counted, not applied
     assert stats["disagreements"]["recent"][0]["detail"].startswith("twin SUCCEEDED")

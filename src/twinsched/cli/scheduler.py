@@ -1,4 +1,5 @@
-"""``twinsched scheduler serve|drive``: the scheduler service and a kube-scheduler-like client.
+"""``twinsched scheduler serve|drive|run``: the scheduler service, a kube-scheduler-like
+client, and the controller over the twin (``run --twin URL``).
 
 Mount in the main command with ``app.add_typer(scheduler.app, name="scheduler")``. FastAPI,
 uvicorn and httpx are imported inside the commands (start-up stays light).
@@ -273,3 +274,44 @@ def drive(
                    f"{len(pods) - len(diff)}/{len(pods)}{where}")  # fmt: skip
         if diff:
             raise typer.Exit(1)
+
+
+@app.command("run")
+def run_controller(
+    twin: Annotated[str, typer.Option(help="The twin's URL (write token: $TWINSCHED_TWIN_TOKEN).")],
+    scheduler: Annotated[
+        str, scheduler_opt("Registered scheduler, composite, ensemble, bandit or ai: model.")
+    ] = "fgd",
+    session: Annotated[
+        int | None, int_opt("The twin session to schedule (default: the live one).", 1, 2**31 - 1)
+    ] = None,
+    batch: Annotated[int, int_opt("Binds written per PATCH batch at most.", 1, 100_000)] = 500,
+    wait: Annotated[float, float_opt("Seconds a changes request waits for one.", 0, 30)] = 0.5,
+    lease_ttl: Annotated[float, float_opt("Seconds the session's lease lasts.", 1, 300)] = 10.0,
+    holder: Annotated[
+        str, typer.Option(help="Name of this controller (default: host-pid-random).")
+    ] = "",
+    seed: Annotated[int, typer.Option(help="Seed of the tie-break order.")] = 0,
+    host: Annotated[str, typer.Option(help="Address of /healthz and /metrics.")] = "127.0.0.1",
+    port: Annotated[
+        int, int_opt("Port of /healthz and /metrics (0: any free one).", 0, 65535)
+    ] = 8383,
+    until_idle: Annotated[
+        bool, typer.Option("--until-idle", help="Exit once no pending pod can be bound.")
+    ] = False,
+) -> None:
+    """Schedule the twin's pending pods: follow its changes, decide with SCHEDULER, write binds.
+
+    One controller per session (a lease at the twin); a restarted one resumes from the twin."""
+    try:
+        from twinsched.scheduling import registry
+        from twinsched.twin.controller.main import run_forever
+        from twinsched.twin.controller.run import Settings
+
+        registry.create(scheduler)  # a name that parses but cannot be built fails here
+        settings = Settings(scheduler=scheduler, session=session, batch=batch, wait_s=wait,
+                            lease_ttl_s=lease_ttl, seed=seed, holder=holder)  # fmt: skip
+        run_forever(twin, os.environ.get("TWINSCHED_TWIN_TOKEN"), settings, host, port,
+                    until_idle=until_idle, echo=typer.echo)  # fmt: skip
+    except (TwinschedError, ImportError, OSError) as exc:
+        raise error_exit(exc) from exc

@@ -1,4 +1,5 @@
-"""``twinsched vte serve``: a VTE run paced on the wall clock, its node metrics on /metrics."""
+"""``twinsched vte serve``: a VTE run paced on the wall clock, its node metrics on /metrics;
+``twinsched vte feed``: its pods fed into a twin for the controller over the twin to bind."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from twinsched.cli.options import (
     TraceOpt,
     broker_opt,
     float_opt,
+    int_opt,
     load_source,
     port_opt,
     scenario_source,
@@ -132,3 +134,42 @@ def _broker_samples(broker: str | None, clock: PacedClock, every: float) -> list
 
     err.print(f"publishing node metrics to {broker} every {every:g} simulated s")
     return [BrokerSamples(BrokerPublisher(broker), clock, every)]
+
+
+@app.command()
+def feed(
+    twin: Annotated[str, typer.Option(help="the twin's URL (write token: $TWINSCHED_TWIN_TOKEN)")],
+    trace: TraceOpt = "synthetic-continuum",
+    variant: Annotated[str, typer.Option(help="trace variant")] = "",
+    pods: Annotated[int, int_opt("the first N pods by arrival (0: all)", 0, 10_000_000)] = 0,
+    speed: Annotated[
+        float, float_opt("simulated seconds per wall second", 0, 1e9, open_lo=True)
+    ] = 60.0,
+    idle: Annotated[
+        float, float_opt("stop when nothing was bound for this many wall seconds", 0, 3600)
+    ] = 5.0,
+    data: DataOpt = None,
+    scenario: ScenarioOpt = None,
+    db: DbOpt = None,
+) -> None:
+    """Feed a scenario's pods into a twin as they arrive and finish; a controller over the
+    twin (scheduler run --twin URL) binds them. Prints the counts and the waits."""
+    import json
+    import os
+    from dataclasses import replace
+
+    import numpy as np
+
+    from twinsched.twin.client import TwinClient
+    from twinsched.twin.feeder import Feeder
+
+    try:
+        chosen = load_source(*scenario_source(trace, variant, data, scenario, db))
+        if pods:
+            first = np.argsort(chosen.pods.arrival_s, kind="stable")[:pods]
+            chosen = replace(chosen, pods=chosen.pods.take(np.sort(first)))
+        with TwinClient(twin, os.environ.get("TWINSCHED_TWIN_TOKEN")) as client:
+            stats = Feeder(client, chosen, speed=speed).run(idle_s=idle)
+    except TwinschedError as exc:
+        raise error_exit(exc) from exc
+    typer.echo(json.dumps(stats.summary()))

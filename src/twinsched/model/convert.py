@@ -12,6 +12,7 @@ infinite latency and zero bandwidth (unreachable); a pool without an intra-pool 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -301,36 +302,69 @@ def _links(doc: TwinDocument) -> Links:
 
 
 def _pods(doc: TwinDocument, vocab: LabelVocabulary, nodes: Nodes) -> Pods:
+    rows = [(j, f"jobs[{j}].pods[{k}]", pod) for j, job in enumerate(doc.jobs)
+            for k, pod in enumerate(job.pods)]  # fmt: skip
+    return _pod_rows(rows, vocab, nodes, tuple(job.id for job in doc.jobs))
+
+
+def _pod_rows(
+    rows: Sequence[tuple[int, str, Pod]], vocab: LabelVocabulary, nodes: Nodes,
+    job_names: tuple[str, ...],
+) -> Pods:  # fmt: skip
+    """Pods from (job index, where, pod) rows."""
     model_bit = {m: k for k, m in enumerate(nodes.gpu_models)}
     pool_index = {name: k for k, name in enumerate(nodes.pool_names)}
     cols: dict[str, list[Any]] = {c: [] for c in _POD_COLUMNS}
-    for j, job in enumerate(doc.jobs):
-        for k, pod in enumerate(job.pods):
-            r, p, t = pod.requests, pod.policies, pod.timestamps
-            cols["names"].append(pod.id)
-            cols["cpu_milli"].append(r.cpu_milli)
-            cols["memory_mib"].append(r.memory_mib)
-            cols["gpu_count"].append(r.gpu_count)
-            cols["gpu_milli"].append(r.gpu_milli)
-            cols["model_mask"].append(_model_mask(r.gpu_models, model_bit, f"jobs[{j}].pods[{k}]"))
-            for kind in ("required", "rejected", "preferred", "retracted"):
-                cols[f"{kind}_labels"].append(vocab.mask(getattr(p, kind)))
-            cols["priority"].append(pod.priority)
-            cols["arrival_s"].append(t.arrival_s)
-            cols["duration_s"].append(np.inf if t.duration_s is None else t.duration_s)
-            cols["job"].append(j)
-            cols["data_pool"].append(-1 if pod.data_pool is None else pool_index[pod.data_pool])
-            cols["max_latency_ms"].append(
-                np.inf if pod.max_latency_ms is None else pod.max_latency_ms
-            )
+    for j, where, pod in rows:
+        r, p, t = pod.requests, pod.policies, pod.timestamps
+        cols["names"].append(pod.id)
+        cols["cpu_milli"].append(r.cpu_milli)
+        cols["memory_mib"].append(r.memory_mib)
+        cols["gpu_count"].append(r.gpu_count)
+        cols["gpu_milli"].append(r.gpu_milli)
+        cols["model_mask"].append(_model_mask(r.gpu_models, model_bit, where))
+        for kind in ("required", "rejected", "preferred", "retracted"):
+            cols[f"{kind}_labels"].append(vocab.mask(getattr(p, kind)))
+        cols["priority"].append(pod.priority)
+        cols["arrival_s"].append(t.arrival_s)
+        cols["duration_s"].append(np.inf if t.duration_s is None else t.duration_s)
+        cols["job"].append(j)
+        cols["data_pool"].append(-1 if pod.data_pool is None else pool_index[pod.data_pool])
+        cols["max_latency_ms"].append(np.inf if pod.max_latency_ms is None else pod.max_latency_ms)
     names = cols.pop("names")
     required = {c: cols.pop(c) for c in ("cpu_milli", "memory_mib", "gpu_count", "gpu_milli")}
     return pods_from_columns(
         names,
         **required,
         **{c: np.array(v, dtype=_POD_COLUMNS[c]) for c, v in cols.items()},
-        job_names=tuple(job.id for job in doc.jobs),
+        job_names=job_names,
     )
+
+
+def more_pods(scenario: Scenario, added: Sequence[tuple[str, Pod]]) -> Pods:
+    """The scenario's pods followed by ``added`` (job id, pod), read as the document reader
+    reads them (a new job id becomes a new job). Raises :class:`DocumentError` where a pod
+    cannot be read against the scenario's nodes and labels (a GPU model no node has and no
+    bit left, a nodepool not in it, a 65th label): read the whole document then."""
+    jobs = list(scenario.pods.job_names)
+    job_index = {name: j for j, name in enumerate(jobs)}
+    rows = []
+    for k, (job, pod) in enumerate(added):
+        if job not in job_index:
+            job_index[job] = len(jobs)
+            jobs.append(job)
+        if pod.data_pool is not None and pod.data_pool not in scenario.nodes.pool_names:
+            raise DocumentError([(f"added[{k}].data_pool", f"no nodepool {pod.data_pool!r}")])
+        rows.append((job_index[job], f"added[{k}]", pod))
+    vocab = scenario.labels
+    try:
+        new = _pod_rows(rows, vocab, scenario.nodes, tuple(jobs))
+    except TwinschedError as exc:  # a 65th label
+        raise DocumentError([("added", str(exc))]) from None
+    old = scenario.pods
+    cols = {f: np.concatenate([getattr(old, f), getattr(new, f)])
+            for f in old.__dataclass_fields__ if f not in ("names", "job_names")}  # fmt: skip
+    return Pods(names=old.names + new.names, job_names=new.job_names, **cols)
 
 
 _POD_COLUMNS: dict[str, Any] = {"names": object, **POD_DTYPES}

@@ -18,21 +18,22 @@ twin loop: the VTE owns its pods' lifecycle) a pod the twin shows otherwise than
 is a ``pod_differs`` disagreement, never an event; node status is still followed.
 
 A mirror's pods are those of the state it started from: a pod the twin adds later is an
-``unknown_pod`` disagreement until a mirror is built again from a newer document.
+``unknown_pod`` disagreement, unless the reader takes it in with :meth:`Mirror.grow` (a new
+mirror over the same state with those pods appended: no document is read again).
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from twinsched.model.cluster import Scenario
-from twinsched.model.convert import PHASE_NAMES, document_to_scenario
-from twinsched.model.document import TwinDocument
+from twinsched.model.convert import PHASE_NAMES, document_to_scenario, more_pods
+from twinsched.model.document import Pod, TwinDocument
 from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Phase, Reject, Release, Unbind
 from twinsched.model.state import ClusterState
 
@@ -159,6 +160,23 @@ class Mirror:
         state = ClusterState(scenario.nodes, scenario.pods, scenario.links, validate=validate)
         mirror = cls(state, scenario=scenario, disagreements=disagreements)
         mirror.follow(doc)
+        return mirror
+
+    def grow(self, added: Sequence[tuple[str, Pod]]) -> Mirror:
+        """A mirror of this state with ``added`` (job id, pod: pods the twin added) appended,
+        each then taken to its phase and binding; this mirror's state is left as it was.
+
+        Needs the scenario (a mirror :meth:`from_document`); raises ``DocumentError`` when a
+        pod cannot be read against its nodes and labels (read the whole document then)."""
+        assert self.scenario is not None, "grow needs the mirror's scenario"
+        scenario = replace(self.scenario, pods=more_pods(self.scenario, added))
+        names = self.pod_names + tuple(pod.id for _, pod in added)
+        mirror = Mirror(self.state.copy(scenario.pods), names, own_pods=self.own_pods,
+                        scenario=scenario, disagreements=self.disagreements)  # fmt: skip
+        mirror.ready, mirror.cordoned = self.ready.copy(), self.cordoned.copy()
+        mirror.applied = self.applied
+        for _, pod in added:
+            mirror.pod_change(pod.id, pod.phase, pod.node, pod.gpus)
         return mirror
 
     # -- a whole document -----------------------------------------------------------------------
@@ -296,6 +314,10 @@ class Mirror:
             return  # there, or refused by _free
         if have in (Phase.SUCCEEDED, Phase.UNSCHEDULABLE) or want.phase == Phase.NOT_ARRIVED:
             self.disagreements.add("bad_transition", name, f"{have.name} -> {want.phase.name}")
+            return
+        if have == Phase.NOT_ARRIVED and want.phase == Phase.SUCCEEDED and want.node is None:
+            detail = "finished on no node: left not arrived (never scheduled)"
+            self.disagreements.add("bad_transition", name, detail)
             return
         if have == Phase.NOT_ARRIVED:
             self._apply(Arrive(i))

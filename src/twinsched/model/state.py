@@ -107,13 +107,15 @@ class ClusterState:
             self.events = []
         return self.events
 
-    def copy(self) -> ClusterState:
-        """An independent state with the same free resources, phases and bindings.
+    def copy(self, pods: Pods | None = None) -> ClusterState:
+        """An independent state with the same free resources, phases and bindings; with
+        ``pods`` (these pods first, then more: the twin's new pods), the more are not arrived.
 
         Its change log starts empty (caches built on the copy start from its present), and
         it keeps no event log.
         """
-        other = ClusterState(self.nodes, self.pods, validate=self.validate)
+        other = ClusterState(self.nodes, self.pods if pods is None else pods,
+                             validate=self.validate)  # fmt: skip
         other.base_latency_ms = self.base_latency_ms  # read-only: shared
         changed = self.latency_ms is not self.base_latency_ms  # a link change copied them
         other.latency_ms = self.latency_ms.copy() if changed else self.latency_ms
@@ -126,9 +128,9 @@ class ClusterState:
         other.gpu_max_left[:] = self.gpu_max_left
         other.up[:] = self.up
         other.nodes_down = self.nodes_down
-        other.phase[:] = self.phase
-        other.pod_node[:] = self.pod_node
-        other.pod_gpus[:] = self.pod_gpus
+        other.phase[: self.pods.n] = self.phase
+        other.pod_node[: self.pods.n] = self.pod_node
+        other.pod_gpus[: self.pods.n] = self.pod_gpus
         other.reasons = dict(self.reasons)
         other.allocated_gpu_milli = self.allocated_gpu_milli
         return other

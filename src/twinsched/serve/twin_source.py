@@ -23,7 +23,7 @@ from typing import Any
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
-from twinsched.model.document import TwinDocument
+from twinsched.model.document import DocumentError, TwinDocument
 from twinsched.model.mirror import Disagreements, Mirror
 from twinsched.serve.convert import NodeRow, PodRow
 from twinsched.serve.source import Running
@@ -111,18 +111,21 @@ class TwinSource:
         return node_rows(mirror), running
 
     def _follow(self, doc: TwinDocument) -> Mirror:
-        """The mirror taken to ``doc``: followed when it names the same nodes and pods, else
-        built again (a pod added since cannot be followed: ``unknown_pod``)."""
+        """The mirror taken to ``doc``: followed when it names the same nodes and all its
+        pods (pods the twin added are appended first: ``Mirror.grow``), else built again."""
         mirror = self.mirror
         nodes = tuple(node.id for pool in doc.nodepools for node in pool.nodes)
-        pods = tuple(pod.id for job in doc.jobs for pod in job.pods)
-        if mirror is not None and (nodes, pods) == (mirror.node_names, mirror.pod_names):
-            mirror.follow(doc)
-        else:
-            mirror = Mirror.from_document(doc, disagreements=self.disagreements)
-            self._rows = {}
-        self.mirror = mirror
-        return mirror
+        if mirror is not None and nodes == mirror.node_names:
+            known = mirror.pod_index
+            added = [(job.id, pod) for job in doc.jobs for pod in job.pods if pod.id not in known]
+            if len(known) + len(added) == sum(len(job.pods) for job in doc.jobs):  # none gone
+                with contextlib.suppress(DocumentError):  # unreadable alone: built again
+                    self.mirror = mirror.grow(added) if added else mirror
+                    self.mirror.follow(doc)
+                    return self.mirror
+        self.mirror = Mirror.from_document(doc, disagreements=self.disagreements)
+        self._rows = {}
+        return self.mirror
 
     def disagreement_counts(self) -> dict[str, int]:
         """What the mirror could not apply, counted per kind since the start."""

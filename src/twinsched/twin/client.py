@@ -43,7 +43,9 @@ class TwinClient:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
         params: Mapping[str, str] | None = None,
+        session: int | None = None,
     ) -> None:
+        self.session = session  # the twin session writes name (refused unless it is live)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
             base_url=base_url.rstrip("/") + API,
@@ -91,6 +93,12 @@ class TwinClient:
             return None
         return response.headers.get("ETag", ""), TwinDocument.model_validate_json(response.content)
 
+    def get_versioned_state(self) -> tuple[int, TwinDocument]:
+        """The current document and its version (from its ``ETag``; -1 when it has none)."""
+        answer = self.get_state_if_changed()
+        assert answer is not None  # no ETag sent: never 304
+        return etag_version(answer[0]), answer[1]
+
     def get_state_json(self) -> bytes:
         """The current document as the service serialized it."""
         return self._send("GET", "/state").content
@@ -116,8 +124,40 @@ class TwinClient:
 
     def patch_json(self, body: bytes) -> PatchResult:
         """Apply a batch already serialized as JSON."""
-        response = self._send("PATCH", "/state", content=body, headers=_JSON)
+        params = {"session": self.session} if self.session is not None else None
+        response = self._send("PATCH", "/state", content=body, headers=_JSON, params=params)
         return PatchResult.model_validate_json(response.content)
+
+    # -- changes and the controller lease ---------------------------------------------------------
+    def changes(
+        self, since: int, *, wait: float = 0.0, limit: int = 10_000, exclude: str | None = None
+    ) -> dict[str, Any]:
+        """``GET /changes``: ``{"version", "time", "more", "changes": [...]}`` after version
+        ``since`` (waiting up to ``wait`` s for one; without those of the broker stream
+        ``exclude``); a 410 (not kept: read the state again) raises :class:`TwinClientError`
+        with status 410."""
+        params: dict[str, Any] = {"since": since, "wait": wait, "limit": limit}
+        if exclude is not None:
+            params["exclude"] = exclude
+        timeout = self._http.timeout.read
+        extra = httpx.Timeout(None if timeout is None else timeout + wait)
+        response = self._send("GET", "/changes", params=params, timeout=extra)
+        result: dict[str, Any] = response.json()
+        return result
+
+    def take_lease(self, holder: str, ttl_s: float, session: str | None = None) -> dict[str, Any]:
+        """Take or renew the session's controller lease (409 when another holder has it)."""
+        params = {"session": session} if session else None
+        body = {"holder": holder, "ttl_s": ttl_s}
+        result: dict[str, Any] = self._send(
+            "PUT", "/leases/controller", json=body, params=params
+        ).json()
+        return result
+
+    def release_lease(self, holder: str, session: str | None = None) -> None:
+        """Give the session's controller lease back."""
+        params = {"holder": holder} | ({"session": session} if session else {})
+        self._send("DELETE", "/leases/controller", params=params)
 
     # -- views and history -----------------------------------------------------------------------
     def nodes(self, **filters: str) -> list[dict[str, Any]]:
@@ -182,3 +222,9 @@ class TwinClient:
 
 
 _JSON = {"Content-Type": "application/json"}
+
+
+def etag_version(etag: str) -> int:
+    """The state version an ``ETag`` of ``GET /state`` names (``"v12"`` -> 12; -1: none)."""
+    digits = etag.strip('W/"').removeprefix("v")
+    return int(digits) if digits.isdigit() else -1

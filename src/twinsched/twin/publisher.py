@@ -1,9 +1,13 @@
 """The VTE's changes pushed to a twin service: a run observer fed from the state's event log.
 
 At the run's start it PUTs the cluster (nodes, links, every pod with its phase); before each
-decision (the controller feeds it the events applied since the last one) it PATCHes what
-changed: arrivals, bindings, rejections, completions, node up/down. A pod that changed and
-changed back between two decisions sends nothing, as with a full comparison of states.
+decision (the controller feeds it the events applied since the last one) it queues what
+changed: arrivals, bindings, rejections, completions, node up/down, the latest delta per pod
+and node, and writes the queue as one PATCH once it holds ``batch`` deltas (default 1: every
+decision), when a node changes status, before each sample and at the end. A pod that changed
+and changed back between two decisions sends nothing, as with a full comparison of states.
+A client with ``publish_patch`` (the broker's, ``twin/broker/sinks.py``) takes each batch
+without waiting for the twin to apply it.
 At each sample of a replay it PATCHes every node's metrics (``metrics/exposition.py``,
 ``twin_metrics``: utilisations, GPUs allocated, pods running, up, watts), so the twin's
 history is full without Prometheus. Batches carry the
@@ -20,6 +24,7 @@ publisher's own write (someone else wrote to the twin in between). The twin loop
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -46,8 +51,11 @@ def unique_pod_names(names: tuple[str, ...]) -> tuple[str, ...]:
 class TwinPublisher:
     """Keeps a twin service's state in step with a run's (observe the run with it)."""
 
-    def __init__(self, client: TwinClient) -> None:
-        self.client = client
+    def __init__(self, client: TwinClient, batch: int = 1) -> None:
+        self.client, self.batch = client, batch
+        self._queue: dict[str, dict[str, Any]] = {}  # deltas not yet written, latest per object
+        self.pipelined = getattr(client, "publish_patch", None)  # a broker: no wait per write
+        self.written_from = -1  # the version the twin was at before the last write
         self.state: ClusterState | None = None
         self.names: tuple[str, ...] = ()
         self.pushes = self.deltas = 0
@@ -91,10 +99,28 @@ class TwinPublisher:
                 self._up[n] = state.up[n]
                 status = "Ready" if state.up[n] else "NotReady"
                 deltas.append({"op": "node", "node": state.nodes.names[n], "status": status})
-        if deltas:
-            self._wrote(self.client.patch(self._next_time(), deltas).version)
+        for delta in deltas:  # the latest delta of each pod or node, in the order of the latest
+            key = f"{delta['op']}:{delta.get('pod') or delta.get('node')}"
+            self._queue.pop(key, None)
+            self._queue[key] = delta
+        if len(self._queue) >= self.batch or nodes:  # a node's status goes out at once
+            self.flush()
+
+    def flush(self, samples: Sequence[dict[str, Any]] = (), now: float | None = None) -> None:
+        """Write the deltas not yet written (then ``samples``, at ``now``) as one batch."""
+        queued = len(self._queue)
+        if not queued and not samples:
+            return
+        deltas = [*self._queue.values(), *samples]
+        self._queue.clear()
+        at = self._next_time(now)
+        if self.pipelined is not None:
+            self.pipelined(json.dumps({"time": at, "deltas": deltas}).encode())
+        else:
+            self._wrote(self.client.patch(at, deltas).version)
+        if queued:
             self.pushes += 1
-            self.deltas += len(deltas)
+            self.deltas += queued
 
     def on_sample(self, state: ClusterState, now: float, metrics: NodeMetrics) -> None:
         names = state.nodes.names
@@ -107,14 +133,14 @@ class TwinPublisher:
             }  # NaN (a node without that resource): no sample
             for n, name in enumerate(names)
         ]
-        self._wrote(self.client.patch(self._next_time(now), deltas).version)
+        self.flush(deltas, now)  # with the deltas queued before: one write
         self.samples += 1
 
     def _wrote(self, version: int) -> None:
         """A write was applied and the twin is now at ``version``."""
         if version != self.version + 1:
             self.foreign += 1
-        self.version = version
+        self.written_from, self.version = self.version, version
 
     def _next_time(self, now: float | None = None) -> float:
         """The time of the next batch: the run's (never going back), else one more."""
@@ -125,7 +151,7 @@ class TwinPublisher:
         return self._time
 
     def on_end(self, state: ClusterState) -> None:
-        return None
+        self.flush()
 
     def _pod_delta(self, state: ClusterState, i: int) -> dict[str, Any] | None:
         """The pod's delta, or None when it is as last pushed."""

@@ -29,6 +29,7 @@ from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
 from twinsched.twin.api.problems import error_response, install
 from twinsched.twin.api.routes import (
     broker,
+    changes,
     decisions,
     explain,
     history,
@@ -84,7 +85,8 @@ def create_app(
     app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(LeaseLostError, _database_error)
     for router in (state.router, views.router, history.router, decisions.router,
-                   explain.router, broker.router, predict.router, ops.router):  # fmt: skip
+                   explain.router, broker.router, predict.router, ops.router,
+                   changes.router):  # fmt: skip
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)

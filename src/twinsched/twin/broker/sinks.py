@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from twinsched.store.history.store import MessageId
 from twinsched.twin.broker.publisher import BrokerPublisher
 from twinsched.twin.client import TwinClient, TwinClientError
 from twinsched.twin.core.deltas import PatchResult
@@ -41,6 +42,7 @@ class BrokerTwinClient(TwinClient):
         super().__init__(base_url, token, **kw)
         self.publisher = publisher
         self.wait_s = 60.0
+        self.last: MessageId | None = None  # the last batch published by publish_patch
 
     def patch_json(self, body: bytes) -> PatchResult:
         """Publish the batch (``patch`` lands here too), then wait until it is applied."""
@@ -49,6 +51,17 @@ class BrokerTwinClient(TwinClient):
         status = self.wait_applied(message.source, message.seq)
         version = int(status.get("version", 0))
         return PatchResult(applied=0, samples=0, version=version, time=float(status["time"]))
+
+    def publish_patch(self, body: bytes) -> None:
+        """Publish a batch and go on (the twin loop's fast path: the broker orders the
+        batches of this publisher's stream); :meth:`settle` waits for the last one."""
+        self.last = self.publisher.publish_deltas(body)
+
+    def settle(self) -> None:
+        """Wait until the broker took every batch published and the twin applied the last."""
+        self.publisher.flush()
+        if self.last is not None:
+            self.wait_applied(self.last.source, self.last.seq)
 
     def wait_applied(self, source: str, seq: int) -> dict[str, Any]:
         """Poll ``GET /broker`` until message ``seq`` of ``source`` is applied."""

@@ -21,6 +21,7 @@ from typing import Any
 from twinsched.model.document import TwinDocument
 from twinsched.store.history.sessions import Decision, Session, read_decisions, read_sessions
 from twinsched.store.history.store import HistoryStore, MessageId, SampleBatch
+from twinsched.twin.core.changes import ChangeLog
 from twinsched.twin.core.deltas import (
     MAX_AHEAD_S,
     MetricsDelta,
@@ -73,7 +74,7 @@ class TwinService:
         self._lock = threading.RLock()
         self._doc = document if document is not None else TwinDocument()
         self._index = Index(self._doc)
-        self._version = version
+        self._version, self.changes = version, ChangeLog(version)  # changes: GET /changes
         self._since_snapshot = 0
         self._cache: tuple[int, bytes] = (-1, b"")
         self._gzip_cache: tuple[int, bytes] = (-1, b"")
@@ -233,8 +234,8 @@ class TwinService:
         for change in changes:
             change()
         self.sessions.commit(plan, decided)
-        self._doc.timestamp = patch.time
-        self._version = version
+        self._doc.timestamp, self._version = patch.time, version
+        self.changes.record(version, patch.time, patch.deltas, message)
         self._since_snapshot += len(patch.deltas)
         if self.history is not None and self._since_snapshot >= self.snapshot_every:
             self._write_snapshot()
@@ -291,6 +292,7 @@ class TwinService:
                     version, document.timestamp, body, plan.session, opened
                 )
             self._doc, self._index, self._version = document, Index(document), version
+            self.changes.reset(version, document.timestamp)
             self._since_snapshot = 0
             self.sessions.commit(plan, [])
             return version
@@ -330,4 +332,5 @@ def rebuild(history: HistoryStore, version: int | None, session: int | None = No
         service.apply(StatePatch.model_validate_json(body))
         service._version = number  # versions can have gaps after compaction
     service._version, service.ordered = replay.version, True
+    service.changes.reset(service.version, service.time)
     return service

@@ -33,8 +33,9 @@ if ! has_image "$image"; then
     "$root/deploy/wheelhouse.sh" "$context/wheelhouse"
   fi
   echo "$ENGINE build $image (base $base) ..." >&2
-  "$ENGINE" build -q --build-arg "PYTHON_IMAGE=$base" -f deploy/Dockerfile -t "$image" \
-    "$context" >"$CACHE/build-image.log" 2>&1 || { tail -30 "$CACHE/build-image.log" >&2; exit 1; }
+  # --network none: the build reaches nothing (the wheels come from the context)
+  "$ENGINE" build -q --network none --build-arg "PYTHON_IMAGE=$base" -f deploy/Dockerfile \
+    -t "$image" "$context" >"$CACHE/build-image.log" 2>&1 || { tail -30 "$CACHE/build-image.log" >&2; exit 1; }
   rm -rf "$context"
   # the build stage's image (its label) and all but the newest three of these tags
   "$ENGINE" image prune -f --filter label=org.twinsched.stage=build >/dev/null

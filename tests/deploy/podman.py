@@ -121,7 +121,7 @@ def remove(project: str, env: dict[str, str]) -> None:
     where = f"label={LABEL}={project}"
     containers = quiet("ps", "-aq", "--filter", where).split()
     if containers:
-        quiet("rm", "-f", "-v", "-t", "3", *containers)
+        quiet("rm", "-f", "-v", "-t", "0", *containers)  # a test stack: no graceful stop
     volumes = quiet("volume", "ls", "-q", "--filter", where).split()
     if volumes:
         quiet("volume", "rm", "-f", *volumes)

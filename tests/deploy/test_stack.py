@@ -23,7 +23,7 @@ from twinsched.cli import app
 from twinsched.traces.datadir import data_root
 
 HELD_OUT = "gpushare60"  # an openb variant no shipped model was trained on (bench/heldout.py)
-PODS = 300  # the first pods of its fill-up
+PODS = 150  # the first pods of its fill-up
 SCHEDULER = "ai:openb-rerank"  # what the compose file's scheduler service runs
 OURS = ("twin", "scheduler", "vte")  # the services of the twinsched image
 

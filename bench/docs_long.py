@@ -68,7 +68,7 @@ HOW: dict[str, str] = {
     'docs/deploy.md: set -a; eval "$(PYTHON_IMAGE=$TWINSCHED_PYTHON_BASE deploy/build-image.sh)"; set +a': SKIP,
     "docs/deploy.md: podman-compose -f deploy/compose.yaml up -d": SKIP,
     "docs/deploy.md: deploy/wheelhouse.sh /media/transfer/wheelhouse": SKIP,
-    'docs/deploy.md: podman save -o /media/transfer/bases.tar "$TWINSCHED_PYTHON_BASE" "$TWINSCHED_POSTGRES_IMAGE" "$TWINSCHED_PROMETHEUS_IMAGE"': SKIP,
+    'docs/deploy.md: podman save -m -o /media/transfer/bases.tar "$TWINSCHED_PYTHON_BASE" "$TWINSCHED_POSTGRES_IMAGE" "$TWINSCHED_PROMETHEUS_IMAGE"': SKIP,
     "docs/deploy.md: podman load -i /media/transfer/bases.tar": SKIP,
     "docs/deploy.md: WHEELHOUSE=/media/transfer/wheelhouse PYTHON_IMAGE=$TWINSCHED_PYTHON_BASE deploy/build-image.sh": SKIP,
     "docs/deploy.md: docker build -f deploy/Dockerfile -t registry.example/twinsched:0.1.0 .": SKIP,

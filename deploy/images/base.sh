@@ -25,7 +25,13 @@ tag_of() {  # tag_of NAME: bookworm-HASH of what NAME's image is made from
   echo "bookworm-$(inputs_hash "${files[@]}")"
 }
 
-if ! has_image "$debian"; then
+missing=0
+for name in python postgres prometheus; do
+  has_image "localhost/twinsched-$name:$(tag_of "$name")" || missing=1
+done
+# the Debian base only where one of the three is to be built (an air-gapped machine that
+# loaded the three with `podman load` has no need of it, nor of a mirror)
+if [ "$missing" = 1 ] && ! has_image "$debian"; then
   rootfs="$CACHE/rootfs-${debian##*:}"
   as_root rm -rf "$rootfs"
   echo "debootstrap --variant=minbase bookworm ($mirror) ..." >&2

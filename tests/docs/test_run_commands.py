@@ -212,7 +212,7 @@ LONG: dict[str, str] = {
     ("docs/deploy.md: podman-compose -f deploy/compose.yaml up -d"): CONTAINERS,
     ("docs/deploy.md: deploy/wheelhouse.sh /media/transfer/wheelhouse"): AIR_GAP,
     (
-        'docs/deploy.md: podman save -o /media/transfer/bases.tar "$TWINSCHED_PYTHON_BASE'
+        'docs/deploy.md: podman save -m -o /media/transfer/bases.tar "$TWINSCHED_PYTHON_BASE'
         '" "$TWINSCHED_POSTGRES_IMAGE" "$TWINSCHED_PROMETHEUS_IMAGE"'
     ): AIR_GAP,
     ("docs/deploy.md: podman load -i /media/transfer/bases.tar"): AIR_GAP,

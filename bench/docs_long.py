@@ -66,7 +66,7 @@ HOW: dict[str, str] = {
     "docs/deploy.md: sudo apt-get install --no-install-recommends podman runc netavark aardvark-dns podman-compose debootstrap": SKIP,
     'docs/deploy.md: set -a; eval "$(deploy/images/base.sh)"; set +a': SKIP,
     'docs/deploy.md: set -a; eval "$(PYTHON_IMAGE=$TWINSCHED_PYTHON_BASE deploy/build-image.sh)"; set +a': SKIP,
-    "docs/deploy.md: podman-compose -f deploy/compose.yaml up -d": SKIP,
+    "docs/deploy.md: podman-compose -p twinsched -f deploy/compose.yaml up -d": SKIP,
     "docs/deploy.md: deploy/wheelhouse.sh /media/transfer/wheelhouse": SKIP,
     'docs/deploy.md: podman save -m -o /media/transfer/bases.tar "$TWINSCHED_PYTHON_BASE" "$TWINSCHED_POSTGRES_IMAGE" "$TWINSCHED_PROMETHEUS_IMAGE"': SKIP,
     "docs/deploy.md: podman load -i /media/transfer/bases.tar": SKIP,

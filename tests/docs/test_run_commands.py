@@ -209,7 +209,7 @@ LONG: dict[str, str] = {
         'docs/deploy.md: set -a; eval "$(PYTHON_IMAGE=$TWINSCHED_PYTHON_BASE deploy/build-'
         'image.sh)"; set +a'
     ): CONTAINERS,
-    ("docs/deploy.md: podman-compose -f deploy/compose.yaml up -d"): CONTAINERS,
+    ("docs/deploy.md: podman-compose -p twinsched -f deploy/compose.yaml up -d"): CONTAINERS,
     ("docs/deploy.md: deploy/wheelhouse.sh /media/transfer/wheelhouse"): AIR_GAP,
     (
         'docs/deploy.md: podman save -m -o /media/transfer/bases.tar "$TWINSCHED_PYTHON_BASE'

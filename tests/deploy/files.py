@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,18 @@ def parse_cli(args: list[str]) -> tuple[str, dict[str, Any]]:
         context = sub.make_context(name, rest, parent=context)
         command = sub
     return " ".join(path), dict(context.params)
+
+
+def interpolate(value: str, env: dict[str, str] | None = None) -> str:
+    """A compose value with its ``${NAME:-default}`` and ``${NAME:?message}`` variables
+    replaced from ``env`` (none given: every default)."""
+    values = env or {}
+
+    def one(match: re.Match[str]) -> str:
+        name, how, word = match.group(1), match.group(2), match.group(3)
+        if name in values:
+            return values[name]
+        assert how == ":-", f"{name} has no default: {word}"
+        return word
+
+    return re.sub(r"\$\{([A-Z_]+)(:-|:\?)([^}]*)\}", one, value)

@@ -113,6 +113,15 @@ def test_the_rule_check_refuses_what_breaks_a_rule(change: object, problem: str)
     assert any(problem in p for p in rule_problems(text))
 
 
-def test_the_build_context_sends_only_what_the_image_needs() -> None:
-    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().split()
-    assert ignore[ignore.index("*") :][:4] == ["*", "!pyproject.toml", "!README.md", "!src/"]
+def test_the_build_context_sends_only_the_wheelhouse() -> None:
+    lines = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    assert [s for s in lines if not s.startswith("#")] == ["*", "!wheelhouse/"]
+    text = DOCKERFILE.read_text()
+    copies = [args for stage in stages(text) for op, args in stage if op in {"COPY", "ADD"}]
+    assert [a for a in copies if "--from=" not in a] == ["wheelhouse /wheelhouse"]
+    assert "--no-index" in text  # the wheels only, never a package index
+
+
+def test_the_base_is_a_build_argument() -> None:
+    froms = [args for op, args in instructions(DOCKERFILE.read_text()) if op == "FROM"]
+    assert froms == ["${PYTHON_IMAGE} AS build", "${PYTHON_IMAGE} AS runtime"]

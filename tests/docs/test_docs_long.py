@@ -29,7 +29,8 @@ def test_the_bench_and_the_long_list_name_the_same_commands() -> None:
 def test_only_commands_that_cannot_run_on_one_machine_are_skipped() -> None:
     how: dict[str, str] = bench().HOW
     cannot = ("Docker", "Kubernetes", "real Ray cluster", "installs", "two-node", "every Ray",
-              "whole test suite", "shared PostgreSQL", "cluster's Prometheus")  # fmt: skip
+              "whole test suite", "shared PostgreSQL", "cluster's Prometheus",
+              "root and podman", "air-gapped")  # fmt: skip
     for command, way in how.items():
         if way == "skip":
             assert any(word in LONG[command] for word in cannot), command

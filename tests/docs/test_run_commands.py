@@ -116,7 +116,16 @@ MONITORING = "reads the repository's files: tests/deploy/test_monitoring.py runs
 PROMETHEUS_RANGE = "needs a Prometheus server: covered by tests/twin/test_prometheus_range.py"
 BROKER = "needs NATS and a twin: covered by tests/twin/test_broker.py (real NATS, TwinProcess)"
 COMPOSE = (
-    "the compose walk-through needs a Docker engine (none here): tests/deploy/ validates the files"
+    "the Docker walk-through needs a Docker engine (none here): tests/deploy/test_stack.py "
+    "runs the same stack under podman"
+)
+CONTAINERS = (
+    "needs root and podman, and the shell variables of the steps before (images built in "
+    "minutes): tests/deploy/test_stack.py runs these steps"
+)
+AIR_GAP = (
+    "carries files to an air-gapped machine: the build from a given wheelhouse with "
+    "--network none was run by hand (deploy/README.md)"
 )
 KUBERNETES = (
     "needs a Kubernetes cluster and a registry (none here): tests/deploy/test_manifests.py "
@@ -182,18 +191,42 @@ LONG: dict[str, str] = {
     ): "needs a week of samples in the twin: covered by tests/twin/test_dataset.py",
     ("docs/deploy.md: git clone <this repository> twinsched && cd twinsched"): COMPOSE,
     ("docs/deploy.md: export TWINSCHED_DATA_DIR=/path/to/data"): COMPOSE,
+    ("docs/deploy.md: ENGINE=docker PYTHON=python3.11 deploy/build-image.sh"): COMPOSE,
     ("docs/deploy.md: export TWINSCHED_TOKEN=$(openssl rand -hex 32)"): COMPOSE,
-    ("docs/deploy.md: docker compose -f deploy/compose.yaml build"): COMPOSE,
     ("docs/deploy.md: docker compose -f deploy/compose.yaml up -d"): COMPOSE,
     ("docs/deploy.md: docker compose -f deploy/compose.yaml ps"): COMPOSE,
-    ("docs/deploy.md: curl -s http://127.0.0.1:8181/readyz"): COMPOSE,
-    ("docs/deploy.md: curl -s http://127.0.0.1:8282/healthz"): COMPOSE,
-    ("docs/deploy.md: curl -s http://127.0.0.1:9464/metrics | head"): COMPOSE,
-    ('docs/deploy.md: export TWINSCHED_SCHEDULER_TOKEN="$TWINSCHED_TOKEN"'): COMPOSE,
+    (
+        "docs/deploy.md: python deploy/seed-twin.py --url http://127.0.0.1:8181 --data "
+        '"$TWINSCHED_DATA_DIR"'
+    ): CONTAINERS,
+    ("docs/deploy.md: curl -s http://127.0.0.1:8282/readyz"): CONTAINERS,
+    ("docs/deploy.md: curl -s http://127.0.0.1:9464/metrics | head"): CONTAINERS,
+    ('docs/deploy.md: export TWINSCHED_SCHEDULER_TOKEN="$TWINSCHED_TOKEN"'): CONTAINERS,
     (
         "docs/deploy.md: twinsched scheduler drive --url http://127.0.0.1:8282 --trace al"
-        "ibaba-gpu-2023 --variant default --limit 500 --check fgd"
-    ): COMPOSE,
+        "ibaba-gpu-2023 --variant default --limit 500 --check ai:openb-rerank"
+    ): CONTAINERS,
+    ("docs/deploy.md: docker compose -f deploy/compose.yaml down -v"): COMPOSE,
+    (
+        "docs/deploy.md: sudo apt-get install --no-install-recommends podman runc netavark "
+        "aardvark-dns podman-compose debootstrap"
+    ): "installs Debian packages as root: .ci/test-deps installs them for make test",
+    ('docs/deploy.md: set -a; eval "$(deploy/images/base.sh)"; set +a'): CONTAINERS,
+    (
+        'docs/deploy.md: set -a; eval "$(PYTHON_IMAGE=$TWINSCHED_PYTHON_BASE deploy/build-'
+        'image.sh)"; set +a'
+    ): CONTAINERS,
+    ("docs/deploy.md: podman-compose -p twinsched -f deploy/compose.yaml up -d"): CONTAINERS,
+    ("docs/deploy.md: deploy/wheelhouse.sh /media/transfer/wheelhouse"): AIR_GAP,
+    (
+        'docs/deploy.md: podman save -m -o /media/transfer/bases.tar "$TWINSCHED_PYTHON_BASE'
+        '" "$TWINSCHED_POSTGRES_IMAGE" "$TWINSCHED_PROMETHEUS_IMAGE"'
+    ): AIR_GAP,
+    ("docs/deploy.md: podman load -i /media/transfer/bases.tar"): AIR_GAP,
+    (
+        "docs/deploy.md: WHEELHOUSE=/media/transfer/wheelhouse PYTHON_IMAGE=$TWINSCHED_PY"
+        "THON_BASE deploy/build-image.sh"
+    ): AIR_GAP,
     (
         "docs/deploy.md: docker build -f deploy/Dockerfile -t registry.example/twinsched:0.1.0 ."
     ): KUBERNETES,

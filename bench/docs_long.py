@@ -39,6 +39,18 @@ from tests.docs.test_run_commands import (
 
 RUN, BACKGROUND, SKIP = "run", "background", "skip"
 HOW: dict[str, str] = {
+    "docs/store.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": RUN,
+    "docs/twin.md: python bench/whatif_accuracy.py": RUN,
+    "docs/twin.md: python bench/whatif_speed.py": RUN,
+    "docs/twin.md: twinsched run --scenario live --mode replay --schedulers fgd,bestfit": RUN,
+    'docs/twin.md: twinsched scheduler run --twin http://127.0.0.1:8181 --scheduler "bandit:fgd|bestfit" --port 8383 &': BACKGROUND,
+    "docs/twin.md: twinsched scheduler run --twin http://127.0.0.1:8181 --scheduler fgd --port 8383": BACKGROUND,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": RUN,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live --every 10m": BACKGROUND,
+    "docs/twin.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live --window 6h --step 5m --metrics cpu_util,power_w": RUN,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit --horizon 2h --seeds 0-4": RUN,
+    "docs/twin.md: twinsched twin whatif http://127.0.0.1:8181 --schedulers fgd,bestfit,random --scenario synthetic-continuum --json": RUN,
+    "docs/twin.md: twinsched vte feed --twin http://127.0.0.1:8181 --trace synthetic-continuum --variant 5 --pods 300 --speed 2000": RUN,
     "docs/telemetry.md: twinsched run --trace synthetic-continuum --mode replay --schedulers fgd --seeds 0 --twin http://127.0.0.1:8181 --anomalies 0.002 --noise 0.02 --anomaly-labels out/anomalies": RUN,
     "docs/learning.md: twinsched agent run docs/agents/edge-autoscaler.toml --port 9465": BACKGROUND,
     "docs/telemetry.md: twinsched twin serve --port 8181 --broker nats://127.0.0.1:4222": BACKGROUND,

@@ -21,6 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 NOT_MODULES = "twinsched/store/migrations/versions"  # Alembic's revision files, loaded by path
+SEVERE = ("serious", "critical")
 EXTERNAL = re.compile(r"<(?:script|link|img)\b[^>]*(?:src|href)=\"(?:https?:)?//", re.I)
 
 
@@ -101,6 +102,38 @@ def test_the_site_has_every_page_search_and_no_network(site: Path) -> None:
         found = EXTERNAL.search(page.read_text())
         assert found is None, f"{page.relative_to(site)} loads {found and found[0]}"
     assert "fonts.googleapis" not in (site / "index.html").read_text()
+
+
+def test_search_and_axe_in_the_browser_offline(site: Path) -> None:
+    """Material's search in Debian's Chromium answers from the local index; nothing is
+    fetched from anywhere but the site; axe-core finds nothing serious or critical on a
+    guide page with code and tables, a reference page and the home page, search open."""
+    from playwright.sync_api import sync_playwright
+    from starlette.applications import Starlette
+    from starlette.staticfiles import StaticFiles
+
+    from tests.twin.browser import axe_violations, launch, serve_in_thread
+
+    app = Starlette()
+    app.mount("/", StaticFiles(directory=site, html=True))
+    bad: list[str] = []
+    with serve_in_thread(app) as url, sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page()
+        outside: list[str] = []
+        page.on("request", lambda r: None if r.url.startswith(url) else outside.append(r.url))
+        for path in ("/architecture/", "/reference/twinsched/report/", "/"):
+            page.goto(f"{url}{path}")
+            bad += [f"{path} {v['id']}" for v in axe_violations(page) if v["impact"] in SEVERE]
+        page.click("input.md-search__input")
+        page.keyboard.type("zero_note")
+        page.wait_for_selector(".md-search-result__item", timeout=15_000)
+        results = page.inner_text(".md-search-result")
+        bad += [f"search {v['id']}" for v in axe_violations(page) if v["impact"] in SEVERE]
+        browser.close()
+    assert "twinsched.report" in results
+    assert outside == []
+    assert bad == []
 
 
 def test_the_readme_links_the_site() -> None:

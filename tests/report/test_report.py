@@ -167,6 +167,7 @@ def test_markdown_table() -> None:
     )
     assert lines[1].startswith("|---|---:|---:|")
     assert "| a | 2 | 89.00 ± 1.41 | 96.00 ± 1.41 | — | 3.75 | 1.5 | 1.50 | 95.00 | 1.00 |" in md
+    assert "| b | 2 | 86.00 ± 1.41 | 91.00 ± 1.41 | 92.00 ± 1.41 | 8.00 | 4.0 | 1.50 |" in md
     assert rows_to_markdown([{"scheduler": "x|*y*"}]).splitlines()[2] == r"| x\|\*y\* |"
 
 

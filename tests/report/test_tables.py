@@ -118,3 +118,7 @@ def test_zero_columns_are_named_not_shown() -> None:
     assert "| a | 10 |" in md and md.endswith("0 in every row: unscheduled (pods)\n")
     rows[1]["unscheduled"] = 1.0
     assert zero_note(rows) == "" and "| b | 1 | 9 |" in rows_to_markdown(rows)
+    rows[1]["started"] = 9.5  # a mean over seeds: the whole column gets one decimal
+    assert "| a | 0 | 10.0 |" in rows_to_markdown(rows) and "| b | 1 | 9.5 |" in rows_to_markdown(
+        rows
+    )

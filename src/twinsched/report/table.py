@@ -11,7 +11,7 @@ it under the table instead (a replay's allocation at the end is 0 once every pod
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from twinsched.metrics.names import MetricName, summary_name
@@ -73,8 +73,18 @@ def _all_columns(rows: list[dict[str, Any]]) -> list[Column]:
         base = key[: -len("_mean")] if key.endswith("_mean") else key
         std_key = base + "_std" if key.endswith("_mean") and base + "_std" in keys else None
         numeric = any(_is_number(row.get(key)) for row in rows)
-        out.append(Column(key, summary_name(key), numeric, std_key))
+        out.append(Column(key, _column_name(rows, key), numeric, std_key))
     return out
+
+
+def _column_name(rows: list[dict[str, Any]], key: str) -> MetricName:
+    """The key's name; a count whose mean over seeds is not whole in some row shows one
+    decimal in every row, so the column reads alike."""
+    name = summary_name(key)
+    values = [row.get(key) for row in rows]
+    if name.count and any(_is_number(v) and not float(v).is_integer() for v in values):
+        return replace(name, count=False, decimals=1)
+    return name
 
 
 def _all_zero(rows: list[dict[str, Any]], column: Column) -> bool:

@@ -3,16 +3,26 @@ integers, no column that is zero in every row, on real replay and fill-up runs."
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from twinsched.cli import app
 from twinsched.metrics.names import METRICS, as_json, header, metric_name, summary_name
-from twinsched.report.table import rows_to_markdown, zero_note
+from twinsched.model.run import RunResult
+from twinsched.report.aggregate import comparison_rows
+from twinsched.report.table import (
+    columns,
+    format_cell,
+    print_comparison,
+    rows_to_markdown,
+    zero_note,
+)
 
 runner = CliRunner()
 UNITLESS = {"scheduler", "seeds", "trace", "seed"}  # every other header names its unit
@@ -122,3 +132,18 @@ def test_zero_columns_are_named_not_shown() -> None:
     assert "| a | 0 | 10.0 |" in rows_to_markdown(rows) and "| b | 1 | 9.5 |" in rows_to_markdown(
         rows
     )
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 140, 160, 200])
+def test_terminal_table_shows_every_cell_at_any_width(replay: tuple[str, Path], width: int) -> None:
+    """Long headers wrap; no value is cut or pushed off the screen (Rich narrows the widest
+    wrapping column first, and a column that needs no wrapping must not stop it)."""
+    runs = [RunResult(**r) for r in json.loads((replay[1] / "results.json").read_text())["runs"]]
+    rows = comparison_rows(runs)
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    print_comparison(console, rows, "t")
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "…" not in text and max(map(len, text.splitlines())) <= width
+    if width >= 120:  # wide enough that no value needs to fold
+        flat = " ".join(text.split())
+        assert all(format_cell(r, c) in flat for r in rows for c in columns(rows))

@@ -106,7 +106,12 @@ def comparison_table(rows: list[dict[str, Any]], title: str, *, width: int | Non
     cols = columns(rows)
     cells = [[format_cell(row, col) for col in cols] for row in rows]
     widest = [max((len(line[i]) for line in cells), default=0) for i in range(len(cols))]
-    fits = width is None or sum(widest) + 3 * len(cols) <= width
+    # a header wraps at spaces, down to its longest word
+    least = [
+        max([w, *(len(word) for word in c.header.split())])
+        for c, w in zip(cols, widest, strict=True)
+    ]
+    fits = width is None or sum(least) + 3 * len(cols) <= width
     note = zero_note(rows)
     table = Table(
         title=Text(title),
@@ -114,11 +119,14 @@ def comparison_table(rows: list[dict[str, Any]], title: str, *, width: int | Non
         header_style="bold",
         box=box.SIMPLE_HEAD,
     )
-    for col, w in zip(cols, widest, strict=True):
+    for col, w, low in zip(cols, widest, least, strict=True):
         table.add_column(
             Text(col.header),
             justify="right" if col.numeric else "left",
-            min_width=w if fits else None,
+            min_width=low if fits else None,
+            # Rich narrows the widest wrapping column first: one that needs no wrapping
+            # (its header no wider than its cells) must not stop it
+            no_wrap=fits and len(col.header) <= w,
             overflow="ellipsis" if fits else "fold",  # fold: a cramped value wraps, not cut
         )
     for line in cells:

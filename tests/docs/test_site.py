@@ -102,6 +102,7 @@ def test_the_site_has_every_page_search_and_no_network(site: Path) -> None:
         found = EXTERNAL.search(page.read_text())
         assert found is None, f"{page.relative_to(site)} loads {found and found[0]}"
     assert "fonts.googleapis" not in (site / "index.html").read_text()
+    assert not [p for p in site.rglob("*.py*")]  # the hook and extension are not published
 
 
 def test_search_and_axe_in_the_browser_offline(site: Path) -> None:

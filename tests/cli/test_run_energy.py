@@ -22,7 +22,7 @@ def test_a_replay_with_a_carbon_file_weighs_every_kwh_by_it(tmp_path: Path) -> N
     args = [*BASE, "--carbon", str(csv), "--power-off", "600", "--out", str(out)]
     result = runner.invoke(app, args, env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
-    assert "CO2 g" in result.output
+    assert "carbon (g CO2)" in result.output
     run = json.loads((out / "results.json").read_text())["runs"][0]["summary"]
     kwh, grams = run["energy_kwh_by_pool"], run["carbon_g_by_pool"]
     assert grams["edge"] == pytest.approx(400 * kwh["edge"], rel=1e-3)

@@ -162,9 +162,12 @@ def test_mixed_modes_are_rejected() -> None:
 def test_markdown_table() -> None:
     md = rows_to_markdown(comparison_rows(fillup_runs(), reference={"a": 95.0}))
     lines = md.splitlines()
-    assert lines[0].startswith("| scheduler | seeds | alloc % @90% | alloc % @100% | alloc % @130%")
+    assert lines[0].startswith(
+        "| scheduler | seeds | GPU alloc @90% (%) | GPU alloc @100% (%) | GPU alloc @130% (%)"
+    )
     assert lines[1].startswith("|---|---:|---:|")
-    assert "| a | 2 | 89.00 ± 1.41 | 96.00 ± 1.41 | — | 3.75 | 1.50 | 1.50 | 95.00 | 1.00 |" in md
+    assert "| a | 2 | 89.00 ± 1.41 | 96.00 ± 1.41 | — | 3.75 | 1.5 | 1.50 | 95.00 | 1.00 |" in md
+    assert "| b | 2 | 86.00 ± 1.41 | 91.00 ± 1.41 | 92.00 ± 1.41 | 8.00 | 4.0 | 1.50 |" in md
     assert rows_to_markdown([{"scheduler": "x|*y*"}]).splitlines()[2] == r"| x\|\*y\* |"
 
 

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from twinsched.cli.console import expected_errors, make_console
 from twinsched.cli.options import DbOpt, int_in, int_opt, name_opt, out_dir_opt, out_path_opt
+from twinsched.metrics.names import header
 
 app = typer.Typer(
     help="Scenario store: import traces, list, show, export, delete (SQLite or PostgreSQL).",
@@ -269,11 +270,11 @@ def _at(pct: float) -> Callable[[Any], Any]:
     return get
 
 
-_METRICS: dict[str, Callable[[Any], Any]] = {
-    "alloc % @90": _at(90.0),
-    "alloc % @100": _at(100.0),
-    "alloc % @130": _at(130.0),
-    "wall s": lambda r: r.wall_seconds,
+_METRICS: dict[str, Callable[[Any], Any]] = {  # headers: twinsched.metrics.names
+    header("alloc_90"): _at(90.0),
+    header("alloc_100"): _at(100.0),
+    header("alloc_130"): _at(130.0),
+    header("wall_seconds"): lambda r: r.wall_seconds,
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from twinsched.model.run import RunResult
 from twinsched.report.aggregate import by_scheduler, comparison_rows, run_mode
 from twinsched.report.records import fingerprint
-from twinsched.report.table import columns, format_cell
+from twinsched.report.table import columns, format_cell, zero_note
 
 _MIME = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 _CSS = """
@@ -32,7 +32,7 @@ dl.spec dt { font-weight: 600; }
 dl.spec dd { margin: 0; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
-figcaption, footer { color: #57606a; font-size: 0.85em; }
+figcaption, footer, p.note { color: #57606a; font-size: 0.85em; }
 footer { margin-top: 2.5em; border-top: 1px solid #d0d7de; padding-top: 0.6em; }
 """
 
@@ -100,23 +100,27 @@ def _comparison(rows: list[dict[str, Any]]) -> str:
         "<tr>" + "".join(_cell(format_cell(row, c), c.numeric) for c in cols) + "</tr>"
         for row in rows
     )
-    return _table(head, body)
+    return _table(head, body) + _note(zero_note(rows))
 
 
 def _per_run(runs: list[RunResult]) -> str:
+    """One row per run: scheduler, seed, wall time, its summary's numbers (human names, zero
+    columns left out as in the comparison) and the unscheduled pods by reason."""
     ordered = [run for group in by_scheduler(runs).values() for run in group]
-    fields = _scalar_summary_fields(ordered)
-    headers = [("scheduler", False), ("seed", True), ("wall s", True)]
-    headers += [(f, True) for f in fields] + [("unscheduled by reason", False)]
-    head = "".join(_cell(h, numeric, "th") for h, numeric in headers)
+    rows = [
+        {"scheduler": run.scheduler, "seed": run.seed, "wall_seconds": run.wall_seconds}
+        | {f: run.summary[f] for f in _scalar_summary_fields([run])}
+        for run in ordered
+    ]
+    cols = columns(rows)
+    head = "".join(_cell(c.header, c.numeric, "th") for c in cols)
+    head += _cell("unscheduled by reason", False, "th")
     body = []
-    for run in ordered:
-        cells = [_cell(run.scheduler), _cell(str(run.seed), True)]
-        cells.append(_cell(f"{run.wall_seconds:.2f}", True))
-        cells += [_cell(_number(run.summary.get(f)), True) for f in fields]
+    for row, run in zip(rows, ordered, strict=True):
+        cells = [_cell(format_cell(row, c), c.numeric) for c in cols]
         cells.append(_cell(_reasons(run.summary.get("unscheduled_by_reason"))))
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return _table(head, body)
+    return _table(head, body) + _note(zero_note(rows))
 
 
 def _scalar_summary_fields(runs: list[RunResult]) -> list[str]:
@@ -129,20 +133,14 @@ def _scalar_summary_fields(runs: list[RunResult]) -> list[str]:
     return fields
 
 
+def _note(text: str) -> str:
+    return f'<p class="note">{_e(text)}</p>' if text else ""
+
+
 def _reasons(value: object) -> str:
     if not isinstance(value, dict) or not value:
         return "—"
     return ", ".join(f"{reason}: {count}" for reason, count in value.items())
-
-
-def _number(value: object) -> str:
-    if isinstance(value, bool) or value is None:
-        return "—"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
 
 
 def _generated_line(runs: list[RunResult]) -> str:

@@ -1,6 +1,7 @@
 """The run explorer's FastAPI app: the page at ``/``, JSON under ``/api``; it only reads.
 
-``GET /api/runs`` lists the stored runs (latest first) with filters, ``GET /api/runs/{id}``
+``GET /api/runs`` lists one page of the stored runs, filtered and sorted in SQL over the whole
+store, with facet counts (``store/run_query.py``); ``GET /api/runs/{id}``
 shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates,
 ``GET /api/models`` the registered models' cards, ``GET /api/sweeps`` the stored sweeps and
 ``GET /api/sweeps/{name}`` one sweep's report; a run's decisions and their explanations
@@ -10,20 +11,31 @@ Unknown ids are 404 naming the id, bad filters 422, an unreachable store 503.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Query, Request, Response
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.explorer.explain import router as explain_router
+from twinsched.explorer.names import headers
 from twinsched.explorer.sweeps import sweep_list, sweep_report
-from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, model_cards, run_row
-from twinsched.store import StoreError, SweepNotFoundError, get_run, list_runs
+from twinsched.explorer.views import (
+    MAX_COMPARED,
+    RunWhere,
+    SortKey,
+    comparison,
+    model_cards,
+    run_report,
+    run_row,
+)
+from twinsched.store import StoreError, SweepNotFoundError, get_run
+from twinsched.store.run_query import RunQuery, query_runs
 from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -49,18 +61,31 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Content-Security-Policy": LOCAL_ONLY})
 
-    @app.get("/api/runs", summary="Stored runs, latest first, filtered")
+    @app.get("/api/runs", summary="Stored runs: one page, filtered and sorted, with facets")
     async def get_runs(
-        scheduler: Annotated[str, Query(max_length=200, description="Substring.")] = "",
-        trace: Annotated[str, Query(max_length=200, description="Substring.")] = "",
-        mode: Annotated[Literal["fillup", "replay"] | None, Query()] = None,
-        status: Annotated[str | None, Query(max_length=40)] = None,
-        limit: Annotated[int, Query(ge=1, le=10_000, description="Runs read.")] = 500,
-    ) -> list[dict[str, Any]]:
-        """One row per run that passes every filter."""
-        keep = RunFilter(scheduler, trace, mode, status)
-        runs = await run_in_threadpool(list_runs, db, limit)
-        return [row for row in map(run_row, runs) if keep.keeps(row)]
+        response: Response,
+        where: Annotated[RunWhere, Query()],
+        q: Annotated[
+            str, Query(max_length=200, description="Substring of trace, scenario, scheduler.")
+        ] = "",
+        sort: Annotated[SortKey, Query()] = "id",
+        order: Annotated[Literal["asc", "desc"], Query()] = "desc",
+        offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500, description="Rows per page.")] = 50,
+    ) -> dict[str, Any]:
+        """The page of runs that pass every condition (exact facet values, ``q`` a
+        case-insensitive substring), their total, each facet's values with counts, and the
+        server's time in ms (also the ``Server-Timing`` header)."""
+        query = RunQuery(where.chosen(), q, sort, order == "desc", offset, limit)
+        started = time.perf_counter()
+        page = await run_in_threadpool(query_runs, query, db)
+        spent_ms = round((time.perf_counter() - started) * 1000, 2)
+        response.headers["Server-Timing"] = f"db;dur={spent_ms}"
+        facets = {k: [{"value": v, "count": n} for v, n in vs] for k, vs in page.facets.items()}
+        keys = list(page.rows[0]) if page.rows else []
+        return {"total": page.total, "offset": offset, "limit": limit, "rows": page.rows,
+                "facets": facets, "headers": headers([*keys, *facets]),
+                "server_ms": spent_ms}  # fmt: skip
 
     @app.get("/api/runs/{run_id}", summary="One run: row, spec, summary")
     async def get_one(run_id: Annotated[int, PathParam(ge=1, lt=2**63)]) -> dict[str, Any]:
@@ -78,7 +103,21 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
         for run_id in ids:
             if not 1 <= run_id < 2**63:
                 raise HTTPException(422, f"ids: {run_id} is not a run id (1 or more)")
-        return comparison(await run_in_threadpool(_runs, db, ids))
+        data = comparison(await run_in_threadpool(_runs, db, ids))
+        keys = {k for rows in data["tables"].values() for row in rows for k in row}
+        keys |= {k for run in data["runs"] for k in (*run["row"], *run.get("summary", {}))}
+        keys |= {run["x"] for run in data["runs"] if "x" in run}
+        keys |= {k for run in data["runs"] for k in run.get("curves", {})}
+        return data | {"headers": headers(sorted(keys))}
+
+    @app.get("/runs/{run_id}/report", include_in_schema=False)
+    async def get_report(run_id: Annotated[int, PathParam(ge=1, lt=2**63)]) -> HTMLResponse:
+        """The run's HTML report (``report/html.py``, as ``twinsched report`` writes it)."""
+        run = (await run_in_threadpool(_runs, db, [run_id]))[0]
+        if run.result is None:
+            raise HTTPException(404, f"run {run_id} has no result to report")
+        text = await run_in_threadpool(run_report, run)
+        return HTMLResponse(text, headers={"Content-Security-Policy": LOCAL_ONLY})
 
     @app.get("/api/models", summary="Registered models and their cards")
     async def get_models() -> dict[str, Any]:

@@ -175,8 +175,8 @@ class RunRow(Base):
     )
     scenario_name: Mapped[str] = mapped_column(Text, default="")
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
-    status: Mapped[str] = mapped_column(String(32))
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(32), index=True)  # revision 0008
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     wall_seconds: Mapped[float | None] = mapped_column(Float(53), nullable=True)
@@ -192,10 +192,10 @@ class RunResultRow(Base):
     run_id: Mapped[int] = mapped_column(
         Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
     )
-    scheduler: Mapped[str] = mapped_column(Text)
+    scheduler: Mapped[str] = mapped_column(Text, index=True)  # indexes: revision 0008
     seed: Mapped[int] = mapped_column(BigInteger)
-    trace: Mapped[str] = mapped_column(Text)
-    mode: Mapped[str] = mapped_column(String(32))
+    trace: Mapped[str] = mapped_column(Text, index=True)
+    mode: Mapped[str] = mapped_column(String(32), index=True)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)  # RunResult.summary
     curve: Mapped[list[Any]] = mapped_column(JSON)
     samples: Mapped[list[Any]] = mapped_column(JSON)

@@ -44,11 +44,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
     """The explorer over the store at ``db`` (its runs and sweeps) and the model registry at
     ``models`` (None: their defaults)."""
-    app = offline_app(
-        title="twinsched run explorer",
-        version="1",
-        description="Stored runs: list, filter, compare. Read-only.",
-    )
+    about = "Stored runs: list, filter, compare. Read-only."
+    app = offline_app(title="twinsched run explorer", version="1", description=about)
     app.mount("/static", StaticFiles(directory=STATIC), name="explorer-static")
 
     async def store_down(_: Request, exc: Exception) -> JSONResponse:
@@ -65,27 +62,18 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
     async def get_runs(
         response: Response,
         where: Annotated[RunWhere, Query()],
-        q: Annotated[
-            str, Query(max_length=200, description="Substring of trace, scenario, scheduler.")
-        ] = "",
+        q: Annotated[str, Query(max_length=200)] = "",
         sort: Annotated[SortKey, Query()] = "id",
         order: Annotated[Literal["asc", "desc"], Query()] = "desc",
         offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
-        limit: Annotated[int, Query(ge=1, le=500, description="Rows per page.")] = 50,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
     ) -> dict[str, Any]:
-        """The page of runs that pass every condition (exact facet values, ``q`` a
-        case-insensitive substring), their total, each facet's values with counts, and the
-        server's time in ms (also the ``Server-Timing`` header)."""
+        """One page of the runs that pass every condition (``q``: a substring of trace,
+        scenario or scheduler), with facets (module docs)."""
         query = RunQuery(where.chosen(), q, sort, order == "desc", offset, limit)
-        started = time.perf_counter()
-        page = await run_in_threadpool(query_runs, query, db)
-        spent_ms = round((time.perf_counter() - started) * 1000, 2)
-        response.headers["Server-Timing"] = f"db;dur={spent_ms}"
-        facets = {k: [{"value": v, "count": n} for v, n in vs] for k, vs in page.facets.items()}
-        keys = list(page.rows[0]) if page.rows else []
-        return {"total": page.total, "offset": offset, "limit": limit, "rows": page.rows,
-                "facets": facets, "headers": headers([*keys, *facets]),
-                "server_ms": spent_ms}  # fmt: skip
+        page = await run_in_threadpool(_page, query, db)
+        response.headers["Server-Timing"] = f"db;dur={page['server_ms']}"
+        return page
 
     @app.get("/api/runs/{run_id}", summary="One run: row, spec, summary")
     async def get_one(run_id: Annotated[int, PathParam(ge=1, lt=2**63)]) -> dict[str, Any]:
@@ -103,20 +91,12 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
         for run_id in ids:
             if not 1 <= run_id < 2**63:
                 raise HTTPException(422, f"ids: {run_id} is not a run id (1 or more)")
-        data = comparison(await run_in_threadpool(_runs, db, ids))
-        keys = {k for rows in data["tables"].values() for row in rows for k in row}
-        keys |= {k for run in data["runs"] for k in (*run["row"], *run.get("summary", {}))}
-        keys |= {run["x"] for run in data["runs"] if "x" in run}
-        keys |= {k for run in data["runs"] for k in run.get("curves", {})}
-        return data | {"headers": headers(sorted(keys))}
+        return _named(comparison(await run_in_threadpool(_runs, db, ids)))
 
     @app.get("/runs/{run_id}/report", include_in_schema=False)
     async def get_report(run_id: Annotated[int, PathParam(ge=1, lt=2**63)]) -> HTMLResponse:
         """The run's HTML report (``report/html.py``, as ``twinsched report`` writes it)."""
-        run = (await run_in_threadpool(_runs, db, [run_id]))[0]
-        if run.result is None:
-            raise HTTPException(404, f"run {run_id} has no result to report")
-        text = await run_in_threadpool(run_report, run)
+        text = await run_in_threadpool(_report, db, run_id)
         return HTMLResponse(text, headers={"Content-Security-Policy": LOCAL_ONLY})
 
     @app.get("/api/models", summary="Registered models and their cards")
@@ -147,3 +127,31 @@ def _runs(db: str | None, ids: list[int]) -> list[Any]:
         return [get_run(i, db, decisions=False) for i in ids]
     except StoreError as exc:
         raise HTTPException(404, str(exc)) from None
+
+
+def _page(query: RunQuery, db: str | None) -> dict[str, Any]:
+    """One page of runs as JSON, with the facets, the headers and the time it took."""
+    started = time.perf_counter()
+    page = query_runs(query, db)
+    spent_ms = round((time.perf_counter() - started) * 1000, 2)
+    facets = {k: [{"value": v, "count": n} for v, n in vs] for k, vs in page.facets.items()}
+    keys = list(page.rows[0]) if page.rows else []
+    return {"total": page.total, "offset": query.offset, "limit": query.limit,
+            "rows": page.rows, "facets": facets, "headers": headers([*keys, *facets]),
+            "server_ms": spent_ms}  # fmt: skip
+
+
+def _named(data: dict[str, Any]) -> dict[str, Any]:
+    """A comparison with the human header of every key it shows."""
+    keys = {k for rows in data["tables"].values() for row in rows for k in row}
+    keys |= {k for run in data["runs"] for k in (*run["row"], *run.get("summary", {}))}
+    keys |= {run["x"] for run in data["runs"] if "x" in run}
+    keys |= {k for run in data["runs"] for k in run.get("curves", {})}
+    return data | {"headers": headers(sorted(keys))}
+
+
+def _report(db: str | None, run_id: int) -> str:
+    run = _runs(db, [run_id])[0]
+    if run.result is None:
+        raise HTTPException(404, f"run {run_id} has no result to report")
+    return run_report(run)

@@ -8,6 +8,7 @@
   const selected = new Set();
   // Read by the browser tests.
   const ui = (window.explorerUi = { loads: 0, compares: 0, sweeps: 0, decisions: 0, explains: 0 });
+  ui.problem = (status, body) => problem(status, body);
 
   // A 4xx/5xx as one readable line: FastAPI's validation list becomes "where: what".
   function problem(status, body) {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
@@ -16,7 +17,7 @@ from tests.twin.browser import ARTEFACTS, axe_violations, launch, serve_in_threa
 from twinsched.explorer.app import create_app
 from twinsched.store import get_run
 
-GROUP = "random on synthetic-continuum/1"
+GROUP = "random on synthetic/continuum/1"
 
 
 def _chart(page: Page, chart: str, what: str) -> Any:
@@ -72,6 +73,12 @@ def _downloads(page: Page, shown_x: list[float], labels: list[str]) -> None:
     with page.expect_download() as got:
         page.click("#figure-alloc button[data-png]")
     assert Path(got.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with page.expect_download() as got:
+        page.click("#figure-alloc button[data-svg]")
+    drawn = ElementTree.parse(got.value.path()).getroot()  # well-formed SVG
+    svg = "{http://www.w3.org/2000/svg}"
+    assert [t.text for t in drawn.iter(f"{svg}title")] == labels[1:]  # one line per series
+    assert len(list(drawn.iter(f"{svg}polygon"))) == 1  # the band
 
 
 def _compare(page: Page, ids: list[int]) -> None:
@@ -87,6 +94,8 @@ def _compare(page: Page, ids: list[int]) -> None:
     hi, lo = labels.index(f"{GROUP}: mean + std"), labels.index(f"{GROUP}: mean \u2212 std")
     widths = _chart(page, "alloc", f"u.data[{hi}].map((v, k) => v - u.data[{lo}][k])")
     assert max(w for w in widths if w is not None) > 0  # the band has a width
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)  # before the zoom below
+    page.locator("#comparison").screenshot(path=ARTEFACTS / "explorer-compare.png")
     _downloads(page, _hover_and_zoom(page), labels)
     assert page.locator("#compared-runs a[href='/runs/1/report']").count() == 1
     message = page.evaluate(
@@ -117,8 +126,6 @@ def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
         assert '"name": "tiny"' in page.inner_text("#card")
         assert "val_alloc_pct" in page.inner_text("#card-figures")
         serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]
-        ARTEFACTS.mkdir(parents=True, exist_ok=True)
-        page.locator("#comparison").screenshot(path=ARTEFACTS / "explorer-compare.png")
         page.screenshot(path=ARTEFACTS / "explorer.png", full_page=True)
         browser.close()
     assert serious == [], [(v["id"], v["help"]) for v in serious]

@@ -57,10 +57,13 @@ class RunWhere(BaseModel):
 
 
 def _trace(run: RunInfo) -> str:
+    """The scenario's name, else the result's trace (as the store's trace facet names it)
+    with the spec's variant, as ``store/run_query.py`` shows it."""
     spec = run.spec
     if run.scenario_name:
         return run.scenario_name
-    trace, variant = str(spec.get("trace", "")), str(spec.get("variant", ""))
+    trace = run.result.trace if run.result is not None else str(spec.get("trace", ""))
+    variant = str(spec.get("variant", ""))
     return f"{trace}/{variant}" if variant else trace
 
 

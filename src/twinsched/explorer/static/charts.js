@@ -1,6 +1,6 @@
 // The explorer's comparison charts, drawn by uPlot (static/vendor/uplot, MIT, from the npm
 // registry): hover values in the legend, drag to zoom (double-click resets), y axis scaled to
-// the data (not from 0), a mean ± std band per group of seeds, PNG and CSV downloads of what
+// the data (not from 0), a mean ± std band per group of seeds, PNG, SVG and CSV downloads of what
 // is shown. window.explorerCharts.draw(parent, spec) returns the uPlot instance.
 "use strict";
 (function () {
@@ -89,11 +89,45 @@
     return out.toDataURL("image/png");
   }
 
+  // The chart as SVG: frame, ticks, bands and lines of the shown series over the shown range.
+  function svg(u, title) {
+    const dpr = window.devicePixelRatio || 1, top = 30;
+    const L = u.bbox.left / dpr, T = u.bbox.top / dpr + top, W = u.bbox.width / dpr, H = u.bbox.height / dpr;
+    const paint = (v, i) => (typeof v === "function" ? v(u, i) : v);
+    const X = (v) => (L + u.valToPos(v, "x")).toFixed(1), Y = (v) => (T + u.valToPos(v, "y")).toFixed(1);
+    const xs = u.data[0], inside = (r) => xs[r] >= u.scales.x.min && xs[r] <= u.scales.x.max;
+    const points = (i) => xs.map((x, r) => (inside(r) && u.data[i][r] !== null && u.data[i][r] !== undefined ? `${X(x)},${Y(u.data[i][r])}` : null)).filter(Boolean);
+    const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${u.width}" height="${u.height + top}" viewBox="0 0 ${u.width} ${u.height + top}" font-family="sans-serif" font-size="11">`,
+      `<rect width="100%" height="100%" fill="#fff"/><text x="8" y="20" font-size="14" font-weight="bold">${esc(title)}</text>`,
+      `<clipPath id="plot"><rect x="${L}" y="${T}" width="${W}" height="${H}"/></clipPath>`,
+      `<rect x="${L}" y="${T}" width="${W}" height="${H}" fill="none" stroke="#6b6b6b"/>`];
+    for (const [key, n] of [["x", 6], ["y", 5]]) {
+      const { min, max } = u.scales[key];
+      for (let k = 0; k <= n; k++) {
+        const v = min + ((max - min) * k) / n, label = +v.toPrecision(4);
+        out.push(key === "x" ? `<text x="${X(v)}" y="${T + H + 14}" text-anchor="middle">${label}</text>`
+          : `<text x="${L - 4}" y="${Y(v)}" text-anchor="end" dominant-baseline="middle">${label}</text>`);
+      }
+    }
+    out.push(`<text x="${L + W / 2}" y="${T + H + 30}" text-anchor="middle">${esc(u.series[0].label)}</text>`);
+    for (const b of u.bands || []) {
+      const [hi, lo] = b.series;
+      if (!u.series[hi].show || !u.series[lo].show) continue;
+      const ring = [...points(hi), ...points(lo).reverse()].join(" ");
+      out.push(`<polygon class="band" clip-path="url(#plot)" points="${ring}" fill="${paint(b.fill, hi)}" stroke="none"/>`);
+    }
+    u.series.forEach((s, i) => {
+      if (i === 0 || !s.show) return;
+      out.push(`<polyline class="series" clip-path="url(#plot)" fill="none" stroke="${paint(s.stroke, i)}" stroke-width="${s.width || 1}" points="${points(i).join(" ")}"><title>${esc(s.label)}</title></polyline>`);
+    });
+    return out.join("\n") + "\n</svg>\n";
+  }
+
   function draw(parent, spec) {
     const figure = document.createElement("figure");
     figure.id = `figure-${spec.id}`;
     figure.innerHTML = `<figcaption>${esc(spec.title)}</figcaption><div class="plot" id="chart-${spec.id}" role="img" ` +
-      `aria-label="${esc(spec.title)}"></div><p class="chart-tools"><button type="button" data-png>Download PNG</button> ` +
+      `aria-label="${esc(spec.title)}"></div><p class="chart-tools"><button type="button" data-png>Download PNG</button> <button type="button" data-svg>Download SVG</button> ` +
       `<button type="button" data-csv>Download CSV (what is shown)</button> <span class="note">Drag to zoom, double-click to reset.</span></p>`;
     parent.appendChild(figure);
     const { data, series, bands } = build(spec);
@@ -106,6 +140,8 @@
       cursor: { drag: { x: true, y: false } },
     }, data, figure.querySelector(".plot"));
     figure.querySelector("[data-png]").addEventListener("click", () => download(`${spec.id}.png`, png(u, spec.title)));
+    figure.querySelector("[data-svg]").addEventListener("click", () =>
+      download(`${spec.id}.svg`, URL.createObjectURL(new Blob([svg(u, spec.title)], { type: "image/svg+xml" }))));
     figure.querySelector("[data-csv]").addEventListener("click", () =>
       download(`${spec.id}.csv`, URL.createObjectURL(new Blob([csv(u, spec.xLabel)], { type: "text/csv" }))));
     figure.uplot = u;

@@ -117,6 +117,7 @@
     view.headers = { ...view.headers, ...data.headers };
     const grouped = $("group-by").checked, charts = $("charts");
     charts.innerHTML = "";
+    $("comparison").hidden = false;  // shown first: the charts take its width
     for (const mode of ["fillup", "replay"]) {
       const runs = data.runs.filter((r) => r.row.mode === mode && r.curves);
       if (!runs.length) continue;
@@ -126,7 +127,7 @@
         if (!groups.length) continue;
         const x = runs[0].x, id = mode === "fillup" ? "alloc" : `replay-${name}`;
         window.explorerCharts.draw(charts, { id, x, y: name, xLabel: head(x), yLabel: head(name), grouped, groups,
-          title: `${head(name)} against ${head(x)}${grouped ? ", mean ± std over seeds per scheduler" : ""}` });
+          title: `${head(name)} against ${head(x)}${grouped && groups.some((g) => g.runs.length > 1) ? ", mean ± std over seeds per scheduler" : ""}` });
       }
     }
     $("compared-runs").innerHTML = data.runs.map((r) =>
@@ -165,6 +166,7 @@
       (report.worst_delta === null ? "" : `; largest distance to a published mean ${report.worst_delta.toFixed(2)} points`);
     const charts = $("sweep-charts");
     charts.innerHTML = "";
+    $("sweep-report").hidden = false;
     const traces = [...new Set(report.curves.map((c) => c.trace))];
     traces.forEach((trace, t) => {
       const bySched = new Map();

@@ -1,5 +1,6 @@
-"""Many stored runs, fast: rows written straight into ``runs`` and ``run_results`` in one
-transaction (the store's own tables, migrated by the store), with one needle among them."""
+"""Many stored runs, fast: rows written straight into ``runs``, ``run_results`` and
+``run_listing`` in one transaction (the store's own tables, migrated by the store, the
+listing row as ``record_run`` writes it), with one needle among them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 from sqlalchemy import insert
 
 from twinsched.store.db import engine_for
-from twinsched.store.schema import RunResultRow, RunRow
+from twinsched.store.run_query import listing_row
+from twinsched.store.schema import RunListingRow, RunResultRow, RunRow
 
 SCHEDULERS = ("fgd", "bestfit", "random", "dotprod", "ai:openb-gates@1")
 TRACES = (("alibaba-gpu-2023", "default"), ("synthetic-continuum", "3"), ("openb", "multi"))
@@ -38,7 +40,9 @@ def seed_runs(url: str, count: int) -> int:
         results.append({"run_id": i, "scheduler": scheduler, "seed": i % 10, "trace": trace,
                         "mode": mode, "metrics": metrics, "curve": curve,
                         "samples": []})  # fmt: skip
+    listing = [listing_row(run["id"], run, res) for run, res in zip(runs, results, strict=True)]
     with engine_for(url).begin() as conn:
         conn.execute(insert(RunRow), runs)
         conn.execute(insert(RunResultRow), results)
+        conn.execute(insert(RunListingRow), listing)
     return needle

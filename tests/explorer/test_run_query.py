@@ -129,3 +129,32 @@ def test_the_page_finds_the_needle(seeded: tuple[str, int], tmp_path: Path) -> N
         page.locator("main").screenshot(path=ARTEFACTS / "explorer-10000.png")
         browser.close()
     print(f"\n{seeded[0].split(':')[0]}: the page found the needle in {server_ms} ms server time")
+
+
+def test_migration_writes_the_listing_of_stored_runs(tmp_path: Path) -> None:
+    """Runs stored before revision 0008 get the listing row record_run writes now."""
+    from sqlalchemy import select
+
+    from twinsched.experiments.runner import execute
+    from twinsched.model.run import RunSpec
+    from twinsched.store import record_run
+    from twinsched.store.db import engine_for
+    from twinsched.store.migrate import downgrade, upgrade
+    from twinsched.store.schema import RunListingRow
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    for spec in (RunSpec("synthetic-continuum", "fgd", 0, "1", target_pct=110.0),
+                 RunSpec("synthetic-continuum", "random", 1, "1", mode="replay",
+                         sample_every_s=3600.0)):  # fmt: skip
+        record_run(spec, execute(spec), url)
+    engine = engine_for(url)
+    with engine.connect() as conn:
+        written = [dict(r._mapping) for r in conn.execute(select(RunListingRow))]
+    assert [r["mode"] for r in written] == ["fillup", "replay"]
+    assert written[0]["alloc_pct"] is not None and written[1]["energy_kwh"] is not None
+    downgrade(engine, "0007")
+    upgrade(engine)
+    with engine.connect() as conn:
+        again = [dict(r._mapping) for r in conn.execute(select(RunListingRow))]
+    assert again == written
+    dispose(url)

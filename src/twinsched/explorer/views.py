@@ -26,17 +26,9 @@ MAX_COMPARED = 60  # runs per comparison (a 10-seed group of each of 6 scheduler
 
 
 SortKey = Literal[
-    "id",
-    "created",
-    "trace",
-    "scheduler",
-    "seed",
-    "mode",
-    "status",
-    "wall_s",
-    "energy_kwh",
-    "alloc_end_pct",
-]  # store/run_query.py's SORTS
+    "id", "created", "trace", "scheduler", "seed", "mode", "status", "wall_s", "energy_kwh",
+    "alloc_pct", "alloc_end_pct",
+]  # store/run_query.py's SORTS  # fmt: skip
 
 
 class RunWhere(BaseModel):

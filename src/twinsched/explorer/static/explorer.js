@@ -27,7 +27,7 @@
   const FACETS = ["trace", "variant", "scheduler", "mode", "status", "sweep", "model"];
   const COLUMNS = [["id", ""], ["trace", ""], ["scheduler", ""], ["seed", ""], ["mode", ""], ["alloc_pct", ""],
     ["alloc_end_pct", "opt"], ["energy_kwh", "opt"], ["wall_s", "opt"], ["status", "opt"], ["created", "opt"]];
-  const SORTABLE = new Set(["id", "created", "trace", "scheduler", "seed", "mode", "status", "wall_s", "energy_kwh", "alloc_end_pct"]);
+  const SORTABLE = new Set(["id", "created", "trace", "scheduler", "seed", "mode", "status", "wall_s", "energy_kwh", "alloc_pct", "alloc_end_pct"]);
   const view = (window.explorerView = { sort: "id", order: "desc", offset: 0, limit: 50, total: 0, headers: {}, serverMs: null });
   const head = (k) => view.headers[k] || k;
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -22,14 +23,12 @@ BUDGET_MS = 300.0
 PG_BASE = os.environ.get("TWINSCHED_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def seeded(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, int]]:
-    """A store of 10,000 runs (the migrations' indexes included) and the needle's id."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('many') / 'store.db'}"
-        yield url, seed_runs(url, COUNT)
+@contextmanager
+def fresh_store(backend: str, folder: Path) -> Iterator[str]:
+    """An empty store: an SQLite file in ``folder``, or a PostgreSQL schema of its own."""
+    if backend == "sqlite":
+        url = f"sqlite:///{folder / 'store.db'}"
+        yield url
         dispose(url)
         return
     schema = f"t_{uuid.uuid4().hex[:12]}"
@@ -38,11 +37,20 @@ def seeded(
     base = PG_BASE.replace("postgresql://", "postgresql+psycopg://", 1)
     url = f"{base}?options=-csearch_path%3D{schema}"
     try:
-        yield url, seed_runs(url, COUNT)
+        yield url
     finally:
         dispose(url)
         with psycopg.connect(PG_BASE, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def seeded(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, int]]:
+    """A store of 10,000 runs and the needle's id."""
+    with fresh_store(request.param, tmp_path_factory.mktemp("many")) as url:
+        yield url, seed_runs(url, COUNT)
 
 
 @pytest.fixture
@@ -131,8 +139,14 @@ def test_the_page_finds_the_needle(seeded: tuple[str, int], tmp_path: Path) -> N
     print(f"\n{seeded[0].split(':')[0]}: the page found the needle in {server_ms} ms server time")
 
 
-def test_migration_writes_the_listing_of_stored_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_migration_writes_the_listing_of_stored_runs(backend: str, tmp_path: Path) -> None:
     """Runs stored before revision 0008 get the listing row record_run writes now."""
+    with fresh_store(backend, tmp_path) as url:
+        _stored_before_and_after(url)
+
+
+def _stored_before_and_after(url: str) -> None:
     from sqlalchemy import select
 
     from twinsched.experiments.runner import execute
@@ -142,7 +156,6 @@ def test_migration_writes_the_listing_of_stored_runs(tmp_path: Path) -> None:
     from twinsched.store.migrate import downgrade, upgrade
     from twinsched.store.schema import RunListingRow
 
-    url = f"sqlite:///{tmp_path / 'old.db'}"
     for spec in (RunSpec("synthetic-continuum", "fgd", 0, "1", target_pct=110.0),
                  RunSpec("synthetic-continuum", "random", 1, "1", mode="replay",
                          sample_every_s=3600.0)):  # fmt: skip
@@ -157,4 +170,3 @@ def test_migration_writes_the_listing_of_stored_runs(tmp_path: Path) -> None:
     with engine.connect() as conn:
         again = [dict(r._mapping) for r in conn.execute(select(RunListingRow))]
     assert again == written
-    dispose(url)

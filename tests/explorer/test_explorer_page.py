@@ -98,6 +98,9 @@ def _compare(page: Page, ids: list[int]) -> None:
     page.locator("#comparison").screenshot(path=ARTEFACTS / "explorer-compare.png")
     _downloads(page, _hover_and_zoom(page), labels)
     assert page.locator("#compared-runs a[href='/runs/1/report']").count() == 1
+    page.uncheck("#group-by")  # one line per run, no band
+    assert len(_chart(page, "alloc", "u.series")) == 1 + 12  # run 3 is a replay
+    assert _chart(page, "alloc", "u.bands.length") == 0
     message = page.evaluate(
         "fetch('/api/compare?' + Array.from({length: 61}, (_, k) => 'ids=' + (k % 23 + 1))"
         ".join('&')).then(r => r.json().then(b => window.explorerUi.problem(r.status, b)))"

@@ -1,6 +1,7 @@
 """The run explorer's FastAPI app: the page at ``/``, JSON under ``/api``; it only reads.
 
-``GET /api/runs`` lists the stored runs (latest first) with filters, ``GET /api/runs/{id}``
+``GET /api/runs`` lists one page of the stored runs, filtered and sorted in SQL over the whole
+store, with facet counts (``store/run_query.py``); ``GET /api/runs/{id}``
 shows one, ``GET /api/compare?ids=1&ids=2`` gives what the page plots and tabulates,
 ``GET /api/models`` the registered models' cards, ``GET /api/sweeps`` the stored sweeps and
 ``GET /api/sweeps/{name}`` one sweep's report; a run's decisions and their explanations
@@ -10,20 +11,31 @@ Unknown ids are 404 naming the id, bad filters 422, an unreachable store 503.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Query, Request, Response
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.explorer.explain import router as explain_router
+from twinsched.explorer.names import headers
 from twinsched.explorer.sweeps import sweep_list, sweep_report
-from twinsched.explorer.views import MAX_COMPARED, RunFilter, comparison, model_cards, run_row
-from twinsched.store import StoreError, SweepNotFoundError, get_run, list_runs
+from twinsched.explorer.views import (
+    MAX_COMPARED,
+    RunWhere,
+    SortKey,
+    comparison,
+    model_cards,
+    run_report,
+    run_row,
+)
+from twinsched.store import StoreError, SweepNotFoundError, get_run
+from twinsched.store.run_query import RunQuery, query_runs
 from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -32,11 +44,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
     """The explorer over the store at ``db`` (its runs and sweeps) and the model registry at
     ``models`` (None: their defaults)."""
-    app = offline_app(
-        title="twinsched run explorer",
-        version="1",
-        description="Stored runs: list, filter, compare. Read-only.",
-    )
+    about = "Stored runs: list, filter, compare. Read-only."
+    app = offline_app(title="twinsched run explorer", version="1", description=about)
     app.mount("/static", StaticFiles(directory=STATIC), name="explorer-static")
 
     async def store_down(_: Request, exc: Exception) -> JSONResponse:
@@ -49,18 +58,22 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Content-Security-Policy": LOCAL_ONLY})
 
-    @app.get("/api/runs", summary="Stored runs, latest first, filtered")
+    @app.get("/api/runs", summary="Stored runs: one page, filtered and sorted, with facets")
     async def get_runs(
-        scheduler: Annotated[str, Query(max_length=200, description="Substring.")] = "",
-        trace: Annotated[str, Query(max_length=200, description="Substring.")] = "",
-        mode: Annotated[Literal["fillup", "replay"] | None, Query()] = None,
-        status: Annotated[str | None, Query(max_length=40)] = None,
-        limit: Annotated[int, Query(ge=1, le=10_000, description="Runs read.")] = 500,
-    ) -> list[dict[str, Any]]:
-        """One row per run that passes every filter."""
-        keep = RunFilter(scheduler, trace, mode, status)
-        runs = await run_in_threadpool(list_runs, db, limit)
-        return [row for row in map(run_row, runs) if keep.keeps(row)]
+        response: Response,
+        where: Annotated[RunWhere, Query()],
+        q: Annotated[str, Query(max_length=200)] = "",
+        sort: Annotated[SortKey, Query()] = "id",
+        order: Annotated[Literal["asc", "desc"], Query()] = "desc",
+        offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> dict[str, Any]:
+        """One page of the runs that pass every condition (``q``: a substring of trace,
+        scenario or scheduler), with facets (module docs)."""
+        query = RunQuery(where.chosen(), q, sort, order == "desc", offset, limit)
+        page = await run_in_threadpool(_page, query, db)
+        response.headers["Server-Timing"] = f"db;dur={page['server_ms']}"
+        return page
 
     @app.get("/api/runs/{run_id}", summary="One run: row, spec, summary")
     async def get_one(run_id: Annotated[int, PathParam(ge=1, lt=2**63)]) -> dict[str, Any]:
@@ -78,7 +91,13 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
         for run_id in ids:
             if not 1 <= run_id < 2**63:
                 raise HTTPException(422, f"ids: {run_id} is not a run id (1 or more)")
-        return comparison(await run_in_threadpool(_runs, db, ids))
+        return _named(comparison(await run_in_threadpool(_runs, db, ids)))
+
+    @app.get("/runs/{run_id}/report", include_in_schema=False)
+    async def get_report(run_id: Annotated[int, PathParam(ge=1, lt=2**63)]) -> HTMLResponse:
+        """The run's HTML report (``report/html.py``, as ``twinsched report`` writes it)."""
+        text = await run_in_threadpool(_report, db, run_id)
+        return HTMLResponse(text, headers={"Content-Security-Policy": LOCAL_ONLY})
 
     @app.get("/api/models", summary="Registered models and their cards")
     async def get_models() -> dict[str, Any]:
@@ -108,3 +127,31 @@ def _runs(db: str | None, ids: list[int]) -> list[Any]:
         return [get_run(i, db, decisions=False) for i in ids]
     except StoreError as exc:
         raise HTTPException(404, str(exc)) from None
+
+
+def _page(query: RunQuery, db: str | None) -> dict[str, Any]:
+    """One page of runs as JSON, with the facets, the headers and the time it took."""
+    started = time.perf_counter()
+    page = query_runs(query, db)
+    spent_ms = round((time.perf_counter() - started) * 1000, 2)
+    facets = {k: [{"value": v, "count": n} for v, n in vs] for k, vs in page.facets.items()}
+    keys = list(page.rows[0]) if page.rows else []
+    return {"total": page.total, "offset": query.offset, "limit": query.limit,
+            "rows": page.rows, "facets": facets, "headers": headers([*keys, *facets]),
+            "server_ms": spent_ms}  # fmt: skip
+
+
+def _named(data: dict[str, Any]) -> dict[str, Any]:
+    """A comparison with the human header of every key it shows."""
+    keys = {k for rows in data["tables"].values() for row in rows for k in row}
+    keys |= {k for run in data["runs"] for k in (*run["row"], *run.get("summary", {}))}
+    keys |= {run["x"] for run in data["runs"] if "x" in run}
+    keys |= {k for run in data["runs"] for k in run.get("curves", {})}
+    return data | {"headers": headers(sorted(keys))}
+
+
+def _report(db: str | None, run_id: int) -> str:
+    run = _runs(db, [run_id])[0]
+    if run.result is None:
+        raise HTTPException(404, f"run {run_id} has no result to report")
+    return run_report(run)

@@ -9,9 +9,10 @@ comparison rows (``report.aggregate.comparison_rows``) per mode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from twinsched.model.run import RunResult
 from twinsched.report.aggregate import comparison_rows
@@ -21,33 +22,40 @@ MODES = ("fillup", "replay")
 CURVE_X = "arrived_gpu_pct"
 CURVE_Y = "gpu_alloc_ratio_pct"
 TIMELINES = ("pending", "running", "gpu_alloc_ratio_pct", "power_w")
-MAX_COMPARED = 12
+MAX_COMPARED = 60  # runs per comparison (a 10-seed group of each of 6 schedulers)
 
 
-@dataclass(frozen=True)
-class RunFilter:
-    """Case-insensitive substrings (empty: any) and an exact mode and status (None: any)."""
+SortKey = Literal[
+    "id", "created", "trace", "scheduler", "seed", "mode", "status", "wall_s", "energy_kwh",
+    "alloc_pct", "alloc_end_pct",
+]  # store/run_query.py's SORTS  # fmt: skip
 
-    scheduler: str = ""
-    trace: str = ""
-    mode: str | None = None
-    status: str | None = None
 
-    def keeps(self, row: dict[str, Any]) -> bool:
-        """Whether ``row`` (see :func:`run_row`) passes every condition."""
-        return (
-            self.scheduler.lower() in str(row["scheduler"]).lower()
-            and self.trace.lower() in str(row["trace"]).lower()
-            and (self.mode is None or row["mode"] == self.mode)
-            and (self.status is None or row["status"] == self.status)
-        )
+class RunWhere(BaseModel):
+    """The exact facet values a page of runs is filtered on (empty: any)."""
+
+    model_config = ConfigDict(extra="ignore")  # the page, sort and text are beside it
+    trace: str = Field("", max_length=200)
+    variant: str = Field("", max_length=200)
+    scheduler: str = Field("", max_length=200)
+    mode: Literal["", "fillup", "replay"] = ""
+    status: str = Field("", max_length=40)
+    sweep: str = Field("", max_length=200)
+    model: str = Field("", max_length=200)
+
+    def chosen(self) -> dict[str, str]:
+        """The facets given a value."""
+        return {k: v for k, v in self.model_dump().items() if v}
 
 
 def _trace(run: RunInfo) -> str:
+    """The scenario's name, else the result's trace (as the store's trace facet names it)
+    with the spec's variant, as ``store/run_query.py`` shows it."""
     spec = run.spec
     if run.scenario_name:
         return run.scenario_name
-    trace, variant = str(spec.get("trace", "")), str(spec.get("variant", ""))
+    trace = run.result.trace if run.result is not None else str(spec.get("trace", ""))
+    variant = str(spec.get("variant", ""))
     return f"{trace}/{variant}" if variant else trace
 
 
@@ -117,11 +125,31 @@ def _scalars(summary: dict[str, Any]) -> dict[str, float]:
 
 
 def model_cards(root: Path | None) -> dict[str, Any]:
-    """The registry's readable cards (with ``ref``) and a line for each unreadable one."""
-    from twinsched.scheduling.ai.model_store import ModelRegistry
+    """Every model ``ai:NAME`` can name: the user's registry at ``root`` and the models that
+    ship in the package (``shipped``; ``hidden`` when a user model of that name answers),
+    each card with ``ref``, and a line for each unreadable card."""
+    from twinsched.scheduling.ai.shipped import Catalog, is_shipped
 
-    cards, bad = ModelRegistry(root).scan()
+    catalog = Catalog(root)
+    cards, bad = catalog.scan()
     return {
-        "cards": [{"ref": card.ref} | card.to_json() for card in cards],
+        "cards": [
+            {"ref": card.ref, "shipped": is_shipped(card), "hidden": catalog.hidden(card)}
+            | card.to_json()
+            for card in cards
+        ],
         "bad": [str(exc) for exc in bad],
     }
+
+
+def run_report(run: RunInfo) -> str:
+    """The HTML report of one run with a result (``report/html.py``), as text."""
+    import tempfile
+
+    from twinsched.report.html import write_html
+
+    assert run.result is not None
+    row = run_row(run)
+    title = f"Run {run.id}: {row['scheduler']} on {row['trace']}, seed {row['seed']}"
+    with tempfile.TemporaryDirectory(prefix="twinsched-report-") as folder:
+        return write_html([run.result], folder, title, []).read_text(encoding="utf-8")

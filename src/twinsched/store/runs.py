@@ -15,7 +15,8 @@ from sqlalchemy.exc import IntegrityError
 from twinsched.model.run import RunResult
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.keys import key_ids
-from twinsched.store.schema import DecisionRow, RunResultRow, RunRow, ScenarioRow
+from twinsched.store.run_query import listing_row
+from twinsched.store.schema import DecisionRow, RunListingRow, RunResultRow, RunRow, ScenarioRow
 from twinsched.store.sweeps import link_run
 
 
@@ -123,19 +124,19 @@ def _insert_run(
                 "spec_hash": key,
             },
         ).scalar_one()
-        conn.execute(
-            insert(RunResultRow),
-            {
-                "run_id": run_id,
-                "scheduler": result.scheduler,
-                "seed": result.seed,
-                "trace": result.trace,
-                "mode": result.mode,
-                "metrics": _plain(_with_rewards(result)),
-                "curve": _plain(result.curve),
-                "samples": _plain(result.samples),
-            },
-        )
+        res = {
+            "scheduler": result.scheduler,
+            "seed": result.seed,
+            "trace": result.trace,
+            "mode": result.mode,
+            "metrics": _plain(_with_rewards(result)),
+            "curve": _plain(result.curve),
+        }
+        conn.execute(insert(RunResultRow), {"run_id": run_id, **res,
+                                            "samples": _plain(result.samples)})  # fmt: skip
+        run = {"spec": spec_dict, "status": status, "created": finished,
+               "wall_seconds": result.wall_seconds, "scenario_name": name}  # fmt: skip
+        conn.execute(insert(RunListingRow), listing_row(run_id, run, res))
         rows = [
             {"run_id": run_id, "seq": k, "time_s": d.time_s, "pod": d.pod, "node": d.node,
              "reason": d.reason}

@@ -201,6 +201,35 @@ class RunResultRow(Base):
     samples: Mapped[list[Any]] = mapped_column(JSON)
 
 
+class RunListingRow(Base):
+    """One narrow row per run, what the run explorer lists, filters, counts and sorts
+    (revision 0008): written with the run (``store/runs.py``), derived from its spec and
+    result (``store/run_query.py``'s ``listing_row``), so a page of 100,000 runs never reads
+    a spec, a curve or samples. ``alloc_pct`` is the GPU allocation at 100 % arrived for a
+    fill-up, at the end for a replay."""
+
+    __tablename__ = "run_listing"
+    __table_args__ = (
+        Index("ix_run_listing_facets", "trace", "variant", "scheduler", "mode", "status"),
+    )
+
+    run_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    status: Mapped[str] = mapped_column(String(32), index=True)
+    label: Mapped[str] = mapped_column(Text)  # the scenario's name, else trace/variant
+    trace: Mapped[str] = mapped_column(Text)
+    variant: Mapped[str] = mapped_column(Text, index=True)
+    scheduler: Mapped[str] = mapped_column(Text, index=True)
+    mode: Mapped[str] = mapped_column(String(32), index=True)
+    seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
+    wall_s: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
+    energy_kwh: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
+    alloc_pct: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
+    alloc_end_pct: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
+
+
 class DecisionRow(Base):
     __tablename__ = "run_decisions"
 

@@ -3,114 +3,170 @@
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
-  const COLOURS = ["#0b5394", "#c0392b", "#1e7b34", "#8e44ad", "#b35900", "#006d77", "#5c5c5c",
-                   "#a61e4d", "#2f4b7c", "#665191", "#7a5c00", "#00539c"];
-  const NAMES = { gpu_alloc_ratio_pct: "GPU allocated (%)", pending: "Pending pods (queue)",
-                  running: "Running pods", power_w: "Power (W)" };
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
   const fmt = (v) => (v === null || v === undefined ? "-" : typeof v === "number" ? (Number.isInteger(v) ? v : v.toFixed(3)) : esc(v));
   const selected = new Set();
   // Read by the browser tests.
   const ui = (window.explorerUi = { loads: 0, compares: 0, sweeps: 0, decisions: 0, explains: 0 });
+  ui.problem = (status, body) => problem(status, body);
 
+  // A 4xx/5xx as one readable line: FastAPI's validation list becomes "where: what".
+  function problem(status, body) {
+    const d = body && body.detail;
+    const text = Array.isArray(d) ? d.map((e) => `${(e.loc || []).slice(1).join(".") || "request"}: ${e.msg}`).join("; ")
+      : typeof d === "string" ? d : JSON.stringify(body);
+    return `${status}: ${text}`;
+  }
   async function fetchJson(url) {
     const answer = await fetch(url);
-    if (!answer.ok) throw new Error(`${answer.status}: ${(await answer.json()).detail}`);
+    if (!answer.ok) throw new Error(problem(answer.status, await answer.json().catch(() => null)));
     return answer.json();
   }
 
-  async function loadRuns() {
+  // The run table: one page from the server, filtered, sorted and counted there.
+  const FACETS = ["trace", "variant", "scheduler", "mode", "status", "sweep", "model"];
+  const COLUMNS = [["id", ""], ["trace", ""], ["scheduler", ""], ["seed", ""], ["mode", ""], ["alloc_pct", ""],
+    ["alloc_end_pct", "opt"], ["energy_kwh", "opt"], ["wall_s", "opt"], ["status", "opt"], ["created", "opt"]];
+  const SORTABLE = new Set(["id", "created", "trace", "scheduler", "seed", "mode", "status", "wall_s", "energy_kwh", "alloc_pct", "alloc_end_pct"]);
+  const view = (window.explorerView = { sort: "id", order: "desc", offset: 0, limit: 50, total: 0, headers: {}, serverMs: null });
+  const head = (k) => view.headers[k] || k;
+
+  function query() {
     const params = new URLSearchParams();
     for (const [key, value] of new FormData($("filters"))) if (value) params.set(key, value);
+    Object.entries({ sort: view.sort, order: view.order, offset: view.offset, limit: view.limit }).forEach(([k, v]) => params.set(k, v));
+    return params;
+  }
+  function facetOptions(facets) {
+    for (const name of FACETS) {
+      const select = $(`facet-${name}`), chosen = select.value;
+      const values = facets[name] || [];
+      select.innerHTML = `<option value="">any</option>` + values.map((f) =>
+        `<option value="${esc(f.value)}">${esc(f.value)} (${f.count.toLocaleString("en")})</option>`).join("");
+      if (chosen && !values.some((f) => f.value === chosen)) select.insertAdjacentHTML("beforeend", `<option value="${esc(chosen)}">${esc(chosen)} (0)</option>`);
+      select.value = chosen;
+    }
+  }
+  function tableHead() {
+    $("runs").tHead.innerHTML = `<tr><th scope="col">Compare</th>` + COLUMNS.map(([k, cls]) => {
+      const mark = view.sort === k ? (view.order === "desc" ? " ▼" : " ▲") : "";
+      const sorted = view.sort === k ? ` aria-sort="${view.order === "desc" ? "descending" : "ascending"}"` : "";
+      const label = SORTABLE.has(k) ? `<button type="button" class="sort" data-sort="${k}">${esc(head(k))}${mark}</button>` : esc(head(k));
+      return `<th scope="col" class="${cls}"${sorted}>${label}</th>`;
+    }).join("") + `<th scope="col">Report</th><th scope="col">Decisions</th></tr>`;
+  }
+  async function loadRuns() {
     try {
-      const rows = await fetchJson(`/api/runs?${params}`);
-      $("run-count").textContent = `(${rows.length})`;
-      $("runs").tBodies[0].innerHTML = rows.map((r) =>
+      const page = await fetchJson(`/api/runs?${query()}`);
+      Object.assign(view, { total: page.total, headers: { ...view.headers, ...page.headers }, serverMs: page.server_ms });
+      facetOptions(page.facets);
+      tableHead();
+      const last = Math.min(view.offset + page.rows.length, page.total);
+      $("run-count").textContent = `(${page.total ? view.offset + 1 : 0}-${last} of ${page.total.toLocaleString("en")}; server ${page.server_ms} ms)`;
+      $("runs").tBodies[0].innerHTML = page.rows.map((r) =>
         `<tr data-run="${r.id}"><td><input type="checkbox" id="pick-${r.id}" value="${r.id}"` +
         `${selected.has(r.id) ? " checked" : ""} aria-label="Compare run ${r.id}"></td>` +
-        `<td>${r.id}</td><td>${esc(r.created)}</td><td>${esc(r.trace)}</td><td>${esc(r.scheduler)}</td>` +
-        `<td>${fmt(r.seed)}</td><td>${esc(r.mode)}</td><td>${esc(r.status)}</td><td>${fmt(r.alloc_pct)}</td>` +
-        `<td>${fmt(r.energy_kwh)}</td><td>${fmt(r.wall_s)}</td>` +
+        COLUMNS.map(([k, cls]) => `<td class="${cls}">${fmt(r[k])}</td>`).join("") +
+        `<td><a href="/runs/${r.id}/report">Report<span class="sr"> of run ${r.id}</span></a></td>` +
         `<td><button type="button" data-decisions="${r.id}">Decisions</button></td></tr>`).join("");
+      $("page-prev").disabled = view.offset === 0;
+      $("page-next").disabled = last >= page.total;
       $("store-status").textContent = "store: connected";
     } catch (err) {
       $("store-status").textContent = `store: ${err.message}`;
     }
     ui.loads += 1;
   }
+  $("runs").addEventListener("click", (ev) => {
+    const key = ev.target.closest && ev.target.closest("button.sort");
+    if (!key) return;
+    const k = key.dataset.sort;
+    view.order = view.sort === k && view.order === "desc" ? "asc" : "desc";
+    view.sort = k; view.offset = 0;
+    loadRuns();
+  });
+  $("page-prev").addEventListener("click", () => { view.offset = Math.max(0, view.offset - view.limit); loadRuns(); });
+  $("page-next").addEventListener("click", () => { view.offset += view.limit; loadRuns(); });
 
+  // The comparison: charts per mode, grouped by scheduler (mean ± std over seeds) or per run.
+  let lastCompare = null;
   async function compare() {
     const ids = [...selected];
     if (!ids.length) return;
-    const data = await fetchJson(`/api/compare?${ids.map((i) => `ids=${i}`).join("&")}`);
-    const charts = $("charts");
-    charts.innerHTML = "";
-    const colourOf = new Map(data.runs.map((r, k) => [r.row.id, COLOURS[k % COLOURS.length]]));
-    const fill = data.runs.filter((r) => r.row.mode === "fillup" && r.curves);
-    const replay = data.runs.filter((r) => r.row.mode === "replay" && r.curves);
-    if (fill.length) chart(charts, "alloc", "GPU allocated (%) against GPU workload arrived (%)", fill, "gpu_alloc_ratio_pct", colourOf);
-    for (const name of ["pending", "gpu_alloc_ratio_pct", "power_w"]) {
-      if (replay.some((r) => r.curves[name])) chart(charts, `replay-${name}`, `${NAMES[name]} over time (s)`, replay, name, colourOf);
+    $("compare-error").textContent = "";
+    try {
+      lastCompare = await fetchJson(`/api/compare?${ids.map((i) => `ids=${i}`).join("&")}`);
+    } catch (err) {
+      $("compare-error").textContent = `The comparison failed: ${err.message}`;
+      $("comparison").hidden = false;
+      ui.compares += 1;
+      return;
     }
+    render(lastCompare);
+  }
+  function groupsOf(runs, name) {
+    const groups = new Map();
+    for (const r of runs.filter((r) => r.curves && r.curves[name])) {
+      const key = `${r.row.scheduler} on ${r.row.trace}`;
+      if (!groups.has(key)) groups.set(key, { label: key, runs: [] });
+      groups.get(key).runs.push({ id: r.row.id, label: r.label, points: r.curves[name] });
+    }
+    return [...groups.values()];
+  }
+  function render(data) {
+    view.headers = { ...view.headers, ...data.headers };
+    const grouped = $("group-by").checked, charts = $("charts");
+    charts.innerHTML = "";
+    $("comparison").hidden = false;  // shown first: the charts take its width
+    for (const mode of ["fillup", "replay"]) {
+      const runs = data.runs.filter((r) => r.row.mode === mode && r.curves);
+      if (!runs.length) continue;
+      const names = mode === "fillup" ? ["gpu_alloc_ratio_pct"] : ["pending", "gpu_alloc_ratio_pct", "power_w"];
+      for (const name of names) {
+        const groups = groupsOf(runs, name);
+        if (!groups.length) continue;
+        const x = runs[0].x, id = mode === "fillup" ? "alloc" : `replay-${name}`;
+        window.explorerCharts.draw(charts, { id, x, y: name, xLabel: head(x), yLabel: head(name), grouped, groups,
+          title: `${head(name)} against ${head(x)}${grouped && groups.some((g) => g.runs.length > 1) ? ", mean ± std over seeds per scheduler" : ""}` });
+      }
+    }
+    $("compared-runs").innerHTML = data.runs.map((r) =>
+      `<li data-run="${r.row.id}"><a href="/runs/${r.row.id}/report">${esc(r.label)}</a></li>`).join("");
     $("tables").innerHTML = Object.entries(data.tables).map(([mode, rows]) => table(`By scheduler (${mode})`, rows)).join("") +
       table("Per run", data.runs.map((r) => ({ run: r.label, ...(r.summary || {}) })));
     $("comparison").hidden = false;
     ui.compares += 1;
   }
+  $("group-by").addEventListener("change", () => { if (lastCompare) render(lastCompare); });
 
   function table(title, rows) {
     if (!rows.length) return "";
     const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
     return `<h3>${esc(title)}</h3><div class="scroll" tabindex="0" role="region" aria-label="${esc(title)}"><table><thead><tr>` +
-      keys.map((k) => `<th scope="col">${esc(k)}</th>`).join("") + "</tr></thead><tbody>" +
+      keys.map((k) => `<th scope="col">${esc(head(k))}</th>`).join("") + "</tr></thead><tbody>" +
       rows.map((r) => "<tr>" + keys.map((k) => `<td>${typeof r[k] === "object" && r[k] !== null ? esc(JSON.stringify(r[k])) : fmt(r[k])}</td>`).join("") + "</tr>").join("") +
       "</tbody></table></div>";
-  }
-
-  function chart(parent, id, title, runs, name, colourOf) {
-    const figure = document.createElement("figure");
-    const series = runs.filter((r) => r.curves[name]).map((r) => ({ run: r, points: r.curves[name] }));
-    figure.innerHTML = `<canvas id="chart-${id}" width="620" height="260" role="img" aria-label="${esc(title)}: ${series.length} runs"></canvas>` +
-      `<figcaption>${esc(title)}</figcaption><ul class="legend" id="legend-${id}">` +
-      series.map((s) => `<li data-run="${s.run.row.id}"><span style="background:${colourOf.get(s.run.row.id)}"></span>${esc(s.run.label)}</li>`).join("") + "</ul>";
-    parent.appendChild(figure);
-    const canvas = figure.querySelector("canvas"), ctx = canvas.getContext("2d"), w = canvas.width, h = canvas.height;
-    const all = series.flatMap((s) => s.points);
-    if (!all.length) return;
-    const x0 = Math.min(...all.map((p) => p[0])), x1 = Math.max(x0 + 1e-9, ...all.map((p) => p[0]));
-    const y0 = Math.min(0, ...all.map((p) => p[1])), y1 = Math.max(y0 + 1e-9, ...all.map((p) => p[1]));
-    const X = (v) => 50 + ((v - x0) / (x1 - x0)) * (w - 60), Y = (v) => h - 25 - ((v - y0) / (y1 - y0)) * (h - 40);
-    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, w, h);
-    ctx.strokeStyle = "#6b6b6b"; ctx.lineWidth = 1; ctx.beginPath();
-    ctx.moveTo(50, 10); ctx.lineTo(50, h - 25); ctx.lineTo(w - 10, h - 25); ctx.stroke();
-    ctx.fillStyle = "#1b1b1b"; ctx.font = "11px system-ui, sans-serif";
-    ctx.fillText(y1.toFixed(1), 4, 14); ctx.fillText(y0.toFixed(1), 4, h - 25);
-    ctx.fillText(x0.toFixed(0), 50, h - 8); ctx.fillText(x1.toFixed(0), w - 40, h - 8);
-    for (const s of series) {
-      ctx.strokeStyle = colourOf.get(s.run.row.id); ctx.lineWidth = 2; ctx.beginPath();
-      s.points.forEach(([x, y], k) => (k ? ctx.lineTo(X(x), Y(y)) : ctx.moveTo(X(x), Y(y))));
-      ctx.stroke();
-    }
   }
 
   async function loadSweeps() {
     try {
       const sweeps = await fetchJson("/api/sweeps");
-      $("sweeps").tBodies[0].innerHTML = sweeps.map((w) => w.error
-        ? `<tr><td>${esc(w.name)}</td><td>${esc(w.file)}</td><td colspan="4">${esc(w.error)}</td></tr>`
-        : `<tr data-sweep="${esc(w.name)}"><td>${esc(w.name)}</td><td>${esc(w.file)}</td><td>${esc(w.mode)}</td>` +
-          `<td>${w.cells}</td><td>${w.stored}</td><td><button type="button" data-sweep="${esc(w.name)}"` +
-          `${w.stored ? "" : " disabled"}>Show report</button></td></tr>`).join("");
+      state.sweeps = sweeps;
+      $("sweeps").tBodies[0].innerHTML = sweeps.map((w, k) =>
+        `<tr data-sweep="${esc(w.name)}"><td>${esc(w.name)}</td><td>${esc(w.grid)} <button type="button" data-spec="${k}">Show spec</button></td>` +
+        `<td>${esc(w.mode)}</td><td>${w.cells}</td><td>${w.stored}</td><td><button type="button" data-sweep="${esc(w.name)}"` +
+        `${w.stored ? "" : " disabled"}>Show report</button></td></tr>`).join("");
     } catch (err) {
       $("sweeps").tBodies[0].innerHTML = `<tr><td colspan="6">${esc(err.message)}</td></tr>`;
     }
   }
   async function showSweep(name) {
     const report = await fetchJson(`/api/sweeps/${encodeURIComponent(name)}`);
-    $("sweep-title").textContent = `${report.name}: ${report.stored} of ${report.cells} cells stored` +
+    $("sweep-title").textContent = `${report.name} (${report.grid}): ${report.stored} of ${report.cells} cells stored` +
       (report.worst_delta === null ? "" : `; largest distance to a published mean ${report.worst_delta.toFixed(2)} points`);
     const charts = $("sweep-charts");
     charts.innerHTML = "";
+    $("sweep-report").hidden = false;
     const traces = [...new Set(report.curves.map((c) => c.trace))];
     traces.forEach((trace, t) => {
       const bySched = new Map();
@@ -118,27 +174,33 @@
         if (!bySched.has(c.scheduler)) bySched.set(c.scheduler, []);
         bySched.get(c.scheduler).push([c.arrived_gpu_pct, c.mean]);
       }
-      const series = [...bySched].map(([sched, points]) => ({ row: { id: sched }, label: sched, curves: { mean: points } }));
-      const colourOf = new Map(series.map((r, k) => [r.row.id, COLOURS[k % COLOURS.length]]));
-      chart(charts, `sweep-${t}`, `${trace}: GPU allocated (%, mean over seeds) against arrived (%)`, series, "mean", colourOf);
+      const groups = [...bySched].map(([sched, points]) => ({ label: sched, runs: [{ id: sched, label: sched, points }] }));
+      window.explorerCharts.draw(charts, { id: `sweep-${t}`, x: "arrived_gpu_pct", y: "mean", grouped: false, groups,
+        xLabel: head("arrived_gpu_pct"), yLabel: "GPU allocated, mean over seeds (%)",
+        title: `${trace}: GPU allocated (%, mean over seeds) against GPU workload arrived (%)` });
     });
     $("sweep-tables").innerHTML = table("Summary (mean ± std over seeds)", report.summary);
     $("sweep-report").hidden = false;
     ui.sweeps += 1;
   }
   $("sweeps").addEventListener("click", (ev) => {
-    const name = ev.target.dataset && ev.target.dataset.sweep;
-    if (name && ev.target.tagName === "BUTTON") showSweep(name).catch((err) => { $("sweep-title").textContent = err.message; });
+    const d = ev.target.dataset || {};
+    if (d.spec !== undefined) {
+      $("sweep-spec").textContent = JSON.stringify(state.sweeps[Number(d.spec)].spec, null, 2);
+      $("sweep-spec").hidden = false;
+    }
+    if (d.sweep && ev.target.tagName === "BUTTON") showSweep(d.sweep).catch((err) => { $("sweep-title").textContent = err.message; $("sweep-report").hidden = false; });
   });
 
   async function loadModels() {
     try {
       const data = await fetchJson("/api/models");
       state.cards = data.cards;
-      $("model-count").textContent = `(${data.cards.length})`;
+      const shipped = data.cards.filter((c) => c.shipped).length;
+      $("model-count").textContent = `(${data.cards.length}: ${shipped} shipped, ${data.cards.length - shipped} yours)`;
       $("models").tBodies[0].innerHTML = data.cards.map((c, k) =>
-        `<tr data-model="${esc(c.ref)}"><td>${esc(c.ref)}</td><td>${esc(c.kind)}</td><td>${esc(c.created)}</td>` +
-        `<td>${esc(Object.entries(c.metrics).map(([m, v]) => `${m}=${typeof v === "number" ? +v.toFixed(4) : JSON.stringify(v)}`).join(", "))}</td>` +
+        `<tr data-model="${esc(c.ref)}"><td>${esc(c.ref)}</td><td>${c.shipped ? "shipped" + (c.hidden ? " (hidden by yours)" : "") : "yours"}</td>` +
+        `<td>${esc(c.kind)}</td><td>${esc(c.created)}</td><td>${Object.keys(c.metrics).length}</td>` +
         `<td>${esc(c.data_checksum.slice(0, 12))}</td><td><button type="button" data-card="${k}">Show card</button></td></tr>`).join("");
       $("bad-cards").innerHTML = data.bad.map((line) => `<li>${esc(line)}</li>`).join("");
     } catch (err) {
@@ -148,11 +210,14 @@
   $("models").addEventListener("click", (ev) => {
     const k = ev.target.dataset && ev.target.dataset.card;
     if (k === undefined) return;
-    $("card").textContent = JSON.stringify(state.cards[Number(k)], null, 2);
+    const card = state.cards[Number(k)];
+    const figures = Object.entries(card.metrics).map(([m, v]) => ({ figure: m, value: typeof v === "number" ? v : JSON.stringify(v) }));
+    $("card-figures").innerHTML = table(`Figures of ${card.ref}`, figures);
+    $("card").textContent = JSON.stringify(card, null, 2);
     $("card").hidden = false;
     $("card").focus();
   });
-  const state = { cards: [] };
+  const state = { cards: [], sweeps: [] };
 
   // Decisions of a run, and the explanation of one (GET /api/runs/{id}/decisions, /explain/{pod}).
   const dec = { run: null, offset: 0, pod: null };
@@ -217,13 +282,15 @@
     explainPod(dec.pod, new FormData($("whatif")).get("to")).catch(shout);
   });
 
-  $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadRuns(); });
+  $("filters").addEventListener("submit", (ev) => { ev.preventDefault(); view.offset = 0; loadRuns(); });
+  $("filters").addEventListener("change", (ev) => { if (ev.target.tagName === "SELECT") { view.offset = 0; loadRuns(); } });
   $("runs").addEventListener("change", (ev) => {
     const id = Number(ev.target.value);
     if (ev.target.checked) selected.add(id); else selected.delete(id);
     $("compare").disabled = selected.size === 0;
+    $("compare").textContent = `Compare selected (${selected.size})`;
   });
-  $("compare").addEventListener("click", () => compare().catch((err) => { $("store-status").textContent = err.message; }));
+  $("compare").addEventListener("click", () => compare());
   loadRuns();
   loadSweeps();
   loadModels();

@@ -137,7 +137,9 @@ def run_flow(spec: FlowSpec, echo: Callable[[str], Any] = print) -> dict[str, An
             echo(_progress(urls, time.monotonic() - started))
         wall = time.monotonic() - started
         if feeder.returncode != 0:
-            raise TwinschedError(f"the feeder failed; see {spec.out / 'feeder.log'}")
+            said = (spec.out / "feeder.log").read_text(errors="replace").strip().splitlines()
+            last = said[-1] if said else f"exit code {feeder.returncode}"
+            raise TwinschedError(f"the feeder failed: {last} (log: {spec.out / 'feeder.log'})")
         summary = _summary(spec, urls, wall)
     finally:
         codes = procs.stop_all()

@@ -91,3 +91,39 @@ def test_reward_curve_is_the_mean_of_equal_slices() -> None:
     assert reward_curve([]) == []
     assert reward_curve([-1.0, 0.0, -0.5, -0.5], points=2) == [-0.5, -0.5]
     assert len(reward_curve([-0.1] * 3)) == 3
+
+
+def test_the_aggregator_service_answers_4xx_to_bad_requests() -> None:
+    import http.client
+
+    from twinsched.twin.client import TwinClient
+    from twinsched.twin.flow.evaluator import Evaluator
+    from twinsched.twin.flow.service import serve
+
+    learner = Learner(["fgd", "bestfit"])
+    with TwinClient("http://127.0.0.1:9") as client:  # never called: the evaluator not started
+        server = serve(learner, Evaluator(client, learner))
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=5)
+
+    def ask(method: str, path: str, body: bytes | None = None) -> tuple[int, dict[str, object]]:
+        conn.request(method, path, body)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+
+    try:
+        assert ask("POST", "/choose", b'{"pod": "p", "context": 99}')[0] == 400
+        assert ask("POST", "/choose", b"")[0] == 400
+        assert ask("POST", "/nowhere", b"{}")[0] == 404
+        assert ask("GET", "/nowhere")[0] == 404
+        status, answer = ask("POST", "/choose", b'{"pod": "p", "context": 1}')
+        assert status == 200 and answer["member"] in ("fgd", "bestfit")
+        status, health = ask("GET", "/healthz")
+        assert status == 200 and health["learner"]["open"] == 1  # type: ignore[index]
+        conn.putrequest("POST", "/choose")
+        conn.putheader("Content-Length", "10000000")
+        conn.endheaders()
+        assert conn.getresponse().status == 413
+    finally:
+        conn.close()
+        server.shutdown()
+        server.server_close()

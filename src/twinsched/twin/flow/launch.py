@@ -154,7 +154,8 @@ def _progress(urls: dict[str, str], elapsed: float) -> str:
         agg = get_json(f"{urls['aggregator']}/healthz")["learner"]
     except (OSError, ValueError) as exc:
         return f"flow: {elapsed:5.1f} s: a service did not answer ({exc})"
-    return (f"flow: {elapsed:5.1f} s: {ctl['binds']} bound, {ctl['pending']} pending; "
+    pending = "?" if ctl["pending"] is None else ctl["pending"]  # None: reading the twin
+    return (f"flow: {elapsed:5.1f} s: {ctl['binds']} bound, {pending} pending; "
             f"rewards {agg['rewarded']}, arms {agg['arm_counts']}")  # fmt: skip
 
 

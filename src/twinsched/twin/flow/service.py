@@ -65,18 +65,21 @@ def serve(
                 self._answer(404, {"detail": f"no route {self.path}; try /healthz"})
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
+            given = self.headers.get("Content-Length") or "0"
+            length = int(given) if given.isdigit() else -1
+            if not 0 <= length <= MAX_BODY:
+                self.close_connection = True  # the body is not read: the connection ends
+                detail = f"Content-Length must be 0..{MAX_BODY}, got {given!r}"
+                self._answer(413 if length > MAX_BODY else 400, {"detail": detail})
+                return
+            body = self.rfile.read(length)
             if self.path != "/choose":
-                self.rfile.read(min(length, MAX_BODY))
                 self._answer(404, {"detail": f"no route {self.path}; try POST /choose"})
-            elif not 0 < length <= MAX_BODY:
-                self._answer(400, {"detail": f"body must be 1..{MAX_BODY} bytes"})
-                self.close_connection = True
-            else:
-                try:
-                    self._answer(200, choose(learner, self.rfile.read(length)))
-                except TwinschedError as exc:
-                    self._answer(400, {"detail": str(exc)})
+                return
+            try:
+                self._answer(200, choose(learner, body))
+            except TwinschedError as exc:
+                self._answer(400, {"detail": str(exc)})
 
         def _answer(self, code: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()

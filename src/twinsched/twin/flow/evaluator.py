@@ -69,17 +69,23 @@ class Evaluator:
         self.targets: TargetContext | None = None
         self.stats = EvaluatorStats()
         self.stop = threading.Event()
+        self.failed = ""  # why the evaluator stopped, if it did on its own
 
     def run(self) -> None:
-        """Follow the twin until :attr:`stop` is set; a twin that fails is read again."""
-        while not self.stop.is_set():
-            try:
-                self.step()
-            except TwinClientError as exc:
-                self.stats.errors += 1
-                log.warning("evaluator: %s; reading the state again", exc)
-                self.replica = None
-                self.stop.wait(self.retry_s)
+        """Follow the twin until :attr:`stop` is set; a twin that fails is read again. Any
+        other error ends the evaluator and is kept in :attr:`failed` (``/healthz`` says so)."""
+        try:
+            while not self.stop.is_set():
+                try:
+                    self.step()
+                except TwinClientError as exc:
+                    self.stats.errors += 1
+                    log.warning("evaluator: %s; reading the state again", exc)
+                    self.replica = None
+                    self.stop.wait(self.retry_s)
+        except Exception as exc:
+            self.failed = repr(exc)
+            raise
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self.run, name="evaluator", daemon=True)

@@ -165,6 +165,8 @@ def _summary(spec: FlowSpec, urls: dict[str, str], wall: float) -> dict[str, Any
     time.sleep(0.5)  # the evaluator's last rewards (it follows the twin every 0.2 s)
     ctl = get_json(f"{urls['controller']}/healthz")
     agg = get_json(f"{urls['aggregator']}/healthz")
+    if not agg["ok"]:
+        raise TwinschedError(f"the evaluator stopped: {agg['failed']} (log: aggregator.log)")
     return {
         "schedulers": spec.schedulers, "wall_s": round(wall, 3), "feeder": fed,
         "binds": ctl["binds"], "binds_per_s": agg["evaluator"]["binds_per_s"],

@@ -25,8 +25,9 @@ MAX_BODY = 64 * 1024
 
 
 def health(learner: Learner, evaluator: Evaluator) -> dict[str, Any]:
-    """What ``GET /healthz`` answers."""
-    return {"ok": True, "learner": learner.stats(), "evaluator": evaluator.stats.summary()}
+    """What ``GET /healthz`` answers (``ok`` false, with why, once the evaluator stopped)."""
+    return {"ok": not evaluator.failed, "failed": evaluator.failed, "learner": learner.stats(),
+            "evaluator": evaluator.stats.summary()}  # fmt: skip
 
 
 def choose(learner: Learner, body: bytes) -> dict[str, Any]:
@@ -60,7 +61,8 @@ def serve(
 
         def do_GET(self) -> None:
             if self.path.split("?", 1)[0] == "/healthz":
-                self._answer(200, health(learner, evaluator))
+                answer = health(learner, evaluator)
+                self._answer(200 if answer["ok"] else 503, answer)
             else:
                 self._answer(404, {"detail": f"no route {self.path}; try /healthz"})
 

@@ -488,6 +488,10 @@ LONG: dict[str, str] = {
     "--variant 5 --pods 300 --speed 2000": (
         "needs a twin and a controller over it: tests/twin/test_feeder.py (the same flow)"
     ),
+    "docs/twin.md: twinsched flow run --out out/flow --trace synthetic-continuum --variant 5 "
+    "--pods 0 --schedulers fgd,bestfit": (
+        "starts four processes (about 20 s): tests/twin/test_flow.py runs it with 120 pods"
+    ),
     "docs/twin.md: twinsched scheduler run --twin http://127.0.0.1:8181 --scheduler fgd "
     "--port 8383": (
         "the controller over a twin runs until stopped: tests/twin/test_controller.py (a twin "

@@ -17,7 +17,7 @@ bindings whether the controller ran through or was restarted between two batches
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from twinsched.model.events import Phase
 from twinsched.model.mirror import Mirror
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import Binding, SchedulerController, queue_order
-from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext
+from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
 
 _PENDING = int(Phase.PENDING)
 
@@ -43,8 +43,11 @@ class Replica:
         *,
         seed: int = 0,
         fallback: str | None = DEFAULT_FALLBACK,
+        make: Callable[[], Scheduler] | None = None,
     ) -> None:
+        """``make`` builds the scheduler when it is not a registered name (the flow's)."""
         self.scheduler_name, self.seed, self.fallback_name = scheduler, seed, fallback
+        self.make = make
         self.mirror = Mirror.from_document(doc, "twin")
         self.version, self.time = version, doc.timestamp
         self.control = self._controller()
@@ -56,7 +59,7 @@ class Replica:
         assert scenario is not None
         ctx = RunContext.create(scenario, self.seed, scenario.pods)
         fallback = registry.create(self.fallback_name) if self.fallback_name else None
-        scheduler = registry.create(self.scheduler_name)
+        scheduler = self.make() if self.make else registry.create(self.scheduler_name)
         return SchedulerController(self.mirror.state, scheduler, ctx, fallback, queue_order)
 
     @property

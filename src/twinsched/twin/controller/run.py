@@ -23,13 +23,14 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from twinsched.errors import TwinschedError
 from twinsched.model.document import DocumentError
 from twinsched.scheduling.controller import Binding
-from twinsched.scheduling.framework import DEFAULT_FALLBACK
+from twinsched.scheduling.framework import DEFAULT_FALLBACK, Scheduler
 from twinsched.twin.client import TwinClient, TwinClientError
 from twinsched.twin.controller.replica import Replica
 from twinsched.twin.core.deltas import PatchResult
@@ -74,6 +75,7 @@ class Settings:
     seed: int = 0
     fallback: str | None = DEFAULT_FALLBACK
     holder: str = ""
+    make: Callable[[], Scheduler] | None = None  # builds a scheduler that has no registry name
 
 
 class TwinController:
@@ -132,7 +134,8 @@ class TwinController:
     def _read(self) -> Replica:
         version, doc = self.client.get_versioned_state()
         s = self.settings
-        self.replica = Replica(doc, version, s.scheduler, seed=s.seed, fallback=s.fallback)
+        self.replica = Replica(doc, version, s.scheduler, seed=s.seed, fallback=s.fallback,
+                               make=s.make)  # fmt: skip
         self._own.clear()
         self.stats.reads += 1
         self.stats.connected = True

@@ -39,6 +39,7 @@ from tests.docs.test_run_commands import (
 
 RUN, BACKGROUND, SKIP = "run", "background", "skip"
 HOW: dict[str, str] = {
+    "docs/twin.md: twinsched flow run --out out/flow --trace synthetic-continuum --variant 5 --pods 0 --schedulers fgd,bestfit": RUN,
     "docs/store.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": RUN,
     "docs/twin.md: python bench/whatif_accuracy.py": RUN,
     "docs/twin.md: python bench/whatif_speed.py": RUN,

@@ -19,6 +19,7 @@ from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.scheduling.rows import distinct_rows
 
 DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
+MEMO_ROWS = 1 << 17  # node rows whose fragmentation one node's scoring remembers (then forgets)
 
 
 def fgd_score(before: F64, after: F64) -> I64:
@@ -54,12 +55,65 @@ def _earlier(g: int) -> BoolA:
 
 class FragmentationGradient(BaseScore):
     name = "fgd"
+    shape_columns = ("cpu", "gpus")
 
     def __init__(self) -> None:
         self.typical: TypicalPods | None = None
+        self._frag: dict[tuple[int, ...], float] = {}  # (CPU, model, GPUs' free milli) -> F
+        self._sigmoid: dict[float, int] = {}  # F - F' -> score
 
     def prepare(self, state: ClusterState, ctx: RunContext) -> None:
         self.typical = typical_pods(ctx.workload)
+        self._frag, self._sigmoid = {}, {}
+
+    def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        """:meth:`score` of one node in plain Python: fragmentation of the rows before and
+        after, remembered per row (an exact function of it), and the score per difference
+        (computed by :func:`fgd_score` itself)."""
+        left = state.gpu_left[node].tolist()
+        cpu, model = int(state.cpu_free[node]), int(state.nodes.gpu_model[node])
+        before = self._row_fragmentation(cpu, model, left)
+        cpu_after = cpu - pod.cpu_milli
+        if not pod.is_share:
+            after = left
+            if pod.gpu_count:
+                free = [g for g, v in enumerate(left) if v == MILLI_PER_GPU][: pod.gpu_count]
+                after = [0 if g in free else v for g, v in enumerate(left)]
+            return self._score_of(before, self._row_fragmentation(cpu_after, model, after)), None
+        g, milli = len(left), pod.gpu_milli
+        best, met = -1, set()
+        for gpu, v in enumerate(left):  # one GPU per distinct free share (share_candidates)
+            if v < milli or v in met:
+                continue
+            met.add(v)
+            after = left.copy()
+            after[gpu] -= milli
+            score = self._score_of(before, self._row_fragmentation(cpu_after, model, after))
+            best = max(best, score * (g + 1) + (g - gpu))
+        if best < 0:
+            return 0, -1
+        return best // (g + 1), g - best % (g + 1)
+
+    def _row_fragmentation(self, cpu: int, model: int, left: list[int]) -> float:
+        key = (cpu, model, *left)
+        frag = self._frag.get(key)
+        if frag is None:
+            if len(self._frag) >= MEMO_ROWS:
+                self._frag.clear()
+            rows = np.array([left], dtype=np.int64)
+            one = self._fragmentation(np.array([cpu]), rows, np.array([model]))
+            frag = self._frag[key] = float(one[0])
+        return frag
+
+    def _score_of(self, before: float, after: float) -> int:
+        diff = before - after
+        score = self._sigmoid.get(diff)
+        if score is None:
+            if len(self._sigmoid) >= MEMO_ROWS:
+                self._sigmoid.clear()
+            value = fgd_score(np.array([before]), np.array([after]))
+            score = self._sigmoid[diff] = int(value[0])
+        return score
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         model = state.nodes.gpu_model[nodes]

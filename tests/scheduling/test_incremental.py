@@ -91,46 +91,40 @@ def _random_step(state: ClusterState, rng: np.random.Generator) -> None:
         state.apply(LinkChange(a, b, float(rng.choice([1.0, 50.0, np.inf])), 100.0))
 
 
-@pytest.mark.parametrize("name", SCHEDULERS)
-@pytest.mark.parametrize("seed", [0, 1])
-def test_incremental_keys_and_decisions_equal_full_rescoring(name: str, seed: int) -> None:
-    sc = synthetic.cluster(seed=seed, nodes=40)
+def _drive(
+    incremental: PluginScheduler, seed: int, pods: int, p_other: float, nodes: int = 40
+) -> None:
+    """Pods of a seeded synthetic cluster arrive in random order and are placed by
+    ``incremental``, checked against full rescoring; other changes at random between."""
+    sc = synthetic.cluster(seed=seed, nodes=nodes)
     state = ClusterState(sc.nodes, sc.pods, sc.links)
     views = pod_views(sc.pods)
-    incremental = _plugins(name)
     incremental.reset(state, context(sc, seed))
-    full = _full(name, state, sc, seed)
+    full = _full(incremental.name, state, sc, seed)
     rng = np.random.default_rng(seed)
-    order = rng.permutation(sc.pods.n)[:150].tolist()
-    for i in order:
+    for i in rng.permutation(sc.pods.n)[:pods].tolist():
         state.apply(Arrive(i))
         decision = _check(incremental, full, state, views[i])
         if isinstance(decision, Placement):
             state.apply(Bind(i, decision.node, decision.gpus))
-        if rng.random() < 0.4:
+        if rng.random() < p_other:
             _random_step(state, rng)
+
+
+@pytest.mark.parametrize("name", SCHEDULERS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_incremental_keys_and_decisions_equal_full_rescoring(name: str, seed: int) -> None:
+    _drive(_plugins(name), seed, pods=150, p_other=0.4)
 
 
 @pytest.mark.parametrize("name", ["fgd", "leastallocated", "gpupacking"])
 def test_a_tiny_budget_and_shape_cap_evict_and_renumber_without_changing_decisions(
     name: str,
 ) -> None:
-    sc = synthetic.cluster(seed=3, nodes=40)
-    state = ClusterState(sc.nodes, sc.pods, sc.links)
-    views = pod_views(sc.pods)
     incremental = _plugins(name)
     incremental._cache.budget = 1  # every class but the last few is dropped
     incremental._cache.shape_cap = 8  # the shapes are renumbered again and again
-    incremental.reset(state, context(sc, 3))
-    full = _full(name, state, sc, 3)
-    rng = np.random.default_rng(3)
-    for i in range(120):
-        state.apply(Arrive(i))
-        decision = _check(incremental, full, state, views[i])
-        if isinstance(decision, Placement):
-            state.apply(Bind(i, decision.node, decision.gpus))
-        if rng.random() < 0.3:
-            _random_step(state, rng)
+    _drive(incremental, 3, pods=120, p_other=0.3)
     assert incremental._cache.evictions > 0
     index = incremental._cache._index
     assert index is None or index.generation > 1
@@ -152,19 +146,13 @@ def test_nodes_share_a_shape_exactly_when_their_rows_are_equal() -> None:
         _random_step(state, rng)
         index.update()
     nd = state.nodes
-    rows = np.column_stack(
-        [
-            nd.cpu_milli,
-            nd.memory_mib,
-            nd.gpu_count,
-            nd.gpu_model,
-            nd.labels.view(np.int64),
-            nd.pool,
-            state.cpu_free,
-            state.gpu_left,
-        ]
-    )
-    _, inverse = np.unique(rows, axis=0, return_inverse=True)
+    rows = [
+        (*(int(getattr(nd, c)[i]) for c in ("cpu_milli", "memory_mib", "gpu_count")),
+         int(nd.gpu_model[i]), int(nd.labels[i]), int(nd.pool[i]), int(state.cpu_free[i]),
+         tuple(state.gpu_left[i].tolist()))
+        for i in range(nd.n)
+    ]  # fmt: skip
+    inverse = np.array([rows.index(r) for r in rows])
     same_row = inverse.reshape(-1)[:, None] == inverse.reshape(-1)[None, :]
     same_shape = index.shape_of[:, None] == index.shape_of[None, :]
     assert (same_row == same_shape).all()
@@ -208,18 +196,6 @@ def test_blocks_of_nodes_find_the_same_best_node(
     """Large clusters keep a maximum per block of nodes; forced here on a small one."""
     monkeypatch.setattr(incremental_module, "ONE_BLOCK", 0)
     monkeypatch.setattr(incremental_module, "block_size", lambda n: 8)
-    sc = synthetic.cluster(seed=6, nodes=44)  # 6 blocks, the last one short
-    state = ClusterState(sc.nodes, sc.pods, sc.links)
-    views = pod_views(sc.pods)
     incremental = _plugins(name)
-    incremental.reset(state, context(sc, 6))
+    _drive(incremental, 6, pods=120, p_other=0.4, nodes=44)  # 6 blocks, the last one short
     assert incremental._cache._blocks == 6
-    full = _full(name, state, sc, 6)
-    rng = np.random.default_rng(6)
-    for i in range(120):
-        state.apply(Arrive(i))
-        decision = _check(incremental, full, state, views[i])
-        if isinstance(decision, Placement):
-            state.apply(Bind(i, decision.node, decision.gpus))
-        if rng.random() < 0.4:
-            _random_step(state, rng)

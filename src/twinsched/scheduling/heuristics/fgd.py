@@ -19,7 +19,7 @@ from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.scheduling.rows import distinct_rows
 
 DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
-MEMO_ROWS = 1 << 17  # node rows whose fragmentation one node's scoring remembers (then forgets)
+MEMO_ROWS = 1 << 14  # node rows whose fragmentation one node's scoring remembers (then forgets)
 
 
 def fgd_score(before: F64, after: F64) -> I64:

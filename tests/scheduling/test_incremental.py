@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.builders import context
-from twinsched.model.cluster import BoolA, Scenario
+from twinsched.model.cluster import I64, BoolA, Scenario
 from twinsched.model.events import (
     Arrive,
     Bind,
@@ -26,12 +26,19 @@ from twinsched.model.events import (
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters, registry
 from twinsched.scheduling import incremental as incremental_module
-from twinsched.scheduling.framework import Decision, Placement, PodView, pod_views
+from twinsched.scheduling.framework import (
+    BaseScore,
+    Decision,
+    Placement,
+    PodView,
+    Scores,
+    pod_views,
+)
 from twinsched.scheduling.gpus import default_gpus
 from twinsched.scheduling.heuristics.fgd import FragmentationGradient
 from twinsched.scheduling.heuristics.fgd_study import BestFit
 from twinsched.scheduling.heuristics.kubernetes import LeastAllocated, MostAllocated
-from twinsched.scheduling.incremental import ShapeIndex
+from twinsched.scheduling.incremental import NO_SCORE, ShapeIndex
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.traces import synthetic
 
@@ -199,3 +206,41 @@ def test_blocks_of_nodes_find_the_same_best_node(
     incremental = _plugins(name)
     _drive(incremental, 6, pods=120, p_other=0.4, nodes=44)  # 6 blocks, the last one short
     assert incremental._cache._blocks == 6
+
+
+def test_a_renumbering_keeps_the_scores_of_the_shapes_still_present() -> None:
+    sc = synthetic.cluster(seed=7, nodes=40)
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    scheduler = _plugins("fgd")
+    scheduler.reset(state, context(sc, 7))
+    pod = pod_views(sc.pods)[0]
+    state.apply(Arrive(0))
+    mask = _mask(state, pod)
+    cache = scheduler._cache
+    entry = cache.get(state, pod, mask)
+    index = cache._shapes()
+    before = entry.score[index.shape_of[mask]].tolist()
+    index._renumber()  # the ids change (the first shape seen is 0 again), the shapes do not
+    cache._fit(entry, index)
+    assert entry.generation == index.generation
+    assert entry.score[index.shape_of[mask]].tolist() == before
+    assert NO_SCORE not in before
+
+
+class _Huge(BaseScore):
+    name = "huge"
+    shape_columns = ()
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        return Scores(np.full(nodes.size, 1 << 40, dtype=np.int64))
+
+
+def test_scores_past_the_shape_tables_int32_are_refused() -> None:
+    sc = synthetic.cluster(seed=8, nodes=40)
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    scheduler = PluginScheduler("huge", [(_Huge(), 1)])
+    scheduler.reset(state, context(sc, 8))
+    pod = pod_views(sc.pods)[0]
+    state.apply(Arrive(0))
+    with pytest.raises(ValueError, match="int32"):
+        scheduler.place(state, pod, _mask(state, pod))

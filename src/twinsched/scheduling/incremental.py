@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
@@ -35,12 +37,16 @@ from twinsched.scheduling.rows import distinct_rows
 
 CACHE_BYTES = 128 << 20  # the classes' arrays, all together
 MIN_CLASSES = 4  # kept whatever the budget says
-MIN_SHAPE_CAP = 1 << 16  # the shape numbering starts over beyond max(this, 4 N) shapes
+MIN_SHAPE_CAP = 1 << 10  # the shape numbering starts over beyond max(this, 2 N) shapes
 SHAPE_COLUMNS = ("cpu", "memory", "gpus")  # what a plugin's ``shape_columns`` may name
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
 ONE_BY_ONE = 32  # up to this many shapes to score, one by one
-NO_SCORE = np.iinfo(np.int64).min  # a shape's score not computed yet for the class
+NO_SCORE = np.iinfo(np.int32).min  # a shape's score not computed yet for the class
+MAX_SCORE = np.iinfo(np.int32).max  # the shape tables hold int32 scores
 
+I32 = npt.NDArray[np.int32]  # a shape's score (the scores that name shape columns are small)
+I16 = npt.NDArray[np.int16]  # a share GPU's index (MAX_GPUS fits)
+T = TypeVar("T", I32, I16)
 Combined = Callable[[ClusterState, PodView, I64], tuple[I64, "I64 | None"]]
 ScoreOne = Callable[[ClusterState, PodView, int], tuple[int, "int | None"]]
 
@@ -68,9 +74,10 @@ class ShapeIndex:
         self._kinds: I64 = kind
         self._kind: list[int] = kind.tolist()
         self._cpu, self._mem, self._gpus = (c in columns for c in SHAPE_COLUMNS)
-        self.cap = cap or max(MIN_SHAPE_CAP, 4 * nd.n)
-        self.generation = 0  # counts renumberings: the classes' shape tables start over
+        self.cap = cap or max(MIN_SHAPE_CAP, 2 * nd.n)
+        self.generation = 0  # counts renumberings: the classes' shape tables follow them
         self.shape_of: I64 = np.zeros(nd.n, dtype=np.int64)
+        self.previous: I64 = np.zeros(0, dtype=np.int64)  # per shape id: its id before
         self._ids: dict[tuple[int, ...], int] = {}
         self.seen = 0
         self._renumber()
@@ -107,6 +114,8 @@ class ShapeIndex:
         ids: dict[tuple[int, ...], int] = {}
         every = np.arange(self.state.nodes.n, dtype=np.int64)
         shape = [ids.setdefault(tuple(r), len(ids)) for r in self._rows(every)]
+        self.previous = np.zeros(len(ids), dtype=np.int64)
+        self.previous[shape] = self.shape_of
         self._ids, self.shape_of[:] = ids, shape
         self.seen = len(self.state.changes)
         self.generation += 1
@@ -139,14 +148,22 @@ class Entry:
     blocks: I64  # per block: its largest key
     gpu: I64 | None
     seen: int  # length of state.changes folded in
-    score: I64  # per shape id: the score (NO_SCORE: not computed yet)
-    share: I64 | None  # per shape id: the share GPU
+    score: I32  # per shape id: the score (NO_SCORE: not computed yet)
+    share: I16 | None  # per shape id: the share GPU (-1: none)
     generation: int  # the shape numbering the tables follow
 
     @property
     def nbytes(self) -> int:
         arrays = (self.padded, self.blocks, self.gpu, self.score, self.share)
         return sum(a.nbytes for a in arrays if a is not None)
+
+
+def _renumbered(table: T, previous: I64, missing: int) -> T:
+    """A class's shape table in the new numbering (``previous``: each new id's old id)."""
+    known = previous < table.size
+    out: T = np.full(previous.size, missing, dtype=table.dtype)
+    out[known] = table[previous[known]]
+    return out
 
 
 def block_size(n: int) -> int:
@@ -247,7 +264,7 @@ class ClassKeys:
     def _fresh(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Entry:
         padded = np.full(self._blocks * self._block, -1, dtype=np.int64)
         blocks = np.full(self._blocks, -1, dtype=np.int64)
-        none = np.zeros(0, dtype=np.int64)
+        none = np.zeros(0, dtype=np.int32)
         entry = Entry(padded, padded[: self._n], blocks, None, len(state.changes), none, None, 0)
         if self.columns is not None:
             self._shapes().update()
@@ -304,12 +321,11 @@ class ClassKeys:
             if entry.generation != index.generation or entry.score.size < index.size:
                 self._fit(entry, index)
             ids = index.shape_of[nodes]
-            values = entry.score[ids]
-            missing = values == NO_SCORE
+            missing = entry.score[ids] == NO_SCORE
             if missing.any():
                 self._score_shapes(entry, state, pod, nodes[missing], ids[missing])
-                values = entry.score[ids]
-            share = None if entry.share is None else entry.share[ids]
+            values = entry.score[ids].astype(np.int64)
+            share = None if entry.share is None else entry.share[ids].astype(np.int64)
         key = values * (self._n + 1)
         key += self._tb[nodes]
         entry.key[nodes] = key
@@ -333,6 +349,8 @@ class ClassKeys:
                         self._shares(entry)[sid] = gpu
             return
         got, got_share = self._combined(state, pod, nodes)
+        if got.size and not NO_SCORE < got.min() <= got.max() <= MAX_SCORE:
+            raise ValueError(f"scores {got.min()}..{got.max()}: the shape tables hold int32")
         entry.score[ids] = got
         if got_share is not None:
             self._shares(entry)[ids] = got_share
@@ -340,25 +358,30 @@ class ClassKeys:
     def _fit(self, entry: Entry, index: ShapeIndex) -> None:
         """The class's shape tables follow the index's numbering and cover every id."""
         before = entry.nbytes
-        if entry.generation != index.generation:
-            entry.score = np.zeros(0, dtype=np.int64)
-            entry.share = None if entry.share is None else np.zeros(0, dtype=np.int64)
-            entry.generation = index.generation
+        if entry.generation == index.generation - 1:  # renumbered once: keep what is known
+            entry.score = _renumbered(entry.score, index.previous, NO_SCORE)
+            entry.share = (
+                None if entry.share is None else _renumbered(entry.share, index.previous, -1)
+            )
+        elif entry.generation != index.generation:
+            entry.score = np.zeros(0, dtype=np.int32)
+            entry.share = None if entry.share is None else np.zeros(0, dtype=np.int16)
+        entry.generation = index.generation
         size = entry.score.size
         if size < index.size:
-            grown = max(index.size, 2 * size, 64)
-            score = np.full(grown, NO_SCORE, dtype=np.int64)
+            grown = max(index.size, min(index.size * 9 // 8 + 64, index.cap))
+            score = np.full(grown, NO_SCORE, dtype=np.int32)
             score[:size] = entry.score
             entry.score = score
             if entry.share is not None:
-                share = np.full(grown, -1, dtype=np.int64)
+                share = np.full(grown, -1, dtype=np.int16)
                 share[:size] = entry.share
                 entry.share = share
         self._bytes += entry.nbytes - before
 
-    def _shares(self, entry: Entry) -> I64:
+    def _shares(self, entry: Entry) -> I16:
         if entry.share is None:
-            entry.share = np.full(entry.score.size, -1, dtype=np.int64)
+            entry.share = np.full(entry.score.size, -1, dtype=np.int16)
             self._bytes += entry.share.nbytes
         return entry.share
 

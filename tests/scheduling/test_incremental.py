@@ -38,8 +38,9 @@ from twinsched.scheduling.gpus import default_gpus
 from twinsched.scheduling.heuristics.fgd import FragmentationGradient
 from twinsched.scheduling.heuristics.fgd_study import BestFit
 from twinsched.scheduling.heuristics.kubernetes import LeastAllocated, MostAllocated
-from twinsched.scheduling.incremental import NO_SCORE, ShapeIndex
+from twinsched.scheduling.incremental import NO_SCORE
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.scheduling.shapes import ShapeIndex
 from twinsched.traces import synthetic
 
 SCHEDULERS = (

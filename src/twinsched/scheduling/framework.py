@@ -236,7 +236,7 @@ class BaseScore:
     cacheable = True
     normalizes = False
     # The node columns a cacheable score reads besides the node's static attributes, among
-    # ``incremental.SHAPE_COLUMNS`` ("cpu", "memory", "gpus": free CPU, free memory, each
+    # ``shapes.SHAPE_COLUMNS`` ("cpu", "memory", "gpus": free CPU, free memory, each
     # GPU's free milli); None: unknown, so it is recomputed per node instead of per shape.
     shape_columns: tuple[str, ...] | None = None
 

@@ -15,9 +15,9 @@ read back for every node in that shape (thousands of nodes share a few hundred s
 Other cacheable scores are recomputed per changed node, as before.
 
 Memory is bounded: the classes' arrays live within a byte budget, the least recently used
-class evicted first (its next pod scores every node again), and the shape numbering starts
-over from the present nodes when it grows past its cap. Both depend only on the sequence
-of requests, so runs stay deterministic; the keys are exact either way.
+class evicted first (its next pod scores every node again), and the shapes are numbered
+again from the present nodes past a cap, each class's table carried over. Both depend only
+on the sequence of requests, so runs stay deterministic; the keys are exact either way.
 """
 
 from __future__ import annotations
@@ -33,14 +33,13 @@ import numpy.typing as npt
 from twinsched.model.cluster import I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
-from twinsched.scheduling.rows import distinct_rows
+from twinsched.scheduling.shapes import ShapeIndex
 
 CACHE_BYTES = 128 << 20  # the classes' arrays, all together
 MIN_CLASSES = 4  # kept whatever the budget says
-MIN_SHAPE_CAP = 1 << 10  # the shape numbering starts over beyond max(this, 2 N) shapes
-SHAPE_COLUMNS = ("cpu", "memory", "gpus")  # what a plugin's ``shape_columns`` may name
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
 ONE_BY_ONE = 32  # up to this many shapes to score, one by one
+FEW_NODES = 8  # up to this many changed nodes, keyed one by one (with a plain-Python score)
 NO_SCORE = np.iinfo(np.int32).min  # a shape's score not computed yet for the class
 MAX_SCORE = np.iinfo(np.int32).max  # the shape tables hold int32 scores
 
@@ -49,93 +48,6 @@ I16 = npt.NDArray[np.int16]  # a share GPU's index (MAX_GPUS fits)
 T = TypeVar("T", I32, I16)
 Combined = Callable[[ClusterState, PodView, I64], tuple[I64, "I64 | None"]]
 ScoreOne = Callable[[ClusterState, PodView, int], tuple[int, "int | None"]]
-
-
-class ShapeIndex:
-    """Each node's shape id, kept in step with one state's change log."""
-
-    def __init__(self, state: ClusterState, columns: tuple[str, ...], cap: int = 0) -> None:
-        unknown = set(columns) - set(SHAPE_COLUMNS)
-        if unknown:
-            raise ValueError(f"shape columns {sorted(unknown)}: accepted {SHAPE_COLUMNS}")
-        nd = state.nodes
-        static = np.column_stack(
-            [
-                nd.cpu_milli,
-                nd.memory_mib,
-                nd.gpu_count,
-                nd.gpu_model,
-                nd.labels.view(np.int64),
-                nd.pool,
-            ]
-        ).astype(np.int64)
-        _, kind = distinct_rows(static)
-        self.state = state
-        self._kinds: I64 = kind
-        self._kind: list[int] = kind.tolist()
-        self._cpu, self._mem, self._gpus = (c in columns for c in SHAPE_COLUMNS)
-        self.cap = cap or max(MIN_SHAPE_CAP, 2 * nd.n)
-        self.generation = 0  # counts renumberings: the classes' shape tables follow them
-        self.shape_of: I64 = np.zeros(nd.n, dtype=np.int64)
-        self.previous: I64 = np.zeros(0, dtype=np.int64)  # per shape id: its id before
-        self._ids: dict[tuple[int, ...], int] = {}
-        self.seen = 0
-        self._renumber()
-
-    @property
-    def size(self) -> int:
-        """How many shape ids are in use."""
-        return len(self._ids)
-
-    def _row(self, node: int) -> tuple[int, ...]:
-        s = self.state
-        row = [self._kind[node]]
-        if self._cpu:
-            row.append(int(s.cpu_free[node]))
-        if self._mem:
-            row.append(int(s.mem_free[node]))
-        if self._gpus:
-            row += s.gpu_left[node].tolist()
-        return tuple(row)
-
-    def _rows(self, nodes: I64) -> list[list[int]]:
-        s = self.state
-        parts = [self._kinds[nodes][:, None]]
-        if self._cpu:
-            parts.append(s.cpu_free[nodes][:, None])
-        if self._mem:
-            parts.append(s.mem_free[nodes][:, None])
-        if self._gpus:
-            parts.append(s.gpu_left[nodes])
-        rows: list[list[int]] = np.concatenate(parts, axis=1).tolist()
-        return rows
-
-    def _renumber(self) -> None:
-        ids: dict[tuple[int, ...], int] = {}
-        every = np.arange(self.state.nodes.n, dtype=np.int64)
-        shape = [ids.setdefault(tuple(r), len(ids)) for r in self._rows(every)]
-        self.previous = np.zeros(len(ids), dtype=np.int64)
-        self.previous[shape] = self.shape_of
-        self._ids, self.shape_of[:] = ids, shape
-        self.seen = len(self.state.changes)
-        self.generation += 1
-
-    def update(self) -> None:
-        """Fold in the nodes changed since the last update."""
-        state, ids = self.state, self._ids
-        end = len(state.changes)
-        if self.seen == end:
-            return
-        if end - self.seen == 1:  # one node changed: no call into the change log's arrays
-            node = state.changes[-1]
-            self.shape_of[node] = ids.setdefault(self._row(node), len(ids))
-        else:
-            stale = state.changed_since(self.seen)
-            shape = [ids.setdefault(tuple(r), len(ids)) for r in self._rows(stale)]
-            self.shape_of[stale] = shape
-        self.seen = end
-        if len(ids) > self.cap:
-            self._renumber()
 
 
 @dataclass
@@ -192,6 +104,7 @@ class ClassKeys:
         self.shape_cap = 0  # shapes numbered before starting over (0: the index's default)
         self._score_one = one or self._one_of_many
         self._one_by_one = ONE_BY_ONE if one is not None else 0
+        self._few = FEW_NODES if one is not None else 1  # changed nodes keyed one at a time
         self._entries: OrderedDict[int, Entry] = OrderedDict()
         self._bytes = 0
         self.evictions = 0  # classes dropped to stay within the budget
@@ -228,20 +141,25 @@ class ClassKeys:
             return entry
         if self.columns is not None:
             self._shapes().update()
-        if end - entry.seen == 1:  # one node changed: scalars, no call into the log's arrays
-            node = state.changes[-1]
-            if eligible[node]:
-                self._one(entry, state, pod, node)
-            else:
-                entry.key[node] = -1
-            if self._blocks > 1:
-                b = node // self._block
-                entry.blocks[b] = entry.padded[b * self._block : (b + 1) * self._block].max()
+        if end - entry.seen == 1:  # one node changed: no call into the log's arrays
+            nodes: list[int] | None = state.changes[-1:]
         else:
             stale = state.changed_since(entry.seen)
+            nodes = stale.tolist() if stale.size <= self._few else None
+        if nodes is not None:  # a few nodes changed: scalars, one node at a time
+            for node in nodes:
+                if eligible[node]:
+                    self._one(entry, state, pod, node)
+                else:
+                    entry.key[node] = -1
+                if self._blocks > 1:
+                    b = node // self._block
+                    entry.blocks[b] = entry.padded[b * self._block : (b + 1) * self._block].max()
+        else:
             entry.key[stale] = -1
             self._fill(entry, state, pod, stale[eligible[stale]])
-            self._reblock(entry, stale)
+            if self._blocks > 1:
+                self._reblock(entry, stale)
         entry.seen = end
         if self._bytes > self.budget:
             self._evict()
@@ -276,8 +194,6 @@ class ClassKeys:
         return entry
 
     def _reblock(self, entry: Entry, stale: I64) -> None:
-        if self._blocks == 1:
-            return
         grid = entry.padded.reshape(self._blocks, self._block)
         if stale.size * 4 >= self._blocks:
             entry.blocks[:] = grid.max(axis=1)

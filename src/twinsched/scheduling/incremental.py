@@ -39,7 +39,7 @@ CACHE_BYTES = 128 << 20  # the classes' arrays, all together
 MIN_CLASSES = 4  # kept whatever the budget says
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
 ONE_BY_ONE = 32  # up to this many shapes to score, one by one
-FEW_NODES = 8  # up to this many changed nodes, keyed one by one (with a plain-Python score)
+FEW_NODES = 4  # up to this many changed nodes, keyed one by one (with a plain-Python score)
 NO_SCORE = np.iinfo(np.int32).min  # a shape's score not computed yet for the class
 MAX_SCORE = np.iinfo(np.int32).max  # the shape tables hold int32 scores
 

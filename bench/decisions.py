@@ -47,6 +47,12 @@ def decide_all(state: ClusterState, control: SchedulerController) -> tuple[float
 CLOCK = [time.perf_counter]  # --clock cpu: the process's CPU time (a shared machine)
 
 
+def pin_one_core() -> None:
+    """Run on one core (where the platform allows it)."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
@@ -57,8 +63,7 @@ def main() -> None:
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
     CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_one_core()
     for name in args.schedulers.split(","):
         runs = [measure(name, args.nodes, args.pods, args.seed) for _ in range(args.repeat)]
         rates = sorted(args.pods / seconds for seconds, _, _ in runs)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tests.builders import context, scenario, state_with, view
-from twinsched.metrics.fragmentation import fragmentation, typical_pods
-from twinsched.scheduling.heuristics.fgd import FragmentationGradient
+from twinsched.metrics.fragmentation import fragmentation, row_fragmentation, typical_pods
+from twinsched.scheduling.heuristics.fgd import FragmentationGradient, fgd_score, one_fgd_score
+from twinsched.traces import synthetic
 
 
 def test_typical_pods_cover_95_percent_by_frequency() -> None:
@@ -67,3 +68,30 @@ def test_a_nodes_fragmentation_is_exact_whatever_rows_it_is_computed_with() -> N
         assert alone[0] == batch[i]  # bit for bit
     order = rng.permutation(517)
     assert np.array_equal(fragmentation(cpu[order], left[order], model, t), batch[order])
+
+
+def test_one_rows_fragmentation_in_python_equals_the_arrays_bit_for_bit() -> None:
+    """What FGD's single-node path computes (:func:`row_fragmentation`) is the float the
+    arrays give, on every GPU model (and none), GPUs full or empty, CPU short or not."""
+    sc = synthetic.cluster(seed=2, nodes=300)
+    t = typical_pods(sc.pods)
+    rng = np.random.default_rng(1)
+    k, g = 600, sc.nodes.gpu_count.max()
+    left = rng.choice([0, 100, 250, 500, 750, 1000], size=(k, g))
+    left[:30] = 0  # nothing free
+    cpu = rng.choice([0, 500, 4000, 16000, 96000], size=k)
+    model = rng.choice(np.append(np.unique(sc.nodes.gpu_model), -1), size=k)
+    want = fragmentation(cpu, left, model, t).tolist()
+    rows = zip(cpu.tolist(), left.tolist(), model.tolist(), strict=True)
+    assert [row_fragmentation(c, row, m, t) for c, row, m in rows] == want
+    assert len(set(want)) > 50  # varied rows, not one value
+
+
+def test_one_pairs_score_in_python_equals_the_arrays() -> None:
+    """:func:`one_fgd_score` (``math.exp``) against :func:`fgd_score` (NumPy), whole and
+    fractional differences alike, with 0 (exactly 50)."""
+    before = np.linspace(-30000.0, 30000.0, 24001)
+    after = np.append(np.full(24000, 1234.5), before[-1])
+    want = fgd_score(before, after).tolist()
+    got = [one_fgd_score(b, a) for b, a in zip(before.tolist(), after.tolist(), strict=True)]
+    assert got == want and got[-1] == 50

@@ -57,6 +57,21 @@ class TypicalPods:
         table = np.vstack([np.zeros((1, self.n), dtype=bool), allowed])
         return table & (self.gpu_count[None, :] > 0)
 
+    def runnable(self, model: int) -> tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...]:
+        """Per GPU milli value, the (CPU, GPU count, pods) of each typical pod allowed on
+        ``model`` (-1: no GPU), as Python ints: the table :func:`row_fragmentation` reads."""
+        table = self.__dict__.setdefault("_runnable", {})
+        got: tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...] | None = table.get(model)
+        if got is None:
+            allowed = self.allowed_by_model[model + 1]
+            columns = (self.cpu_milli, self.gpu_count, self.count)
+            got = table[model] = tuple(
+                (milli, tuple(zip(*(c[t].tolist() for c in columns), strict=True)))
+                for milli in np.unique(self.gpu_milli[allowed]).tolist()
+                for t in [np.flatnonzero(allowed & (self.gpu_milli == milli))]
+            )
+        return got
+
 
 def typical_pods(pods: Pods, coverage: float = COVERAGE) -> TypicalPods:
     """Group by (CPU, GPU milli, GPU count, models); keep the largest groups up to ``coverage``."""
@@ -101,3 +116,22 @@ def fragmentation(cpu_free: I64, gpu_left: I64, gpu_model: I64, typical: Typical
     # when before and after are equal to the bit)
     frag: F64 = (idle * typical.total - (runs * usable) @ typical.count) / typical.total
     return frag
+
+
+def row_fragmentation(
+    cpu_free: int, gpu_left: list[int], gpu_model: int, typical: TypicalPods
+) -> float:
+    """:func:`fragmentation` of one node with Python ints: the same integers, the same one
+    division (both operands exact in a double), so the same float to the bit."""
+    idle = sum(gpu_left)
+    if idle == 0:
+        return 0.0
+    used = 0
+    for milli, pods in typical.runnable(gpu_model):
+        fitting = [v for v in gpu_left if v >= milli]
+        usable = sum(fitting)
+        for cpu, count, weight in pods:
+            if cpu_free >= cpu and len(fitting) >= count:
+                used += usable * weight
+    total = typical.total
+    return (idle * total - used) / total

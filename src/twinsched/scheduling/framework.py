@@ -235,6 +235,10 @@ class BaseScore:
     name = "base"
     cacheable = True
     normalizes = False
+    # The node columns a cacheable score reads besides the node's static attributes, among
+    # ``shapes.SHAPE_COLUMNS`` ("cpu", "memory", "gpus": free CPU, free memory, each
+    # GPU's free milli); None: unknown, so it is recomputed per node instead of per shape.
+    shape_columns: tuple[str, ...] | None = None
 
     def prepare(self, state: ClusterState, ctx: RunContext) -> None:
         return None

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from twinsched.scheduling.framework import (
     Unschedulable,
 )
 from twinsched.scheduling.gpus import default_gpus
+from twinsched.scheduling.incremental import ClassKeys
 
 
 def single(plugin: type[ScorePlugin], name: str | None = None) -> Callable[[], PluginScheduler]:
@@ -31,23 +31,27 @@ def single(plugin: type[ScorePlugin], name: str | None = None) -> Callable[[], P
     return make
 
 
-@dataclass
-class _ClassKeys:
-    """One pod class's ranking key per node (-1 where not eligible) and share-pod GPU."""
-
-    key: I64
-    gpu: I64 | None  # None until a plugin names a GPU for this class (then -1 = none)
-    seen: int  # length of state.changes already folded in
+def shape_columns(plugins: Iterable[ScorePlugin]) -> tuple[str, ...] | None:
+    """The node columns the plugins' scores read, if every plugin names them (else None)."""
+    columns: set[str] = set()
+    for plugin in plugins:
+        named = getattr(plugin, "shape_columns", None)
+        if named is None:
+            return None
+        columns.update(named)
+    return tuple(sorted(columns))
 
 
 class PluginScheduler:
     """Sum of weighted plugin scores; highest wins, ties go to the lowest per-seed rank.
 
     When every plugin is cacheable and normalisation cannot change the winner (one plugin,
-    or none normalises), a per-class key array ``score * (N + 1) + (N - rank)`` is kept
-    in step with the state, with -1 where the node is not eligible. A decision then costs
-    the changed nodes' scores plus one argmax. Like :class:`cache.NodeMemo`, this relies on the
-    eligible mask being a pure function of (node state, pod class), as the filters are.
+    or none normalises), per-class keys ``score * (N + 1) + (N - rank)`` (-1 where the node
+    is not eligible) are kept in step with the state by :class:`incremental.ClassKeys`: a
+    decision then costs the changed nodes' keys plus an argmax over blocks of nodes, and
+    when every plugin names its ``shape_columns`` a score is computed once per node shape.
+    Like :class:`cache.NodeMemo`, this relies on the eligible mask being a pure function of
+    (node state, pod class), as the filters are.
     """
 
     def __init__(self, name: str, plugins: Sequence[tuple[ScorePlugin, int]]) -> None:
@@ -55,16 +59,18 @@ class PluginScheduler:
         self.plugins = list(plugins)
         self._ctx: RunContext | None = None
         self._tiebreak: I64 = np.zeros(0, dtype=np.int64)
-        self._classes: dict[int, _ClassKeys] = {}
         self._only = self.plugins[0][0] if [w for _, w in self.plugins] == [1] else None
         self._fast = all(p.cacheable for p, _ in self.plugins) and (
             len(self.plugins) == 1 or not any(p.normalizes for p, _ in self.plugins)
         )
+        one = getattr(self._only, "score_one", None)  # one node's score in plain Python
+        self._cache = ClassKeys(self._combined, shape_columns(p for p, _ in self.plugins), one)
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._tiebreak = state.nodes.n - ctx.node_rank
-        self._classes = {}
+        if self._fast:
+            self._cache.reset(state, self._tiebreak)
         for plugin, _ in self.plugins:
             plugin.prepare(state, ctx)
 
@@ -89,46 +95,6 @@ class PluginScheduler:
         key: I64 = score * (state.nodes.n + 1) + self._tiebreak[nodes]
         return key, share_gpu
 
-    def _class_keys(self, state: ClusterState, pod: PodView, eligible: BoolA) -> _ClassKeys:
-        """The class's keys, recomputed on the nodes changed since its previous pod.
-
-        Asked once per decision: it keeps its own entries rather than going through
-        :class:`cache.ClassMemo`, whose extra calls cost a measurable share of a decision.
-        """
-        entry = self._classes.get(pod.cls)
-        end = len(state.changes)
-        if entry is None:
-            entry = _ClassKeys(np.full(state.nodes.n, -1, dtype=np.int64), None, end)
-            self._classes[pod.cls] = entry
-            self._store(entry, state, pod, np.flatnonzero(eligible))
-        elif entry.seen < end:
-            stale = state.changed_since(entry.seen)
-            if stale.size == 1 and eligible[stale[0]]:  # the common case, without masking
-                self._store(entry, state, pod, stale)
-            else:
-                entry.key[stale] = -1
-                self._store(entry, state, pod, stale[eligible[stale]])
-            entry.seen = end
-        return entry
-
-    def _store(self, entry: _ClassKeys, state: ClusterState, pod: PodView, nodes: I64) -> None:
-        if nodes.size == 0:
-            return
-        score, share_gpu = self._combined(state, pod, nodes)
-        if nodes.size == 1:  # often a single node changed: scalars cost less than arrays
-            node = int(nodes[0])
-            entry.key[node] = score[0] * (state.nodes.n + 1) + self._tiebreak[node]
-        else:
-            key = score * (state.nodes.n + 1)
-            key += self._tiebreak[nodes]
-            entry.key[nodes] = key
-        if share_gpu is not None:
-            if entry.gpu is None:
-                entry.gpu = np.full(state.nodes.n, -1, dtype=np.int64)
-            entry.gpu[nodes] = share_gpu
-        elif entry.gpu is not None:
-            entry.gpu[nodes] = -1
-
     def node_keys(self, state: ClusterState, pod: PodView, eligible: BoolA) -> tuple[I64, I64]:
         """Per node: the ranking key (score, then tie-break rank) and a share pod's GPU.
 
@@ -136,7 +102,7 @@ class PluginScheduler:
         """
         n = state.nodes.n
         if self._fast:
-            entry = self._class_keys(state, pod, eligible)
+            entry = self._cache.get(state, pod, eligible)
             gpu = entry.gpu if entry.gpu is not None else np.full(n, -1, dtype=np.int64)
             return entry.key, gpu
         key, gpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
@@ -155,8 +121,8 @@ class PluginScheduler:
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None, "reset() first"
         if self._fast:
-            entry = self._class_keys(state, pod, eligible)
-            best = int(entry.key.argmax())
+            entry = self._cache.get(state, pod, eligible)
+            best = self._cache.best(entry)
             if entry.key[best] < 0:
                 return Unschedulable(Reason.NO_ELIGIBLE_NODE)
             if not eligible[best]:  # a caller's narrower mask: honour it

@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from twinsched.metrics.fragmentation import TypicalPods, fragmentation
-from twinsched.model.cluster import F64, MILLI_PER_GPU
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU
 from twinsched.model.state import ClusterState
+
+CHUNK = 1024  # rows per fragmentation call: its (rows x milli values x GPUs) arrays stay small
 
 
 class FragmentationTracker:
@@ -37,7 +39,7 @@ class FragmentationTracker:
         changed = np.flatnonzero(self.node >= 0)
         nodes = self.node[changed]
         model = self.state.nodes.gpu_model[nodes]
-        value = fragmentation(self.cpu[changed], self.left[changed], model, self.typical)
+        value = _chunked(self.cpu[changed], self.left[changed], model, self.typical)
         # Previous value of the same node: the last earlier snapshot, else the initial one.
         order = np.lexsort((changed, nodes))
         first = np.ones(order.size, dtype=bool)
@@ -52,3 +54,13 @@ class FragmentationTracker:
         ratio = np.where(self.idle > 0, 100.0 * total / np.maximum(self.idle, 1), 0.0)
         amount = 100.0 * total / MILLI_PER_GPU / max(gpus, 1.0)
         return ratio, amount
+
+
+def _chunked(cpu: I64, left: I64, model: I64, typical: TypicalPods) -> F64:
+    """:func:`fragmentation`, ``CHUNK`` rows at a time (a row's value is exact whatever the
+    rows it is computed with)."""
+    parts = [
+        fragmentation(cpu[i : i + CHUNK], left[i : i + CHUNK], model[i : i + CHUNK], typical)
+        for i in range(0, cpu.size, CHUNK)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0)

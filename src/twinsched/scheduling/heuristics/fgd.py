@@ -8,10 +8,17 @@ pod where the weighted fragmentation grows least: ``int(100 sigmoid((F - F') / 1
 from __future__ import annotations
 
 import functools
+import math
+import struct
 
 import numpy as np
 
-from twinsched.metrics.fragmentation import TypicalPods, fragmentation, typical_pods
+from twinsched.metrics.fragmentation import (
+    TypicalPods,
+    fragmentation,
+    row_fragmentation,
+    typical_pods,
+)
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import BaseScore, PodView, RunContext, Scores
@@ -19,10 +26,24 @@ from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.scheduling.rows import distinct_rows
 
 DEDUP_FROM = 256  # below this many nodes, finding distinct rows costs more than it saves
+MEMO_ROWS = 1 << 12  # node rows whose fragmentation one node's scoring remembers (then forgets)
+NEAR_INTEGER = 1e-9  # math.exp and np.exp agree far closer than this
 
 
 def fgd_score(before: F64, after: F64) -> I64:
     return (100.0 / (1.0 + np.exp(-(before - after) / 1000.0))).astype(np.int64)
+
+
+def one_fgd_score(before: float, after: float) -> int:
+    """:func:`fgd_score` of one pair with ``math.exp``, unless the value lies so near an
+    integer that NumPy's ``exp`` (which may differ in the last bit) could truncate it
+    otherwise: then with :func:`fgd_score` itself."""
+    if before == after:
+        return 50  # exp(0) is 1 to the bit in both
+    value = 100.0 / (1.0 + math.exp(-(before - after) / 1000.0))
+    if abs(value - round(value)) < NEAR_INTEGER:
+        return int(fgd_score(np.array([before]), np.array([after]))[0])
+    return int(value)
 
 
 def whole_gpus_taken(gpu_left: I64, count: int) -> I64:
@@ -45,6 +66,12 @@ def share_candidates(left: I64, milli: int) -> tuple[I64, I64]:
 
 
 @functools.cache
+def _row_format(g: int) -> struct.Struct:
+    """A node row as bytes: free CPU, GPU model, each GPU's free milli (at most 1000)."""
+    return struct.Struct(f"<qh{g}H")
+
+
+@functools.cache
 def _earlier(g: int) -> BoolA:
     """``[0, i, j]``: GPU i comes before GPU j (of ``g``), broadcast over rows (read-only)."""
     mask: BoolA = np.tri(g, k=-1, dtype=bool).T[None]
@@ -54,12 +81,52 @@ def _earlier(g: int) -> BoolA:
 
 class FragmentationGradient(BaseScore):
     name = "fgd"
+    shape_columns = ("cpu", "gpus")
 
     def __init__(self) -> None:
         self.typical: TypicalPods | None = None
+        self._frag: dict[bytes, float] = {}  # (CPU, model, GPUs' free milli) -> F
 
     def prepare(self, state: ClusterState, ctx: RunContext) -> None:
         self.typical = typical_pods(ctx.workload)
+        self._frag = {}
+
+    def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        """:meth:`score` of one node in plain Python: fragmentation of the rows before and
+        after, remembered per row (an exact function of it), then :func:`one_fgd_score`."""
+        left = state.gpu_left[node].tolist()
+        cpu, model = int(state.cpu_free[node]), int(state.nodes.gpu_model[node])
+        before = self._row_fragmentation(cpu, model, left)
+        cpu_after = cpu - pod.cpu_milli
+        if not pod.is_share:
+            after = left
+            if pod.gpu_count:
+                free = [g for g, v in enumerate(left) if v == MILLI_PER_GPU][: pod.gpu_count]
+                after = [0 if g in free else v for g, v in enumerate(left)]
+            return one_fgd_score(before, self._row_fragmentation(cpu_after, model, after)), None
+        g, milli = len(left), pod.gpu_milli
+        best, met = -1, set()
+        for gpu, v in enumerate(left):  # one GPU per distinct free share (share_candidates)
+            if v < milli or v in met:
+                continue
+            met.add(v)
+            after = left.copy()
+            after[gpu] -= milli
+            score = one_fgd_score(before, self._row_fragmentation(cpu_after, model, after))
+            best = max(best, score * (g + 1) + (g - gpu))
+        if best < 0:
+            return 0, -1
+        return best // (g + 1), g - best % (g + 1)
+
+    def _row_fragmentation(self, cpu: int, model: int, left: list[int]) -> float:
+        key = _row_format(len(left)).pack(cpu, model, *left)  # a few bytes, not a tuple of ints
+        frag = self._frag.get(key)
+        if frag is None:
+            if len(self._frag) >= MEMO_ROWS:
+                self._frag.clear()
+            assert self.typical is not None, "prepare() first"
+            frag = self._frag[key] = row_fragmentation(cpu, left, model, self.typical)
+        return frag
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         model = state.nodes.gpu_model[nodes]

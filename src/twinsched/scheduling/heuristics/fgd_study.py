@@ -28,6 +28,13 @@ class BestFit(BaseScore):
         s = cpu_after / CPU_SCALE * 0.5 + gpu_after / GPU_SCALE * 0.5
         return Scores(((1.0 - s) * 100.0).astype(np.int64))
 
+    def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        """:meth:`score` of one node with Python floats (the same IEEE operations)."""
+        cpu_after = int(state.cpu_free[node]) - pod.cpu_milli
+        gpu_after = int(state.gpu_idle[node]) - pod.gpu_request
+        s = cpu_after / CPU_SCALE * 0.5 + gpu_after / GPU_SCALE * 0.5
+        return int((1.0 - s) * 100.0), None
+
     def normalize(self, values: I64) -> I64:
         return min_max_normalize(values)
 
@@ -63,6 +70,7 @@ class GpuPacking(GpuOnly):
     """Prefer GPUs already shared, then free GPUs on used nodes, then empty nodes."""
 
     name = "gpupacking"
+    shape_columns = ("gpus",)
 
     def gpu_score(self, state: ClusterState, pod: PodView, nodes: I64) -> I64:
         left = state.gpu_left[nodes]

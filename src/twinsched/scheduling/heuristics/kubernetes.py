@@ -31,12 +31,30 @@ def _mean(values: F64, has: F64) -> F64:
     return mean
 
 
+def mean_used(state: ClusterState, pod: PodView, node: int) -> float:
+    """``_mean(*used_fractions(...))`` of one node with Python floats: the same IEEE
+    operations in the same order (NumPy sums a row of three left to right)."""
+    cap: list[float] = state.nodes.capacity[node].tolist()
+    has: list[float] = state.nodes.has_resource[node].tolist()
+    free: list[int] = state.free[node].tolist()
+    request = (float(pod.cpu_milli), float(pod.memory_mib), float(pod.gpu_request))
+    used = [
+        min((c - f + r) / max(c, 1.0), 1.0) * h
+        for c, f, r, h in zip(cap, free, request, has, strict=False)
+    ]
+    return (used[0] + used[1] + used[2]) / max(has[0] + has[1] + has[2], 1.0)
+
+
 class LeastAllocated(BaseScore):
     name = "leastallocated"
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         used, has = used_fractions(state, pod, nodes)
         return Scores(((1.0 - _mean(used, has)) * MAX_SCORE).astype(np.int64))
+
+    def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        """:meth:`score` of one node with Python floats."""
+        return int((1.0 - mean_used(state, pod, node)) * MAX_SCORE), None
 
 
 class MostAllocated(BaseScore):
@@ -45,6 +63,10 @@ class MostAllocated(BaseScore):
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         used, has = used_fractions(state, pod, nodes)
         return Scores((_mean(used, has) * MAX_SCORE).astype(np.int64))
+
+    def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        """:meth:`score` of one node with Python floats."""
+        return int(mean_used(state, pod, node) * MAX_SCORE), None
 
 
 class BalancedAllocation(BaseScore):

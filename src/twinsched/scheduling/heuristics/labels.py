@@ -23,6 +23,7 @@ def popcount(values: U64) -> I64:
 
 class LabelPreference(BaseScore):
     name = "labels"
+    shape_columns = ()  # the node's labels only
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         labels = state.nodes.labels[nodes]

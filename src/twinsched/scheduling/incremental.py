@@ -1,0 +1,315 @@
+"""Per-pod-class node keys kept up to date bind by bind, scored once per node shape.
+
+A bind, a release, a node failure or return, or a node update changes one node, and only
+that node's keys change for each pod class. :class:`ClassKeys` keeps, per class, the
+ranking key of every node (``score * (N + 1) + tie-break``, -1 where the node is not
+eligible) and the maximum of each block of nodes, so the best eligible node is one argmax
+over the blocks and one within a block; it folds in only the nodes the state's change log
+names since the class's previous pod.
+
+Scores whose plugins say what they read (``shape_columns``) are pure in the node's *shape*:
+its static attributes (capacity, GPU model and count, labels, nodepool) and the dynamic
+columns named (free CPU, free memory, the free milli of each GPU). :class:`ShapeIndex`
+numbers the shapes the nodes take; a class's score is computed once per shape it meets and
+read back for every node in that shape (thousands of nodes share a few hundred shapes).
+Other cacheable scores are recomputed per changed node, as before.
+
+Memory is bounded: the classes' arrays live within a byte budget, the least recently used
+class evicted first (its next pod scores every node again), and the shapes are numbered
+again from the present nodes past a cap, each class's table carried over. Both depend only
+on the sequence of requests, so runs stay deterministic; the keys are exact either way.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from twinsched.model.cluster import I64, BoolA
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import PodView
+from twinsched.scheduling.shapes import ShapeIndex
+
+CACHE_BYTES = 128 << 20  # the classes' arrays, all together
+MIN_CLASSES = 4  # kept whatever the budget says
+ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
+ONE_BY_ONE = 32  # up to this many shapes to score, one by one
+FEW_NODES = 4  # up to this many changed nodes, keyed one by one (with a plain-Python score)
+NO_SCORE = np.iinfo(np.int32).min  # a shape's score not computed yet for the class
+MAX_SCORE = np.iinfo(np.int32).max  # the shape tables hold int32 scores
+
+I32 = npt.NDArray[np.int32]  # a shape's score (the scores that name shape columns are small)
+I16 = npt.NDArray[np.int16]  # a share GPU's index (MAX_GPUS fits)
+T = TypeVar("T", I32, I16)
+Combined = Callable[[ClusterState, PodView, I64], tuple[I64, "I64 | None"]]
+ScoreOne = Callable[[ClusterState, PodView, int], tuple[int, "int | None"]]
+
+
+@dataclass
+class Entry:
+    """One pod class's keys (``key``: length N; ``padded``: blocks of ``block`` nodes),
+    share-pod GPUs (None until a plugin names one), and per shape its score and GPU."""
+
+    padded: I64
+    key: I64
+    blocks: I64  # per block: its largest key
+    gpu: I64 | None
+    seen: int  # length of state.changes folded in
+    score: I32  # per shape id: the score (NO_SCORE: not computed yet)
+    share: I16 | None  # per shape id: the share GPU (-1: none)
+    generation: int  # the shape numbering the tables follow
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.padded, self.blocks, self.gpu, self.score, self.share)
+        return sum(a.nbytes for a in arrays if a is not None)
+
+
+def _renumbered(table: T, previous: I64, missing: int) -> T:
+    """A class's shape table in the new numbering (``previous``: each new id's old id)."""
+    known = previous < table.size
+    out: T = np.full(previous.size, missing, dtype=table.dtype)
+    out[known] = table[previous[known]]
+    return out
+
+
+def block_size(n: int) -> int:
+    """Nodes per block: a power of two near sqrt(n), at least 32."""
+    return max(32, 1 << max(0, round(float(np.log2(max(n, 1))) / 2)))
+
+
+class ClassKeys:
+    """Per pod class, every node's ranking key and the best node, kept in step with the state.
+
+    ``combined(state, pod, nodes)`` gives the scores and share GPUs on ``nodes``; with
+    ``columns`` (what every plugin reads, see :class:`ShapeIndex`) it is asked once per
+    shape, without them once per changed node. The keys are valid where the eligible mask
+    handed in says so, and that mask must be a pure function of (node state, pod class), as
+    the filters' is: a node that is not eligible can only become so by changing.
+    """
+
+    def __init__(
+        self,
+        combined: Combined,
+        columns: tuple[str, ...] | None,
+        one: ScoreOne | None = None,
+        budget: int = CACHE_BYTES,
+    ) -> None:
+        self._combined, self.columns, self.budget = combined, columns, budget
+        self.shape_cap = 0  # shapes numbered before starting over (0: the index's default)
+        self._score_one = one or self._one_of_many
+        self._one_by_one = ONE_BY_ONE if one is not None else 0
+        self._few = FEW_NODES if one is not None else 1  # changed nodes keyed one at a time
+        self._entries: OrderedDict[int, Entry] = OrderedDict()
+        self._bytes = 0
+        self.evictions = 0  # classes dropped to stay within the budget
+        self._state: ClusterState | None = None
+        self._index: ShapeIndex | None = None
+        self._tiebreak: list[int] = []
+        self._tb: I64 = np.zeros(0, dtype=np.int64)
+        self._n = self._block = self._blocks = 0
+
+    def reset(self, state: ClusterState, tiebreak: I64) -> None:
+        """A new run on ``state``; ``tiebreak[node]`` ranks equal scores (higher wins)."""
+        self._tb = tiebreak
+        self._tiebreak = tiebreak.tolist()
+        self._restart(state)
+
+    def _restart(self, state: ClusterState) -> None:
+        self._state, self._index = state, None
+        self._entries.clear()
+        self._bytes = 0
+        self._n = state.nodes.n
+        self._block = block_size(self._n) if self._n > ONE_BLOCK else max(self._n, 1)
+        self._blocks = -(-self._n // self._block)
+
+    def get(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Entry:
+        """The class's entry, caught up with the nodes changed since its previous pod."""
+        if state is not self._state:  # another state (a what-if copy): its own keys
+            self._restart(state)
+        entry = self._entries.get(pod.cls)
+        if entry is None:
+            return self._fresh(state, pod, eligible)
+        self._entries.move_to_end(pod.cls)
+        end = len(state.changes)
+        if entry.seen == end:
+            return entry
+        if self.columns is not None:
+            self._shapes().update()
+        if end - entry.seen == 1:  # one node changed: no call into the log's arrays
+            nodes: list[int] | None = state.changes[-1:]
+        else:
+            stale = state.changed_since(entry.seen)
+            nodes = stale.tolist() if stale.size <= self._few else None
+        if nodes is not None:  # a few nodes changed: scalars, one node at a time
+            for node in nodes:
+                if eligible[node]:
+                    self._one(entry, state, pod, node)
+                else:
+                    entry.key[node] = -1
+                if self._blocks > 1:
+                    b = node // self._block
+                    entry.blocks[b] = entry.padded[b * self._block : (b + 1) * self._block].max()
+        else:
+            entry.key[stale] = -1
+            self._fill(entry, state, pod, stale[eligible[stale]])
+            if self._blocks > 1:
+                self._reblock(entry, stale)
+        entry.seen = end
+        if self._bytes > self.budget:
+            self._evict()
+        return entry
+
+    def best(self, entry: Entry) -> int:
+        """The node of the largest key (the first such node): -1 keys mean none eligible."""
+        if self._blocks == 1:
+            return int(entry.key.argmax())
+        b = int(entry.blocks.argmax())
+        start = b * self._block
+        return start + int(entry.padded[start : start + self._block].argmax())
+
+    def _shapes(self) -> ShapeIndex:
+        if self._index is None:
+            assert self._state is not None and self.columns is not None
+            self._index = ShapeIndex(self._state, self.columns, self.shape_cap)
+        return self._index
+
+    def _fresh(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Entry:
+        padded = np.full(self._blocks * self._block, -1, dtype=np.int64)
+        blocks = np.full(self._blocks, -1, dtype=np.int64)
+        none = np.zeros(0, dtype=np.int32)
+        entry = Entry(padded, padded[: self._n], blocks, None, len(state.changes), none, None, 0)
+        if self.columns is not None:
+            self._shapes().update()
+        self._entries[pod.cls] = entry
+        self._bytes += entry.nbytes
+        self._fill(entry, state, pod, np.flatnonzero(eligible))
+        entry.blocks[:] = padded.reshape(self._blocks, self._block).max(axis=1)
+        self._evict()
+        return entry
+
+    def _reblock(self, entry: Entry, stale: I64) -> None:
+        grid = entry.padded.reshape(self._blocks, self._block)
+        if stale.size * 4 >= self._blocks:
+            entry.blocks[:] = grid.max(axis=1)
+        else:
+            touched = np.unique(stale // self._block)
+            entry.blocks[touched] = grid[touched].max(axis=1)
+
+    def _one(self, entry: Entry, state: ClusterState, pod: PodView, node: int) -> None:
+        """One eligible node's key (and share GPU), with scalars."""
+        if self._index is None:
+            score, gpu = self._score_one(state, pod, node)
+        else:
+            sid = int(self._index.shape_of[node])
+            if entry.generation != self._index.generation or sid >= entry.score.size:
+                self._fit(entry, self._index)
+            score = int(entry.score[sid])
+            if score == NO_SCORE:
+                score, gpu = self._score_one(state, pod, node)
+                entry.score[sid] = score
+                if gpu is not None:
+                    self._shares(entry)[sid] = gpu
+            gpu = None if entry.share is None else int(entry.share[sid])
+        entry.key[node] = score * (self._n + 1) + self._tiebreak[node]
+        if gpu is not None:
+            self._gpus(entry)[node] = gpu
+        elif entry.gpu is not None:
+            entry.gpu[node] = -1
+
+    def _one_of_many(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        values, share = self._combined(state, pod, np.array([node], dtype=np.int64))
+        return int(values[0]), None if share is None else int(share[0])
+
+    def _fill(self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64) -> None:
+        """The keys (and share GPUs) of eligible ``nodes``."""
+        if nodes.size == 0:
+            return
+        index = self._index
+        if index is None:
+            values, share = self._combined(state, pod, nodes)
+        else:
+            if entry.generation != index.generation or entry.score.size < index.size:
+                self._fit(entry, index)
+            ids = index.shape_of[nodes]
+            missing = entry.score[ids] == NO_SCORE
+            if missing.any():
+                self._score_shapes(entry, state, pod, nodes[missing], ids[missing])
+            values = entry.score[ids].astype(np.int64)
+            share = None if entry.share is None else entry.share[ids].astype(np.int64)
+        key = values * (self._n + 1)
+        key += self._tb[nodes]
+        entry.key[nodes] = key
+        if share is not None:
+            self._gpus(entry)[nodes] = share
+        elif entry.gpu is not None:
+            entry.gpu[nodes] = -1
+
+    def _score_shapes(
+        self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64, ids: I64
+    ) -> None:
+        """Score the shapes ``ids`` of ``nodes`` for the class: a few one by one (plain
+        Python, as a single node is), many at once (a shape met twice is scored twice then:
+        no sort to find out)."""
+        if ids.size <= self._one_by_one:
+            for node, sid in zip(nodes.tolist(), ids.tolist(), strict=True):
+                if entry.score[sid] == NO_SCORE:
+                    score, gpu = self._score_one(state, pod, node)
+                    entry.score[sid] = score
+                    if gpu is not None:
+                        self._shares(entry)[sid] = gpu
+            return
+        got, got_share = self._combined(state, pod, nodes)
+        if got.size and not NO_SCORE < got.min() <= got.max() <= MAX_SCORE:
+            raise ValueError(f"scores {got.min()}..{got.max()}: the shape tables hold int32")
+        entry.score[ids] = got
+        if got_share is not None:
+            self._shares(entry)[ids] = got_share
+
+    def _fit(self, entry: Entry, index: ShapeIndex) -> None:
+        """The class's shape tables follow the index's numbering and cover every id."""
+        before = entry.nbytes
+        if entry.generation == index.generation - 1:  # renumbered once: keep what is known
+            entry.score = _renumbered(entry.score, index.previous, NO_SCORE)
+            entry.share = (
+                None if entry.share is None else _renumbered(entry.share, index.previous, -1)
+            )
+        elif entry.generation != index.generation:
+            entry.score = np.zeros(0, dtype=np.int32)
+            entry.share = None if entry.share is None else np.zeros(0, dtype=np.int16)
+        entry.generation = index.generation
+        size = entry.score.size
+        if size < index.size:
+            grown = max(index.size, min(index.size * 9 // 8 + 64, index.cap))
+            score = np.full(grown, NO_SCORE, dtype=np.int32)
+            score[:size] = entry.score
+            entry.score = score
+            if entry.share is not None:
+                share = np.full(grown, -1, dtype=np.int16)
+                share[:size] = entry.share
+                entry.share = share
+        self._bytes += entry.nbytes - before
+
+    def _shares(self, entry: Entry) -> I16:
+        if entry.share is None:
+            entry.share = np.full(entry.score.size, -1, dtype=np.int16)
+            self._bytes += entry.share.nbytes
+        return entry.share
+
+    def _gpus(self, entry: Entry) -> I64:
+        if entry.gpu is None:
+            entry.gpu = np.full(self._n, -1, dtype=np.int64)
+            self._bytes += entry.gpu.nbytes
+        return entry.gpu
+
+    def _evict(self) -> None:
+        """Drop the least recently used classes while over budget (the newest stays)."""
+        while self._bytes > self.budget and len(self._entries) > MIN_CLASSES:
+            _, old = self._entries.popitem(last=False)
+            self._bytes -= old.nbytes
+            self.evictions += 1

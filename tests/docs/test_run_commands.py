@@ -318,6 +318,12 @@ LONG: dict[str, str] = {
         "the whole FGD study: about 17 minutes on 2 cores (projected in docs/sweeps.md)"
     ),
     "README.md: make test": "the whole test suite (what CI runs)",
+    "docs/index.md: make test": "the whole test suite (what CI runs): README.md's, word for word",
+    "docs/index.md: make demo": "README.md's first command, word for word: run there",
+    "docs/index.md: mkdocs serve": "serves the site until stopped: tests/docs/test_site.py "
+    "builds the same site",
+    "docs/index.md: mkdocs build --strict --site-dir site": "tests/docs/test_site.py builds "
+    "it --strict (into a temporary folder) and checks it",
     "README.md: " + RECIPE: TRAINING,
     "README.md: twinsched run --trace alibaba-gpu-2023 --variant gpuspec20 --schedulers "
     "ai:openb-gates,fgd,bestfit --seeds 0-2": NEEDS_MODEL,

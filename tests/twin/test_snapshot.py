@@ -29,10 +29,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.twin.conftest import TOKEN
-from tests.twin.ksm_answers import answers
 from tests.twin.process import TwinProcess, free_port, running_twin
 from tests.twin.test_ksm_chain import expected, twin_view
-from tests.twin.test_ksm_mirror import Crafted, crafted_prometheus, wait_for
+from tests.twin.test_ksm_mirror import exposition, http_server, wait_for
+from tests.twin.test_prometheus_chain import prometheus
 from twinsched.cli import app
 from twinsched.model.columns import same_scenario
 from twinsched.model.document import TwinDocument
@@ -42,6 +42,7 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.observers import BaseObserver
 from twinsched.sim import run_replay
+from twinsched.sim.ksm import ksm_families
 from twinsched.store import (
     import_scenario,
     list_runs,
@@ -102,16 +103,21 @@ def nodes_of(doc: TwinDocument) -> list[Any]:
 
 class MidReplay(BaseObserver):
     """At the first sample at or after ``at`` (simulated seconds): the kube-state-metrics
-    answers a Prometheus scraping the VTE would give, and the simulator's view."""
+    exposition the VTE would serve then, and the simulator's view."""
 
     def __init__(self, at: float) -> None:
         self.at = at
-        self.answers: dict[str, list[dict[str, Any]]] = {}
+        self.exposed = b""
         self.view: Any = None
 
     def on_sample(self, state: ClusterState, now: float, metrics: Any) -> None:
-        if now >= self.at and not self.answers:
-            self.answers, self.view = answers(state, now), expected(state)
+        if now >= self.at and not self.exposed:
+            series = [
+                (family.name, {k: v for k, v in labels.items() if v}, value)
+                for family in ksm_families(state)
+                for labels, value in family.samples()
+            ]
+            self.exposed, self.view = exposition(series), expected(state)
 
 
 def test_a_snapshot_of_a_mirrored_session_replays_what_the_twin_held(
@@ -125,10 +131,9 @@ def test_a_snapshot_of_a_mirrored_session_replays_what_the_twin_held(
     pods, down = mid.view
     phases = {phase for phase, _ in pods.values()}
     assert {"Running", "Succeeded"} <= phases and down  # a session worth mirroring
-    crafted = Crafted()
-    crafted.answers = mid.answers
     with (
-        crafted_prometheus(crafted) as prom,
+        http_server(lambda *_: (200, mid.exposed)) as exporter,
+        prometheus(tmp_path, int(exporter.rsplit(":", 1)[1])) as prom,
         running_twin(tmp_path, TOKEN, "--mirror", prom, "--mirror-interval", "0.5") as twin,
     ):
         wait_for(lambda: twin_view(httpx.get(f"{twin.url}/api/v1/state").json()) == mid.view,

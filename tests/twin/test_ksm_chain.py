@@ -191,6 +191,9 @@ def test_the_twin_mirrors_the_vte_through_prometheus(tmp_path: Path) -> None:
         runner = threading.Thread(target=replay, args=(live, sc, done), daemon=True)
         runner.start()
         read_until(twin, done, time.monotonic() + KILL_AFTER_S, reads)
+        enough = time.monotonic() + 30  # a loaded machine scrapes late: wait for 8 scrapes
+        while len(taken_in(prom)) < 8 and time.monotonic() < enough:
+            read_until(twin, done, time.monotonic() + 1.0, reads)
         acknowledged = httpx.get(f"{twin.url}/api/v1/state", timeout=10).json()
         killed = time.time()
         twin.kill()

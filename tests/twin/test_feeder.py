@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from tests.twin.test_controller import TOKEN, Running, twin_url  # noqa: F401 (a fixture)
+from twinsched.model.convert import scenario_to_document
 from twinsched.traces import registry as traces
 from twinsched.twin.client import TwinClient
 from twinsched.twin.feeder import Feeder
@@ -23,6 +24,8 @@ def test_pods_fed_through_the_twin_are_bound_by_the_controller_and_finish(
     ends = pods.arrival_s + np.where(np.isfinite(pods.duration_s), pods.duration_s, 0.0)
     span = float(ends.max() - pods.arrival_s.min())  # fed in about 3 s of wall time
     bandit = "bandit:fgd|bestfit"  # learns from rewards read off the state the twin feeds back
+    with TwinClient(twin_url, TOKEN) as client:  # no pod pending from an earlier test: the
+        client.put_state(scenario_to_document(scenario))  # controller binds the feeder's only
     with (
         Running(twin_url, scheduler=bandit, wait_s=0.05) as controller,
         TwinClient(twin_url, TOKEN) as client,

@@ -66,6 +66,7 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=ARTEFACTS / f"{name}.png", full_page=True)
 
 
+@pytest.mark.timing
 def test_fed_by_a_run_counts_and_live_binding(twin: Twin, page: Page) -> None:
     scenario = traces.load("synthetic-continuum", "3")
     seen = requests_of(page)
@@ -161,6 +162,7 @@ def test_docs_render_offline(twin: Twin, browser: Any, path: str, rendered: str)
     assert foreign == []
 
 
+@pytest.mark.timing
 def test_large_cluster_fast_and_no_memory_growth(twin: Twin, browser: Any) -> None:
     doc = big_document(nodes=1000, pods=10_000)
     with TwinClient(twin.url, TOKEN) as client:

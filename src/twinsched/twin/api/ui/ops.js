@@ -14,13 +14,13 @@
   const pct = (share) => share.pct.toFixed(2);
   const kilo = (v) => (v / 1000).toFixed(2);
 
-  function cell(value, text, cls) {
-    return `<td data-value="${value}"${cls ? ` class="${cls}"` : ""}>${text}</td>`;
+  function cell(value, text, figure) {
+    return `<td data-value="${value}" data-figure="${figure}">${text}</td>`;
   }
   function row(t, total) {
     const head = total ? `<th scope="row">All tiers</th>` : `<th scope="row">${esc(t.id)}</th>`;
     return `<tr data-tier="${esc(t.id)}"${total ? ' class="total"' : ""}>${head}` +
-      cell(t.nodes, `${t.up} / ${t.nodes}`) +
+      cell(t.nodes, `${t.up} / ${t.nodes}`, "nodes") +
       cell(t.cpu.pct, pct(t.cpu), "cpu") + cell(t.memory.pct, pct(t.memory), "memory") +
       cell(t.gpu.pct, pct(t.gpu), "gpu") + cell(t.power_w, kilo(t.power_w), "power") +
       cell(t.carbon_g_per_h, kilo(t.carbon_g_per_h), "carbon") + "</tr>";

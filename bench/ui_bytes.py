@@ -47,7 +47,6 @@ def document(target: float) -> bytes:
 def child(doc_path: Path, seconds: float) -> dict[str, object]:
     """Serve this interpreter's tree, load the document, read the idle stream."""
     import httpx
-
     from tests.twin.browser import twin_in_thread
 
     with tempfile.TemporaryDirectory() as folder, twin_in_thread(Path(folder), TOKEN) as url:
@@ -135,7 +134,7 @@ def main() -> None:
         per_minute[name] = idle * 60.0 / float(r["seconds"])  # type: ignore[arg-type]
         print(f"{name:8} {r['commit']:>9} {r['bytes']:>11,} {int(idle):>16,} "
               f"{per_minute[name]:>13,.0f}  {r['events']} (load {r['load']})")  # fmt: skip
-    if "before" in per_minute and per_minute["before"]:
+    if per_minute.get("before"):
         ratio = 100.0 * per_minute["after"] / per_minute["before"]
         print(f"after / before, bytes per idle minute: {ratio:.3f} %")
 

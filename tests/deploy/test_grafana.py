@@ -120,7 +120,7 @@ def _expected() -> dict[str, list[dict[str, Any]]]:
             {
                 "labels": _labels(job="twinsched-vte", node=f"node-{i:04d}", nodepool=_pool(i)),
                 "value": gpu[i],
-            }  # fmt: skip
+            }
             for i in top_gpu
         ],
         "Nodes per nodepool by GPU allocated (VTE)": [

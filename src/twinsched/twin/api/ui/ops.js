@@ -63,9 +63,15 @@
     const list = $("links"), key = JSON.stringify(links);
     if (list.dataset.key === key) return;
     list.dataset.key = key;
-    list.innerHTML = links.length
-      ? links.map(([a, b, ms, mbps]) => `<li>${esc(a)} ↔ ${esc(b)}: ${ms} ms, ${mbps} Mbit/s</li>`).join("")
-      : "<li>no links</li>";
+    const seen = new Set(), between = links.filter(([a, b]) => {  // as the map: once a pair
+      const pair = [a, b].sort().join("\u0000");
+      if (a === b || seen.has(pair)) return false;
+      seen.add(pair);
+      return true;
+    });
+    list.innerHTML = between.length
+      ? between.map(([a, b, ms, mbps]) => `<li>${esc(a)} ↔ ${esc(b)}: ${ms} ms, ${mbps} Mbit/s</li>`).join("")
+      : "<li>no links between tiers</li>";
   }
 
   // -- freshness --------------------------------------------------------------------------------

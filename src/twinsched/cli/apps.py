@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from twinsched.cli.console import error_exit, expected_errors, make_console
+from twinsched.cli.options import int_opt
 
 if TYPE_CHECKING:
     from twinsched.twin.apps.client import AppsClient
@@ -31,7 +32,7 @@ TokenOpt = Annotated[str | None, typer.Option(help=f"Write token (default: ${TOK
 AuthorOpt = Annotated[str | None, typer.Option(help="Who makes the change (kept in history).")]
 NameArg = Annotated[str, typer.Argument(help="the application's name")]
 NsOpt = Annotated[str, typer.Option("--namespace", "-n", help="Its namespace.")]
-SpecArg = Annotated[Path, typer.Argument(help="the spec (JSON)", exists=True, dir_okay=False)]
+SpecArg = Annotated[Path, typer.Argument(help="the spec (JSON)")]
 DEFAULT_URL = "http://127.0.0.1:8181"
 
 
@@ -44,8 +45,10 @@ def _client(twin: str, token: str | None) -> AppsClient:
 def _spec(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
+    except OSError as exc:
+        raise error_exit(exc, f"{path}: ") from None
     except ValueError as exc:
-        raise typer.BadParameter(f"{path}: not JSON: {exc}") from None
+        raise error_exit(exc, f"{path}: not JSON: ") from None
 
 
 def _run(twin: str, token: str | None, call: Any) -> Any:
@@ -115,8 +118,11 @@ def scale(name: NameArg, replicas: Annotated[list[str], typer.Argument(help="TEM
     _changed(_run(twin, token, lambda c: c.action(namespace, name, "scale", author, body)))
 
 
+RevisionOpt = Annotated[int | None, int_opt("The revision to go back to.", 1, 2**31 - 1)]
+
+
 @app.command("rollback")
-def rollback(name: NameArg, to: Annotated[int | None, typer.Option(help="The revision.")] = None,
+def rollback(name: NameArg, to: RevisionOpt = None,
              namespace: NsOpt = "default", twin: TwinOpt = DEFAULT_URL, token: TokenOpt = None,
              author: AuthorOpt = None) -> None:  # fmt: skip
     """Go back to revision --to (default: the newest earlier one with another spec)."""
@@ -187,6 +193,32 @@ def manifests(name: NameArg, namespace: NsOpt = "default", twin: TwinOpt = DEFAU
               out: OutOpt = None) -> None:  # fmt: skip
     """NAME's Kubernetes manifests (a v1 List), for the twinsched scheduler profile."""
     _write(_run(twin, None, lambda c: c.read(namespace, name, "manifests")), out)
+
+
+EXAMPLE: dict[str, Any] = {
+    "name": "shop",
+    "namespace": "default",
+    "templates": [
+        {"name": "db", "replicas": 1, "tier": "cloud", "image": "postgres:17",
+         "requests": {"cpu_milli": 500, "memory_mib": 4096}},
+        {"name": "api", "replicas": 3, "requests": {"cpu_milli": 1000, "memory_mib": 512},
+         "depends_on": ["db"]},
+        {"name": "web", "replicas": 2, "tier": "edge", "depends_on": ["api"],
+         "requests": {"cpu_milli": 500, "memory_mib": 512}},
+    ],
+    "strategy": {"max_unavailable": 1},
+}  # fmt: skip
+
+
+@app.command("example")
+def example(out: OutOpt = None) -> None:
+    """An application spec of three templates (db, api, web), as JSON."""
+    text = json.dumps(EXAMPLE, indent=2)
+    if out is None:
+        typer.echo(text)
+        return
+    with expected_errors():
+        out.write_text(text + "\n")
 
 
 @app.command("render")

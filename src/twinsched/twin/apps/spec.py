@@ -123,7 +123,9 @@ class AppSpec(_Model):
 
     @model_validator(mode="after")
     def _references(self) -> Self:
-        index = {t.name: k for k, t in enumerate(self.templates)}
+        index: dict[str, int] = {}
+        for k, t in enumerate(self.templates):
+            index.setdefault(t.name, k)
         for k, template in enumerate(self.templates):
             if index[template.name] != k:
                 raise FieldProblem(f"templates[{k}].name", f"duplicate template '{template.name}'")

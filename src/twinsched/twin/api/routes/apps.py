@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from twinsched.model.ids import ID_PATTERN
 from twinsched.store.history.apps import Revision
@@ -30,10 +30,10 @@ from twinsched.twin.apps.manager import AppError, AppManager
 from twinsched.twin.apps.spec import (
     DNS_LABEL,
     MAX_REPLICAS,
+    AppSpec,
     Name,
     SpecError,
     parse_spec,
-    spec_problems,
 )
 
 router = APIRouter(prefix="/apps", tags=["apps"], responses=ERROR_RESPONSES)
@@ -43,6 +43,9 @@ REFUSED = {
     409: {"model": ErrorBody, "description": "Exists, or its pods do not fit now."},
 }
 WRITE: dict[str, Any] = {"dependencies": [WriteAccess], "responses": {**WRITE_RESPONSES, **REFUSED}}
+SPEC_BODY = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": {"$ref": "#/components/schemas/AppSpec"}}}}}  # fmt: skip
+UNKNOWN = {404: {"model": ErrorBody, "description": "Unknown application."}}
 NamePath = Annotated[str, Path(min_length=1, max_length=63, pattern=DNS_LABEL,
                                description="A DNS label (1-63 of a-z, 0-9, '-').")]  # fmt: skip
 AuthorQuery = Annotated[
@@ -77,20 +80,24 @@ def author_of(request: Request, given: str | None) -> str:
     return str(identity) if identity else (given or "anonymous")
 
 
-async def _body(request: Request, model: type[BaseModel] | None) -> Any:
+async def _json(request: Request) -> Any:
+    """The body as JSON (an empty body: ``{}``); bodies are parsed here, so every problem
+    names its field as in the spec (``templates[1].replicas``, ``replicas.api``)."""
     raw = await request.body()
     try:
-        data = json.loads(raw) if raw.strip() else {}
+        return json.loads(raw) if raw.strip() else {}
     except (ValueError, UnicodeDecodeError) as exc:
         raise SpecError([("body", f"not JSON: {exc}")]) from None
-    if model is None:
-        return parse_spec(data)
-    if not isinstance(data, dict):
-        raise SpecError([("body", f"must be an object, got {type(data).__name__}")])
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise SpecError(spec_problems(exc)) from None
+
+
+async def _spec(request: Request) -> AppSpec:
+    return parse_spec(await _json(request))
+
+
+def _body_of(model: type[BaseModel]) -> dict[str, Any]:
+    """``openapi_extra`` declaring ``model`` as the JSON body (a flat model: no $defs)."""
+    schema = {"application/json": {"schema": model.model_json_schema()}}
+    return {"requestBody": {"required": False, "content": schema}}
 
 
 def _done(manager: AppManager, service: Any, revision: Revision, status: int = 200) -> Any:
@@ -106,16 +113,24 @@ def list_apps(request: Request, service: Service) -> Any:
     return [views.summary(manager, a, doc) for _, a in sorted(manager.apps.items())]
 
 
-@router.post("", summary="Register an application", status_code=201, **WRITE)
+@router.post("", summary="Register an application", status_code=201, openapi_extra=SPEC_BODY,
+             **WRITE)  # fmt: skip
 async def register(request: Request, service: Service, author: AuthorQuery = None) -> Any:
     """Store the spec (the body) as revision 1; nothing enters the twin until a deploy."""
-    spec, manager = await _body(request, None), manager_of(request)
+    spec, manager = await _spec(request), manager_of(request)
     who = author_of(request, author)
     revision = await run_in_threadpool(manager.register, spec, who)
     return _done(manager, service, revision, 201)
 
 
-@router.get("/{namespace}/{name}", summary="One application")
+@router.get("/{namespace}/{name}/spec", summary="The spec in force", response_model=AppSpec,
+            responses=UNKNOWN)  # fmt: skip
+def get_spec(request: Request, namespace: NamePath, name: NamePath) -> Any:
+    """The spec of the application's current revision."""
+    return manager_of(request).get(namespace, name).spec
+
+
+@router.get("/{namespace}/{name}", summary="One application", responses=UNKNOWN)
 def get_app(request: Request, service: Service, namespace: NamePath, name: NamePath) -> Any:
     """Its summary and the spec in force."""
     manager = manager_of(request)
@@ -123,31 +138,33 @@ def get_app(request: Request, service: Service, namespace: NamePath, name: NameP
     return {**views.summary(manager, app, service.document()), "spec": app.spec.model_dump()}
 
 
-@router.put("/{namespace}/{name}", summary="Update (rolling)", **WRITE)
+@router.put("/{namespace}/{name}", summary="Update (rolling)", openapi_extra=SPEC_BODY, **WRITE)
 async def update(request: Request, service: Service, namespace: NamePath, name: NamePath,
                  author: AuthorQuery = None) -> Any:  # fmt: skip
     """A new spec (the body): pods whose template changed are replaced, a few at a time."""
-    spec, manager = await _body(request, None), manager_of(request)
+    spec, manager = await _spec(request), manager_of(request)
     who = author_of(request, author)
     revision = await run_in_threadpool(manager.update, namespace, name, spec, who)
     return _done(manager, service, revision)
 
 
-@router.post("/{namespace}/{name}/scale", summary="Scale templates", **WRITE)
+@router.post("/{namespace}/{name}/scale", summary="Scale templates",
+             openapi_extra=_body_of(ScaleBody), **WRITE)  # fmt: skip
 async def scale(request: Request, service: Service, namespace: NamePath, name: NamePath,
                 author: AuthorQuery = None) -> Any:  # fmt: skip
     """``{"replicas": {"TEMPLATE": N}}``."""
-    body, manager = await _body(request, ScaleBody), manager_of(request)
+    body, manager = ScaleBody.model_validate(await _json(request)), manager_of(request)
     who = author_of(request, author)
     revision = await run_in_threadpool(manager.scale, namespace, name, body.replicas, who)
     return _done(manager, service, revision)
 
 
-@router.post("/{namespace}/{name}/rollback", summary="Roll back", **WRITE)
+@router.post("/{namespace}/{name}/rollback", summary="Roll back",
+             openapi_extra=_body_of(RollbackBody), **WRITE)  # fmt: skip
 async def rollback(request: Request, service: Service, namespace: NamePath, name: NamePath,
                    author: AuthorQuery = None) -> Any:  # fmt: skip
     """``{"revision": N}`` (or nothing: the newest earlier revision with another spec)."""
-    body, manager = await _body(request, RollbackBody), manager_of(request)
+    body, manager = RollbackBody.model_validate(await _json(request)), manager_of(request)
     who = author_of(request, author)
     revision = await run_in_threadpool(manager.rollback, namespace, name, body.revision, who)
     return _done(manager, service, revision)
@@ -170,13 +187,13 @@ _action("deploy", "Its pods enter the twin's live session as Pending; the contro
 _action("terminate", "Every pod of it leaves the twin (running ones succeed, pending ones leave).")
 
 
-@router.get("/{namespace}/{name}/revisions", summary="Revisions")
+@router.get("/{namespace}/{name}/revisions", summary="Revisions", responses=UNKNOWN)
 def get_revisions(request: Request, namespace: NamePath, name: NamePath) -> Any:
     """Every change, oldest first: number, action, author, time, what, the spec."""
     return [r.view() for r in manager_of(request).revisions(namespace, name)]
 
 
-@router.get("/{namespace}/{name}/pods", summary="Pods and their events")
+@router.get("/{namespace}/{name}/pods", summary="Pods and their events", responses=UNKNOWN)
 def get_pods(request: Request, service: Service, namespace: NamePath, name: NamePath,
              limit: Annotated[int, Query(ge=1, le=100_000)] = 5000) -> Any:  # fmt: skip
     """Every pod it has in the twin (newest first) with its events (the newest ``limit``)."""
@@ -186,20 +203,20 @@ def get_pods(request: Request, service: Service, namespace: NamePath, name: Name
     return views.pods(app, service.document(), events)
 
 
-@router.get("/{namespace}/{name}/events", summary="Pod events")
+@router.get("/{namespace}/{name}/events", summary="Pod events", responses=UNKNOWN)
 def get_events(request: Request, namespace: NamePath, name: NamePath,
                limit: Annotated[int, Query(ge=1, le=100_000)] = 500) -> Any:  # fmt: skip
     """The newest ``limit`` events of its pods, newest first."""
     return [e.view() for e in manager_of(request).events(namespace, name, limit)]
 
 
-@router.get("/{namespace}/{name}/usage", summary="Usage")
+@router.get("/{namespace}/{name}/usage", summary="Usage", responses=UNKNOWN)
 def get_usage(request: Request, service: Service, namespace: NamePath, name: NamePath) -> Any:
     """What its running pods hold, per node and in all, with those nodes' latest metrics."""
     return views.usage(manager_of(request).get(namespace, name), service.document())
 
 
-@router.get("/{namespace}/{name}/manifests", summary="Kubernetes manifests")
+@router.get("/{namespace}/{name}/manifests", summary="Kubernetes manifests", responses=UNKNOWN)
 def get_manifests(request: Request, namespace: NamePath, name: NamePath) -> Any:
     """One Deployment (or Job, with a deadline) per template, ``schedulerName: twinsched``."""
     app = manager_of(request).get(namespace, name)

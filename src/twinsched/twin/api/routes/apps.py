@@ -10,6 +10,7 @@ cannot all be placed now a 409 listing each pod with the reason, and nothing sto
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Annotated, Any
 
@@ -45,7 +46,9 @@ REFUSED = {
 WRITE: dict[str, Any] = {"dependencies": [WriteAccess], "responses": {**WRITE_RESPONSES, **REFUSED}}
 SPEC_BODY = {"requestBody": {"required": True, "content": {"application/json": {
     "schema": {"$ref": "#/components/schemas/AppSpec"}}}}}  # fmt: skip
-UNKNOWN = {404: {"model": ErrorBody, "description": "Unknown application."}}
+UNKNOWN: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "Unknown application."}
+}
 NamePath = Annotated[str, Path(min_length=1, max_length=63, pattern=DNS_LABEL,
                                description="A DNS label (1-63 of a-z, 0-9, '-').")]  # fmt: skip
 AuthorQuery = Annotated[
@@ -100,10 +103,14 @@ def _body_of(model: type[BaseModel]) -> dict[str, Any]:
     return {"requestBody": {"required": False, "content": schema}}
 
 
-def _done(manager: AppManager, service: Any, revision: Revision, status: int = 200) -> Any:
+async def _change(request: Request, service: Any, author: str | None, verb: str, *args: Any) -> Any:
+    """``AppManager.<verb>(*args, author)`` off the event loop; the revision and the app."""
+    manager = manager_of(request)
+    call = functools.partial(getattr(manager, verb), *args, author_of(request, author))
+    revision: Revision = await run_in_threadpool(call)
     app = manager.get(revision.namespace, revision.name)
     body = {"revision": revision.view(), "app": views.summary(manager, app, service.document())}
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=201 if verb == "register" else 200)
 
 
 @router.get("", summary="Applications")
@@ -117,10 +124,7 @@ def list_apps(request: Request, service: Service) -> Any:
              **WRITE)  # fmt: skip
 async def register(request: Request, service: Service, author: AuthorQuery = None) -> Any:
     """Store the spec (the body) as revision 1; nothing enters the twin until a deploy."""
-    spec, manager = await _spec(request), manager_of(request)
-    who = author_of(request, author)
-    revision = await run_in_threadpool(manager.register, spec, who)
-    return _done(manager, service, revision, 201)
+    return await _change(request, service, author, "register", await _spec(request))
 
 
 @router.get("/{namespace}/{name}/spec", summary="The spec in force", response_model=AppSpec,
@@ -142,10 +146,7 @@ def get_app(request: Request, service: Service, namespace: NamePath, name: NameP
 async def update(request: Request, service: Service, namespace: NamePath, name: NamePath,
                  author: AuthorQuery = None) -> Any:  # fmt: skip
     """A new spec (the body): pods whose template changed are replaced, a few at a time."""
-    spec, manager = await _spec(request), manager_of(request)
-    who = author_of(request, author)
-    revision = await run_in_threadpool(manager.update, namespace, name, spec, who)
-    return _done(manager, service, revision)
+    return await _change(request, service, author, "update", namespace, name, await _spec(request))
 
 
 @router.post("/{namespace}/{name}/scale", summary="Scale templates",
@@ -153,10 +154,8 @@ async def update(request: Request, service: Service, namespace: NamePath, name: 
 async def scale(request: Request, service: Service, namespace: NamePath, name: NamePath,
                 author: AuthorQuery = None) -> Any:  # fmt: skip
     """``{"replicas": {"TEMPLATE": N}}``."""
-    body, manager = ScaleBody.model_validate(await _json(request)), manager_of(request)
-    who = author_of(request, author)
-    revision = await run_in_threadpool(manager.scale, namespace, name, body.replicas, who)
-    return _done(manager, service, revision)
+    body = ScaleBody.model_validate(await _json(request))
+    return await _change(request, service, author, "scale", namespace, name, body.replicas)
 
 
 @router.post("/{namespace}/{name}/rollback", summary="Roll back",
@@ -164,19 +163,14 @@ async def scale(request: Request, service: Service, namespace: NamePath, name: N
 async def rollback(request: Request, service: Service, namespace: NamePath, name: NamePath,
                    author: AuthorQuery = None) -> Any:  # fmt: skip
     """``{"revision": N}`` (or nothing: the newest earlier revision with another spec)."""
-    body, manager = RollbackBody.model_validate(await _json(request)), manager_of(request)
-    who = author_of(request, author)
-    revision = await run_in_threadpool(manager.rollback, namespace, name, body.revision, who)
-    return _done(manager, service, revision)
+    body = RollbackBody.model_validate(await _json(request))
+    return await _change(request, service, author, "rollback", namespace, name, body.revision)
 
 
 def _action(verb: str, doc: str) -> None:
     async def handler(request: Request, service: Service, namespace: NamePath, name: NamePath,
                       author: AuthorQuery = None) -> Any:  # fmt: skip
-        manager = manager_of(request)
-        call = getattr(manager, verb)
-        revision = await run_in_threadpool(call, namespace, name, author_of(request, author))
-        return _done(manager, service, revision)
+        return await _change(request, service, author, verb, namespace, name)
 
     handler.__doc__ = doc
     router.add_api_route(f"/{{namespace}}/{{name}}/{verb}", handler, methods=["POST"],

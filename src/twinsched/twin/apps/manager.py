@@ -313,6 +313,11 @@ class AppManager:
         self._get(namespace, name)
         return store.read_revisions(self.engine, namespace, name)
 
+    def all(self) -> list[App]:
+        """Every application, by namespace and name."""
+        with self._lock:
+            return [self.apps[key] for key in sorted(self.apps)]
+
     def get(self, namespace: str, name: str) -> App:
         with self._lock:
             return self._get(namespace, name)

@@ -117,7 +117,7 @@ async def _change(request: Request, service: Any, author: str | None, verb: str,
 def list_apps(request: Request, service: Service) -> Any:
     """Every application with its status and pods wanted and running."""
     manager, doc = manager_of(request), service.document()
-    return [views.summary(manager, a, doc) for _, a in sorted(manager.apps.items())]
+    return [views.summary(manager, a, doc) for a in manager.all()]
 
 
 @router.post("", summary="Register an application", status_code=201, openapi_extra=SPEC_BODY,

@@ -146,6 +146,26 @@ def test_a_deploy_that_cannot_fit_is_reported_per_pod_and_nothing_applied(
     assert twin.post(f"{APPS}/default/shop/deploy", headers=AUTH).status_code == 200
 
 
+def test_a_twin_without_nodes_refuses_a_deploy_and_answers_every_route(
+    settings: TwinSettings,
+) -> None:
+    twin = make_client(settings)
+    try:
+        assert twin.post(APPS, json=spec(), headers=AUTH).status_code == 201
+        answer = twin.post(f"{APPS}/default/shop/deploy", headers=AUTH)
+        assert answer.status_code == 409 and "the twin has no node" in answer.text
+        unplaced = answer.json()["unplaced"]  # every pod of the deployed app, none fits
+        assert [u["template"] for u in unplaced] == ["db", "api", "api", "web", "web"]
+        assert unplaced[0]["pod"].startswith("default/shop/db-")  # the id it would have
+        for route in ("", "/spec", "/revisions", "/pods", "/events", "/usage", "/manifests"):
+            assert twin.get(f"{APPS}/default/shop{route}").status_code == 200, route
+        not_object = twin.post(f"{APPS}/default/shop/scale", json=[1], headers=AUTH)
+        assert not_object.status_code == 422 and not_object.json()["errors"][0]["path"] == "body"
+        assert twin.post(f"{APPS}/default/shop/terminate", headers=AUTH).status_code == 200
+    finally:
+        twin.close()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def history(request: pytest.FixtureRequest) -> Iterator[str]:
     url = request.getfixturevalue("history_url" if request.param == "sqlite" else "pg_url")

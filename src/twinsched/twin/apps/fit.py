@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from twinsched.model.document import Job, Pod, TwinDocument
-from twinsched.scheduling.framework import Unschedulable
+from twinsched.scheduling.framework import Reason, Unschedulable
 from twinsched.twin.apps.spec import AppSpec, PodTemplate
 from twinsched.twin.controller.replica import Replica
 
@@ -92,6 +92,9 @@ def unplaced(
     pods ``retire`` are gone and the ones before them are placed; [] when all fit."""
     if not add:
         return []
+    if not any(pool.nodes for pool in doc.nodepools):
+        return [Unplaced(pod.id, name, str(Reason.NO_ELIGIBLE_NODE), "the twin has no node")
+                for name, pod in add]  # fmt: skip
     work = doc.model_copy(deep=True)
     for job in work.jobs:
         job.pods = [p for p in job.pods if p.id not in retire]

@@ -168,8 +168,9 @@ class AppManager:
         doc = self._document()
         live = self._live(app, doc)
         retire, add = final(spec, active, live)
-        pods = [(t, twin_pod(f"{app.row.name}-check-{k}", spec.get(t), doc.timestamp))
-                for k, t in enumerate(add)]  # fmt: skip
+        row = app.row
+        pods = [(t, twin_pod(pod_id(row.namespace, row.name, spec.get(t), row.serial + k),
+                             spec.get(t), doc.timestamp)) for k, t in enumerate(add)]  # fmt: skip
         refused = fit.unplaced(doc, set(retire), pods)
         if refused:
             problems = [(f"pods[{k}]", f"template {u.template}: {u.reason}"

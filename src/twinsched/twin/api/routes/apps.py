@@ -93,6 +93,12 @@ async def _json(request: Request) -> Any:
         raise SpecError([("body", f"not JSON: {exc}")]) from None
 
 
+def _object(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise SpecError([("body", f"must be an object, got {type(data).__name__}")])
+    return data
+
+
 async def _spec(request: Request) -> AppSpec:
     return parse_spec(await _json(request))
 
@@ -154,7 +160,7 @@ async def update(request: Request, service: Service, namespace: NamePath, name: 
 async def scale(request: Request, service: Service, namespace: NamePath, name: NamePath,
                 author: AuthorQuery = None) -> Any:  # fmt: skip
     """``{"replicas": {"TEMPLATE": N}}``."""
-    body = ScaleBody.model_validate(await _json(request))
+    body = ScaleBody.model_validate(_object(await _json(request)))
     return await _change(request, service, author, "scale", namespace, name, body.replicas)
 
 
@@ -163,7 +169,7 @@ async def scale(request: Request, service: Service, namespace: NamePath, name: N
 async def rollback(request: Request, service: Service, namespace: NamePath, name: NamePath,
                    author: AuthorQuery = None) -> Any:  # fmt: skip
     """``{"revision": N}`` (or nothing: the newest earlier revision with another spec)."""
-    body = RollbackBody.model_validate(await _json(request))
+    body = RollbackBody.model_validate(_object(await _json(request)))
     return await _change(request, service, author, "rollback", namespace, name, body.revision)
 
 

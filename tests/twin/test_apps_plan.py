@@ -177,3 +177,54 @@ def test_a_spec_round_trips_and_changes_of_replicas_keep_the_digest() -> None:
     image = parse_spec({**full_spec(), "templates": [
         {**full_spec()["templates"][0], "image": "postgres:17"}]})  # fmt: skip
     assert image.templates[0].digest() != spec.templates[0].digest()
+
+
+def _service_with_app() -> tuple[Any, Any]:
+    """A twin (no history: the apps' tables in memory) with ``shop`` deployed, db placed."""
+    from tests.twin.conftest import tiny_document
+    from twinsched.twin.apps.manager import AppManager
+    from twinsched.twin.core.service import TwinService
+
+    service = TwinService(tiny_document())
+    manager = AppManager(service)
+    manager.register(app(api=1, web=0), "test")
+    manager.deploy("default", "shop", "test")
+    return service, manager
+
+
+def _phases(service: Any) -> dict[str, str]:
+    return {p.id: p.phase for j in service.document().jobs if j.id.startswith("app/")
+            for p in j.pods}  # fmt: skip
+
+
+def test_a_retired_pod_bound_in_the_same_instant_is_retired_again() -> None:
+    from twinsched.twin.core.deltas import StatePatch
+
+    service, manager = _service_with_app()
+    try:
+        (db,) = _phases(service)
+        manager.terminate("default", "shop", "test")
+        assert _phases(service) == {db: "Unschedulable"}
+        late = {"op": "pod", "pod": db, "phase": "Running", "node": "n1"}  # a controller's bind
+        service.apply(StatePatch.model_validate({"time": 0.0, "deltas": [late]}))
+        manager.poll()
+        assert _phases(service) == {db: "Succeeded"}
+        kinds = [e.kind for e in manager.events("default", "shop", 10)]
+        assert kinds[:3] == ["terminated", "scheduled", "terminated"]
+    finally:
+        manager.stop()
+
+
+def test_a_new_session_gets_the_apps_pods_again() -> None:
+    from tests.twin.conftest import tiny_document
+
+    service, manager = _service_with_app()
+    try:
+        (db,) = _phases(service)
+        service.replace(tiny_document(), source="another feed")  # a PUT: a new session
+        assert _phases(service) == {}
+        manager.poll()
+        (again,) = _phases(service)
+        assert again != db and again.startswith("default/shop/db-")
+    finally:
+        manager.stop()

@@ -61,7 +61,8 @@ class App:
 
 def memory_engine() -> Engine:
     """A private in-memory database for a twin without history."""
-    engine = sa.create_engine("sqlite://", poolclass=StaticPool)
+    engine = sa.create_engine("sqlite://", poolclass=StaticPool,
+                             connect_args={"check_same_thread": False})  # fmt: skip
     store.tables_metadata().create_all(engine, tables=[store.apps, store.revisions, store.events])
     return engine
 

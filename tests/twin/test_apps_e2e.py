@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.deploy.test_manifests import k8s_problem
 from tests.twin.process import TwinProcess, running_twin
 from tests.twin.test_controller import TOKEN, wait_for
 from tests.twin.test_controller_faults import controller
@@ -125,6 +126,11 @@ def lifecycle(client: AppsClient, spec: Path) -> None:
     assert set(scheduled) == set(pods) == set(added)
     db = next(p for p in pods if "/db-" in p)
     assert all(added[p] > scheduled[db] for p in pods if "/api-" in p)  # after its dependency
+
+    items = json.loads(cli_ok("manifests", "shop"))["items"]  # for a Kubernetes cluster
+    assert [k8s_problem(m) for m in items] == ["", "", ""]
+    assert {m["spec"]["template"]["spec"]["schedulerName"] for m in items} == {"twinsched"}
+    assert "scheduled" in cli_ok("pods", "shop")
 
     # update (new requests): a rolling replacement within max_unavailable = 1
     version, doc = client.get_versioned_state()

@@ -2,9 +2,11 @@
 
 Plain data in and out (patch bodies as bytes, samples as columns): the store knows nothing of
 the twin's types, the twin (``twin.core.service``) calls it. Tables: migrations
-``v0002_twin_history`` and ``v0007_twin_sessions`` (sessions, decisions).
+``v0002_twin_history`` and ``v0007_twin_sessions`` (sessions, decisions); applications,
+their revisions and pod events in ``apps.py`` (``v0009_apps``).
 """
 
+from twinsched.store.history import apps  # noqa: F401  (its tables join the metadata)
 from twinsched.store.history.lease import LeaseHeldError, LeaseLostError
 from twinsched.store.history.query import CompactResult, Series, Window, compact, read_window
 from twinsched.store.history.sessions import (

@@ -70,8 +70,10 @@ class AdvisedScheduler:
     the controller's injected fallback places them.
     """
 
-    def __init__(self, dag: DAG, advice: Advice) -> None:
-        self.dag, self.advice = dag, advice
+    def __init__(self, dag: DAG, advice: Advice, prefix: str = "") -> None:
+        """``prefix``: what the task pods' names add before the task's (the twin's
+        ``NAME/``)."""
+        self.dag, self.advice, self.prefix = dag, advice, prefix
         self.name = f"{ADVISED}:{advice.heuristic}"
         self._task = np.zeros(0, dtype=np.int64)
         self._planned = np.zeros(0, dtype=np.int64)
@@ -80,7 +82,7 @@ class AdvisedScheduler:
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         """Map pods to tasks and planned nodes by name (the twin's order may differ)."""
         self._platform = from_scenario(ctx.scenario)
-        tasks = {name: t for t, name in enumerate(self.dag.names)}
+        tasks = {self.prefix + name: t for t, name in enumerate(self.dag.names)}
         self._task = np.array([tasks.get(p, -1) for p in state.pods.names], dtype=np.int64)
         nodes = {name: i for i, name in enumerate(state.nodes.names)}
         self._planned = np.array([nodes.get(n, -1) for n in self.advice.node_names], np.int64)

@@ -1,0 +1,120 @@
+"""A submitted workflow run through the twin and the controller over it, on simulated time.
+
+The twin holds the task pods (``POST /workflows``: entry tasks pending, the others not
+arrived); the controller over the twin (``twin/controller/``, the one scheduling cycle) binds
+the pending ones. :class:`TwinWorkflowRun` plays the tasks themselves, as the VTE's feeder
+plays a trace's pods (``twin/feeder.py``), but on an event clock rather than the wall clock,
+so its makespan is the in-process replay's (:mod:`twinsched.workflows.orchestrate`):
+
+1. ``settle()``: the controller binds what it can (in one thread: its steps until idle);
+2. the binds come back from ``GET /changes``; each task ends at its start plus its run
+   (:func:`~twinsched.workflows.orchestrate.task_run`: stage-in, then work at the node's speed);
+3. at the next completion time, one ``PATCH /state`` marks the tasks that end then
+   ``Succeeded`` and releases (``Pending``) the children whose last parent they were.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from twinsched.errors import TwinschedError
+from twinsched.model.mirror import Mirror
+from twinsched.twin.client import TwinClient
+from twinsched.twin.workflow import WorkflowSubmission
+from twinsched.workflows.orchestrate import task_run
+from twinsched.workflows.platform import from_scenario
+from twinsched.workflows.pods import Gate
+from twinsched.workflows.submit import dag_of
+
+
+@dataclass(frozen=True)
+class TwinOutcome:
+    """What the run through the twin measured."""
+
+    workflow: str
+    makespan_s: float
+    bytes_moved: float
+    patches: int
+    start_s: float  # the twin's time at the start (the tasks' arrival)
+
+
+class TwinWorkflowRun:
+    """Plays the tasks of ``sub`` (already submitted) on the twin behind ``client``."""
+
+    def __init__(
+        self, client: TwinClient, sub: WorkflowSubmission, settle: Callable[[], None]
+    ) -> None:
+        self.client, self.sub, self.settle = client, sub, settle
+        self.version, doc = client.get_versioned_state()
+        scenario = Mirror.from_document(doc, "twin").scenario
+        assert scenario is not None
+        self.platform = from_scenario(scenario)
+        self.node_index = {name: i for i, name in enumerate(scenario.nodes.names)}
+        self.dag = dag_of(sub)
+        self.task = {sub.pod_id(t.id): i for i, t in enumerate(sub.tasks)}
+        self.gate = Gate(self.dag)
+        self.node = np.full(self.dag.n, -1, dtype=np.int64)
+        self.started = np.zeros(self.dag.n, dtype=bool)
+        self.ends: list[tuple[float, int]] = []
+        self.begin = doc.timestamp
+        self.moved = 0.0
+        self.patches = 0
+        self.finish = np.zeros(self.dag.n)
+        self.gpus: dict[int, list[int]] = {}  # GPUs each bound task holds
+
+    def run(self) -> TwinOutcome:
+        """Play until every task has succeeded; an error when tasks stay pending for good."""
+        while not self.gate.finished:
+            self.settle()
+            self._follow()
+            if not self.ends:
+                left = np.flatnonzero(~self.gate.done)[:5].tolist()
+                names = ", ".join(self.dag.names[t] for t in left)
+                raise TwinschedError(f"workflow {self.sub.name!r}: {names} never bound")
+            self._complete_next()
+        makespan = float(self.finish.max(initial=self.begin)) - self.begin
+        return TwinOutcome(self.sub.name, makespan, self.moved, self.patches, self.begin)
+
+    def _follow(self) -> None:
+        """The controller's binds of this workflow's tasks, from the twin's changes."""
+        more = True
+        while more:
+            answer = self.client.changes(self.version, limit=10_000)
+            self.version, more = int(answer["version"]), bool(answer.get("more"))
+            for change in answer["changes"]:
+                for delta in change["deltas"]:
+                    task = self.task.get(str(delta.get("pod")))
+                    if task is None or delta.get("phase") != "Running" or self.started[task]:
+                        continue
+                    self.gpus[task] = [int(g) for g in delta.get("gpus") or []]
+                    self._started(task, self.node_index[str(delta["node"])],
+                                  float(delta["start_s"]))  # fmt: skip
+
+    def _started(self, task: int, node: int, start: float) -> None:
+        seconds, moved = task_run(self.dag, self.platform, task, node, self.node)
+        self.node[task], self.started[task] = node, True
+        self.moved += moved
+        heapq.heappush(self.ends, (start + seconds, task))
+
+    def _complete_next(self) -> None:
+        """Every task that ends at the earliest completion time, and the tasks they release,
+        in one batch at that time."""
+        now = self.ends[0][0]
+        deltas: list[dict[str, object]] = []
+        released: list[int] = []
+        while self.ends and self.ends[0][0] == now:
+            _, task = heapq.heappop(self.ends)
+            self.finish[task] = now
+            node = self.platform.node_names[int(self.node[task])]
+            deltas.append({"op": "pod", "pod": self.sub.pod_id(self.dag.names[task]),
+                           "phase": "Succeeded", "node": node, "gpus": self.gpus[task]})  # fmt: skip
+            released += self.gate.complete(task)
+        for task in sorted(released):
+            deltas.append({"op": "pod", "pod": self.sub.pod_id(self.dag.names[task]),
+                           "phase": "Pending"})  # fmt: skip
+        self.client.patch(now, deltas)
+        self.patches += 1

@@ -148,8 +148,9 @@ def find_cycle(waits_for: list[set[int]]) -> list[int]:
         path.append(t)
         t = min(p for p in waits_for[t] if p in left)
     cycle = path[seen[t] :]
-    cycle.reverse()
-    return cycle
+    cycle.reverse()  # walked along parents: report in dependency order, from the lowest
+    first = cycle.index(min(cycle))
+    return cycle[first:] + cycle[:first]
 
 
 def pod_adds(sub: WorkflowSubmission, time: float) -> list[dict[str, Any]]:

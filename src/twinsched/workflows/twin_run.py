@@ -24,7 +24,9 @@ import numpy as np
 from twinsched.errors import TwinschedError
 from twinsched.model.mirror import Mirror
 from twinsched.twin.client import TwinClient
+from twinsched.twin.controller.run import Settings, TwinController
 from twinsched.twin.workflow import WorkflowSubmission
+from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler
 from twinsched.workflows.orchestrate import task_run
 from twinsched.workflows.platform import from_scenario
 from twinsched.workflows.pods import Gate
@@ -118,3 +120,32 @@ class TwinWorkflowRun:
                            "phase": "Pending"})  # fmt: skip
         self.client.patch(now, deltas)
         self.patches += 1
+
+
+def run_on_twin(
+    url: str,
+    token: str | None,
+    sub: WorkflowSubmission,
+    advice: Advice,
+    scheduler: str = ADVISED,
+    *,
+    seed: int = 0,
+) -> TwinOutcome:
+    """Play ``sub`` (submitted) on the twin at ``url`` with, in this thread, the controller
+    over the twin deciding with ``scheduler`` (``advised``: ``advice``'s nodes; else a
+    registered scheduler, taking the submitted priorities)."""
+    dag = dag_of(sub)
+    make = (lambda: AdvisedScheduler(dag, advice, prefix=f"{sub.name}/")) if scheduler == ADVISED else None
+    settings = Settings(scheduler=scheduler, wait_s=0.0, seed=seed, make=make)
+    with TwinClient(url, token) as client, TwinClient(url, token) as own:
+        controller = TwinController(own, settings)
+
+        def settle() -> None:  # the controller's turns until it has nothing to bind
+            while not controller.step():
+                pass
+
+        try:
+            return TwinWorkflowRun(client, sub, settle).run()
+        finally:
+            controller.stop.set()
+            controller.run()  # stopped: gives the session's controller lease back

@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -149,3 +150,59 @@ def run_on_twin(
         finally:
             controller.stop.set()
             controller.run()  # stopped: gives the session's controller lease back
+
+
+def submit_and_compare(
+    workflow: str,
+    advisor: str,
+    scheduler: str,
+    seed: int,
+    inputs_at: str,
+    failures: float,
+    twin: str | None,
+    token: str | None,
+    data: str | Path | None = None,
+) -> list[dict[str, object]]:
+    """``twinsched workflow submit``: the advisor's plan alone, the in-process replay through
+    the controller (on the twin's nodes with ``twin``, else synthetic-continuum's of
+    ``seed``) and, with ``twin``, the run through the twin; one row each."""
+    from twinsched.model.faults import FaultSpec
+    from twinsched.traces.synthetic import continuum
+    from twinsched.workflows.advisors import advise
+    from twinsched.workflows.orchestrate import WorkflowRun
+    from twinsched.workflows.submit import read_submission, submission_of
+    from twinsched.workflows.transfers import bytes_moved
+    from twinsched.workflows.wfcommons import find_instance, load_instance
+
+    if workflow.endswith(".json") and '"tasks"' in Path(workflow).read_text()[:4096]:
+        dag = dag_of(read_submission(workflow))
+    else:
+        dag = load_instance(find_instance(workflow, data), inputs_at=inputs_at)
+    if twin is not None:
+        with TwinClient(twin, token) as client:
+            cluster = Mirror.from_document(client.get_state(), "twin").scenario
+        assert cluster is not None
+    else:
+        cluster = continuum(seed, pods=0)
+    platform = from_scenario(cluster)
+    advice = advise(dag, platform, advisor)
+    faults = FaultSpec(rate_per_day=failures, mttr_s=600.0) if failures else None
+    out = WorkflowRun(dag, cluster, advice, scheduler, seed=seed, faults=faults).run()
+    rows: list[dict[str, object]] = [
+        {"path": f"{advisor} alone", "makespan_s": round(advice.plan.makespan, 3),
+         "GB_across_tiers": round(bytes_moved(dag, platform, advice.plan.node) / 1e9, 6),
+         "reruns": 0},
+        {"path": f"controller ({scheduler})", "makespan_s": round(out.makespan_s, 3),
+         "GB_across_tiers": round(out.bytes_moved / 1e9, 6), "reruns": out.reruns},
+    ]  # fmt: skip
+    if twin is not None:
+        if faults is not None:
+            raise TwinschedError("--failures is for the in-process replay only, not with --twin")
+        body = submission_of(dag, advice.priority)
+        with TwinClient(twin, token) as client:
+            client.submit_workflow(body)
+        sub = WorkflowSubmission.model_validate(body)
+        on_twin = run_on_twin(twin, token, sub, advice, scheduler, seed=seed)
+        rows.append({"path": f"twin ({scheduler})", "makespan_s": round(on_twin.makespan_s, 3),
+                     "GB_across_tiers": round(on_twin.bytes_moved / 1e9, 6), "reruns": 0})  # fmt: skip
+    return rows

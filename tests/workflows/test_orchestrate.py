@@ -3,6 +3,7 @@ heuristics as advisors, bytes across tiers, failures re-running lost tasks, bad 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from twinsched.model.faults import FaultSpec, NodeFault
 from twinsched.traces.synthetic import continuum
 from twinsched.twin.workflow import parse_submission
 from twinsched.workflows.advisors import advise
-from twinsched.workflows.dag import DataPlacement, build_dag
+from twinsched.workflows.dag import DAG, DataPlacement, build_dag
 from twinsched.workflows.orchestrate import Orchestration, WorkflowRun, run
 from twinsched.workflows.platform import from_scenario
 from twinsched.workflows.submit import dag_of, submission_of
@@ -31,11 +32,11 @@ def cluster() -> Scenario:
 
 
 @pytest.fixture(scope="module")
-def montage():  # type: ignore[no-untyped-def]
+def montage() -> DAG:
     return load_instance(find_instance(INSTANCE), inputs_at="edge")
 
 
-def check_order(dag, out: Orchestration, cluster: Scenario) -> None:  # type: ignore[no-untyped-def]
+def check_order(dag: DAG, out: Orchestration, cluster: Scenario) -> None:
     """Every task ran after its parents ended, for at least its work at its node's speed."""
     speed = from_scenario(cluster).speed
     for p, c in zip(dag.parent.tolist(), dag.child.tolist(), strict=True):
@@ -44,7 +45,9 @@ def check_order(dag, out: Orchestration, cluster: Scenario) -> None:  # type: ig
     assert np.all(run_s >= dag.work_s / speed[out.node] - 1e-9)
 
 
-def test_every_task_runs_once_after_its_parents_on_a_valid_state(montage, cluster) -> None:  # type: ignore[no-untyped-def]
+def test_every_task_runs_once_after_its_parents_on_a_valid_state(
+    montage: DAG, cluster: Scenario
+) -> None:
     advice = advise(montage, from_scenario(cluster), "heft")
     out = WorkflowRun(montage, cluster, advice, validate=True).run()  # invariants every step
     check_order(montage, out, cluster)
@@ -56,7 +59,9 @@ def test_every_task_runs_once_after_its_parents_on_a_valid_state(montage, cluste
     assert out.bytes_moved == pytest.approx(bytes_moved(montage, from_scenario(cluster), out.node))
 
 
-def test_same_inputs_same_result_and_any_cluster_scheduler_takes_the_advice(montage, cluster) -> None:  # type: ignore[no-untyped-def]
+def test_same_inputs_same_result_and_any_cluster_scheduler_takes_the_advice(
+    montage, cluster
+) -> None:  # type: ignore[no-untyped-def]
     a = run(montage, cluster, "lns", "advised", seed=4)
     b = run(montage, cluster, "lns", "advised", seed=4)
     assert a.makespan_s == b.makespan_s and np.array_equal(a.node, b.node)
@@ -68,14 +73,15 @@ def test_same_inputs_same_result_and_any_cluster_scheduler_takes_the_advice(mont
 
 def test_bytes_moved_counts_files_crossing_tiers_only() -> None:
     plat = platform([1, 1, 1], tiers=[0, 0, 1], tier_names=("edge", "cloud"))
-    dag = build_dag("d", ["a", "b", "c"], [1.0, 1.0, 1.0], [(0, 1, 10.0), (0, 2, 100.0)],
-                    inputs=[DataPlacement(0, 7.0, "edge"), DataPlacement(2, 5.0, "edge")])  # fmt: skip
+    inputs = [DataPlacement(0, 7.0, "edge"), DataPlacement(2, 5.0, "edge")]
+    edges = [(0, 1, 10.0), (0, 2, 100.0)]
+    dag = build_dag("d", ["a", "b", "c"], [1.0, 1.0, 1.0], edges, inputs=inputs)
     assert bytes_moved(dag, plat, np.array([0, 1, 2])) == 100.0 + 5.0  # a->c, input of c
     assert bytes_moved(dag, plat, np.array([0, 0, 0])) == 0.0
     assert bytes_moved(dag, plat, np.array([2, 2, 2])) == 7.0 + 5.0  # inputs only
 
 
-def test_a_node_failure_re_runs_the_tasks_it_was_running(montage, cluster) -> None:  # type: ignore[no-untyped-def]
+def test_a_node_failure_re_runs_the_tasks_it_was_running(montage: DAG, cluster: Scenario) -> None:
     advice = advise(montage, from_scenario(cluster), "heft")
     calm = WorkflowRun(montage, cluster, advice).run()
     # The node running the longest task, failing halfway through it, for good.
@@ -106,15 +112,17 @@ def body(**change: Any) -> dict[str, Any]:
         (lambda b: b["tasks"][0].update(parents=["c"]), "tasks", "cycle: a -> b -> c -> a"),
         (lambda b: b["tasks"][1].update(parents=["zz"]), "tasks[1].parents[0]", "unknown task"),
         (lambda b: b["tasks"][2]["reads"][0].update(task="q"), "tasks[2].reads[0].task", "'q'"),
-        (lambda b: b["tasks"][2]["reads"][0].update(size_bytes=1e16), "tasks[2].reads[0].size_bytes",
-         "less than or equal to 1000000000000000"),
+        (lambda b: b["tasks"][2]["reads"][0].update(size_bytes=1e16),
+         "tasks[2].reads[0].size_bytes", "less than or equal to 1000000000000000"),
         (lambda b: b["tasks"][0].update(work_s=-1), "tasks[0].work_s", "greater than or equal"),
         (lambda b: b["tasks"][0].update(cores=0), "tasks[0].cores", "greater than or equal to 1"),
         (lambda b: b["tasks"][2].update(id="a"), "tasks[2].id", "repeats task 'a'"),
         (lambda b: b.update(inputs_at="moon"), "inputs_at", "unknown nodepool 'moon'"),
     ],
 )  # fmt: skip
-def test_bad_submissions_name_the_field(edit, field: str, words: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_submissions_name_the_field(
+    edit: Callable[[dict[str, Any]], None], field: str, words: str
+) -> None:
     bad = body()
     edit(bad)
     with pytest.raises(DocumentError) as caught:
@@ -123,7 +131,7 @@ def test_bad_submissions_name_the_field(edit, field: str, words: str) -> None:  
     assert path == field and words in problem, caught.value
 
 
-def test_a_dag_survives_its_submission(montage) -> None:  # type: ignore[no-untyped-def]
+def test_a_dag_survives_its_submission(montage: DAG) -> None:
     prio = np.arange(montage.n, dtype=np.int64)
     back = dag_of(parse_submission(submission_of(montage, prio)))
     assert back.names == montage.names

@@ -118,8 +118,11 @@ def list_schedulers() -> None:
 @app.command()
 def submit(
     workflow: Annotated[
-        str, typer.Argument(help="WfCommons instance (name, prefix or path), or a workflow "
-                            "JSON file in the twin's POST /workflows format")  # fmt: skip
+        str,
+        typer.Argument(
+            help="WfCommons instance (name, prefix or path), or a workflow "
+            "JSON file in the twin's POST /workflows format"
+        ),
     ],
     advisor: Annotated[str, typer.Option(help="workflow heuristic proposing priorities")] = "heft",
     scheduler: Annotated[
@@ -132,8 +135,10 @@ def submit(
     ] = 0.0,
     twin: Annotated[
         str | None,
-        typer.Option(help="Submit to the twin at this URL and run it through the controller "
-                     "over the twin (write token: $TWINSCHED_TWIN_TOKEN)"),  # fmt: skip
+        typer.Option(
+            help="Submit to the twin at this URL and run it through the controller "
+            "over the twin (write token: $TWINSCHED_TWIN_TOKEN)"
+        ),
     ] = None,
     data: DataOpt = None,
 ) -> None:

@@ -89,7 +89,9 @@ def check_submission(sub: WorkflowSubmission, nodepools: set[str] | None = None)
     seen: dict[str, int] = {}
     for i, task in enumerate(sub.tasks):
         if task.id in seen:
-            raise DocumentError([(f"tasks[{i}].id", f"repeats task {task.id!r} (tasks[{seen[task.id]}])")])
+            raise DocumentError(
+                [(f"tasks[{i}].id", f"repeats task {task.id!r} (tasks[{seen[task.id]}])")]
+            )
         seen[task.id] = i
     for i, task in enumerate(sub.tasks):
         for k, parent in enumerate(task.parents):
@@ -174,4 +176,6 @@ def check_against(sub: WorkflowSubmission, doc: TwinDocument) -> None:
     taken = {p.id for job in doc.jobs for p in job.pods}
     for i, task in enumerate(sub.tasks):
         if sub.pod_id(task.id) in taken:
-            raise DocumentError([(f"tasks[{i}].id", f"pod {sub.pod_id(task.id)!r} is already in the twin")])
+            raise DocumentError(
+                [(f"tasks[{i}].id", f"pod {sub.pod_id(task.id)!r} is already in the twin")]
+            )

@@ -232,4 +232,3 @@ def run(
     return WorkflowRun(
         dag, scenario, advice, scheduler, seed=seed, faults=faults, validate=validate
     ).run()
-

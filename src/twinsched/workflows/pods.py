@@ -69,7 +69,8 @@ class Gate:
         self.done[task] = True
         kids = self.dag.children(task)
         self.waiting[kids] -= 1
-        return kids[self.waiting[kids] == 0].tolist()
+        released: list[int] = kids[self.waiting[kids] == 0].tolist()
+        return released
 
     @property
     def finished(self) -> bool:

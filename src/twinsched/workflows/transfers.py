@@ -50,9 +50,9 @@ def stage_in(dag: DAG, platform: Platform, task: int, node: I64) -> StageIn:
     for d in dag.inputs:
         if d.task != task:
             continue
-        src = platform.tier_index(d.location)
-        seconds = np.maximum(seconds, platform.transfer_s(d.size_bytes, src, tiers))
-        moved += np.where(tiers != src, d.size_bytes, 0.0)
+        held = platform.tier_index(d.location)
+        seconds = np.maximum(seconds, platform.transfer_s(d.size_bytes, held, tiers))
+        moved += np.where(tiers != held, d.size_bytes, 0.0)
     edges = dag.in_edges(task)
     if edges.size:
         where = node[dag.parent[edges]]  # (E,) nodes the parents ran on

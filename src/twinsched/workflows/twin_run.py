@@ -113,8 +113,9 @@ class TwinWorkflowRun:
             _, task = heapq.heappop(self.ends)
             self.finish[task] = now
             node = self.platform.node_names[int(self.node[task])]
-            deltas.append({"op": "pod", "pod": self.sub.pod_id(self.dag.names[task]),
-                           "phase": "Succeeded", "node": node, "gpus": self.gpus[task]})  # fmt: skip
+            pod = self.sub.pod_id(self.dag.names[task])
+            deltas.append({"op": "pod", "pod": pod, "phase": "Succeeded", "node": node,
+                           "gpus": self.gpus[task]})  # fmt: skip
             released += self.gate.complete(task)
         for task in sorted(released):
             deltas.append({"op": "pod", "pod": self.sub.pod_id(self.dag.names[task]),
@@ -136,7 +137,11 @@ def run_on_twin(
     over the twin deciding with ``scheduler`` (``advised``: ``advice``'s nodes; else a
     registered scheduler, taking the submitted priorities)."""
     dag = dag_of(sub)
-    make = (lambda: AdvisedScheduler(dag, advice, prefix=f"{sub.name}/")) if scheduler == ADVISED else None
+    make = (
+        (lambda: AdvisedScheduler(dag, advice, prefix=f"{sub.name}/"))
+        if scheduler == ADVISED
+        else None
+    )
     settings = Settings(scheduler=scheduler, wait_s=0.0, seed=seed, make=make)
     with TwinClient(url, token) as client, TwinClient(url, token) as own:
         controller = TwinController(own, settings)
@@ -204,5 +209,6 @@ def submit_and_compare(
         sub = WorkflowSubmission.model_validate(body)
         on_twin = run_on_twin(twin, token, sub, advice, scheduler, seed=seed)
         rows.append({"path": f"twin ({scheduler})", "makespan_s": round(on_twin.makespan_s, 3),
-                     "GB_across_tiers": round(on_twin.bytes_moved / 1e9, 6), "reruns": 0})  # fmt: skip
+                     "GB_across_tiers": round(on_twin.bytes_moved / 1e9, 6),
+                     "reruns": 0})  # fmt: skip
     return rows

@@ -3,7 +3,9 @@ heuristics as advisors, bytes across tiers, failures re-running lost tasks, bad 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -139,3 +141,22 @@ def test_a_dag_survives_its_submission(montage: DAG) -> None:
     assert np.array_equal(back.parent, montage.parent)
     assert np.array_equal(back.size_bytes, montage.size_bytes)
     assert back.input_bytes() == pytest.approx(montage.input_bytes())
+
+
+def test_the_cli_runs_a_workflow_file_and_names_the_field_of_a_bad_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from twinsched.cli.workflows import app
+
+    good = tmp_path / "wf.json"
+    good.write_text(json.dumps(body()))
+    result = CliRunner().invoke(app, ["submit", str(good), "--seed", "100"])
+    assert result.exit_code == 0, result.output
+    assert "controller (advised)" in result.output and "heft alone" in result.output
+    cyclic = body()
+    cyclic["tasks"][0]["parents"] = ["c"]
+    bad = tmp_path / "cyclic.json"
+    bad.write_text(json.dumps(cyclic))
+    result = CliRunner().invoke(app, ["submit", str(bad)])
+    assert result.exit_code != 0
+    assert "tasks: the workflow has a dependency cycle: a -> b -> c -> a" in result.output

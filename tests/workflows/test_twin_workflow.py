@@ -42,30 +42,31 @@ def twin(twin_url: str) -> Iterator[TwinClient]:
         yield client
 
 
+@pytest.mark.parametrize("scheduler", ["advised", "fgd"])
 def test_a_submitted_workflow_runs_through_the_controller_as_in_process(
-    twin: TwinClient, twin_url: str
+    twin: TwinClient, twin_url: str, scheduler: str
 ) -> None:
     cluster = continuum(3, pods=0)
     dag = load_instance(find_instance(INSTANCE), inputs_at="edge")
     advice = advise(dag, from_scenario(cluster), "heft")
-    sub = parse_submission(submission_of(dag, advice.priority))
-    expected = WorkflowRun(dag_of(sub), cluster, advice).run()
+    sub = parse_submission(submission_of(dag, advice.priority, name=f"montage-{scheduler}"))
+    expected = WorkflowRun(dag_of(sub), cluster, advice, scheduler).run()
 
     answer = twin.submit_workflow(sub.model_dump())
     assert answer["pods"] == dag.n and 0 < answer["pending"] < dag.n
     assert twin.workflow(sub.name)["tasks"][0]["id"] == dag.names[0]
-    out = run_on_twin(twin_url, TOKEN, sub, advice)
+    out = run_on_twin(twin_url, TOKEN, sub, advice, scheduler)
     assert out.makespan_s == pytest.approx(expected.makespan_s, rel=1e-12)
     assert out.bytes_moved == pytest.approx(expected.bytes_moved)
     doc = twin.get_state()
     job = next(j for j in doc.jobs if j.id == sub.name)
     assert len(job.pods) == dag.n and {p.phase for p in job.pods} == {"Succeeded"}
-    assert {p.scheduler for p in job.pods} == {"advised:heft"}
+    assert {p.scheduler for p in job.pods} == {expected.scheduler}
     placed = {p.id: p.node for p in job.pods}
     names = cluster.nodes.names
     for t, name in enumerate(dag.names):  # the same nodes as in process
         assert placed[f"{sub.name}/{name}"] == names[int(expected.node[t])]
-    assert frame(doc)["phases"]["Succeeded"] == dag.n  # what /ui shows
+    assert frame(doc)["phases"]["Succeeded"] >= dag.n  # what /ui shows
 
 
 def small(**change: Any) -> dict[str, Any]:

@@ -517,6 +517,7 @@ LONG: dict[str, str] = {
         "the controller over a twin runs until stopped: tests/twin/test_controller.py (a twin "
         "in a thread) and tests/twin/test_controller_faults.py (real processes)"
     ),
+    "docs/workflows.md: python bench/workflows_controller.py": BENCH,
     "docs/workflows.md: twinsched workflow run all --out out/workflows": (
         "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
     ),

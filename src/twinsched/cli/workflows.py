@@ -115,6 +115,46 @@ def list_schedulers() -> None:
     make_console(width=_WIDTH).print(table)
 
 
+@app.command()
+def submit(
+    workflow: Annotated[
+        str,
+        typer.Argument(
+            help="WfCommons instance (name, prefix or path), or a workflow "
+            "JSON file in the twin's POST /workflows format"
+        ),
+    ],
+    advisor: Annotated[str, typer.Option(help="workflow heuristic proposing priorities")] = "heft",
+    scheduler: Annotated[
+        str, typer.Option(help="advised (the advisor's nodes) or a registered scheduler")
+    ] = "advised",
+    seed: Annotated[int, int_opt("synthetic-continuum nodes and fault draws", 0, 2**31 - 1)] = 0,
+    inputs_at: InputsOpt = "edge",
+    failures: Annotated[
+        float, float_opt("node failures per node per day (model/faults.py)", 0, 100)
+    ] = 0.0,
+    twin: Annotated[
+        str | None,
+        typer.Option(
+            help="Submit to the twin at this URL and run it through the controller "
+            "over the twin (write token: $TWINSCHED_TWIN_TOKEN)"
+        ),
+    ] = None,
+    data: DataOpt = None,
+) -> None:
+    """Run a workflow through the cluster's scheduler controller: tasks become pods released
+    as their inputs complete, in the advisor's priority order; the advisor's plan alone,
+    the in-process replay and, with --twin, the run through the twin."""
+    import os
+
+    from twinsched.workflows.twin_run import submit_and_compare
+
+    with expected_errors():
+        rows = submit_and_compare(workflow, advisor, scheduler, seed, inputs_at, failures,
+                                  twin, os.environ.get("TWINSCHED_TWIN_TOKEN"), data)  # fmt: skip
+    make_console(width=_WIDTH).print(_table(rows, f"{workflow} · advisor {advisor}"))
+
+
 def _table(rows: list[dict[str, object]], title: str) -> Table:
     from rich import box
     from rich.text import Text

@@ -128,6 +128,19 @@ class TwinClient:
         response = self._send("PATCH", "/state", content=body, headers=_JSON, params=params)
         return PatchResult.model_validate_json(response.content)
 
+    # -- workflows ------------------------------------------------------------------------------
+    def submit_workflow(self, submission: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /workflows``: its task pods added (``twin/workflow.py``); what it did."""
+        params = {"session": self.session} if self.session is not None else None
+        result: dict[str, Any] = self._send("POST", "/workflows", json=submission,
+                                            params=params).json()  # fmt: skip
+        return result
+
+    def workflow(self, name: str) -> dict[str, Any]:
+        """``GET /workflows/NAME``: the workflow as submitted."""
+        result: dict[str, Any] = self._send("GET", f"/workflows/{name}").json()
+        return result
+
     # -- changes and the controller lease ---------------------------------------------------------
     def changes(
         self, since: int, *, wait: float = 0.0, limit: int = 10_000, exclude: str | None = None

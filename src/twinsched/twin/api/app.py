@@ -37,6 +37,7 @@ from twinsched.twin.api.routes import (
     predict,
     state,
     views,
+    workflows,
 )
 from twinsched.twin.api.routes.apps import close_apps, install_apps
 from twinsched.twin.api.routes.ui import install_ui
@@ -77,6 +78,7 @@ def create_app(
         lifespan=_lifespan,
     )
     app.state.settings, app.state.service, app.state.owns_history = settings, service, owned
+    app.state.workflows = {}  # submitted workflows by name (routes/workflows.py)
     app.state.registry, http_metrics = registry_for(
         service, lambda: _broker_stats(app), lambda: getattr(app.state, "mirror_stats", None)
     )
@@ -87,7 +89,7 @@ def create_app(
     app.add_exception_handler(LeaseLostError, _database_error)
     for router in (state.router, views.router, history.router, decisions.router,
                    explain.router, broker.router, predict.router, ops.router,
-                   changes.router):  # fmt: skip
+                   changes.router, workflows.router):  # fmt: skip
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)

@@ -1,0 +1,92 @@
+"""Workflow heuristics alone vs the same heuristics as advisors to the cluster's controller.
+
+On the WfCommons instances (``DATA/wfcommons_instances``) over the nodes of
+``synthetic-continuum`` (``traces.synthetic.continuum(seed, pods=0)``: 24 edge, 48 cloud,
+16 HPC nodes drawn per seed), with every external input starting at the edge, for held-out
+seeds (none used while building this): makespan and bytes moved between tiers
+(``workflows/transfers.py``) for
+
+* ``alone``: the heuristic's own plan (``workflows/heuristics.py``, today's path);
+* ``SCHEDULER``: the workflow's tasks as pods through the ``SchedulerController``, released
+  as their inputs complete, in the heuristic's priority order; nodes from ``advised`` (the
+  heuristic's plan, else the earliest finish) or from any registered scheduler of the
+  cluster (``--schedulers fgd,bestfit``; ``fgd+data`` once the data score exists).
+
+Prints one row per (advisor, path): mean ± standard error over instances x seeds of the
+makespan relative to the same heuristic alone, of the makespan (s) and of the bytes moved
+between tiers (GB).
+
+Run: ``.venv/bin/python bench/workflows_controller.py [--seeds 100,101,102,103,104]
+[--advisors heft,cpop,lns] [--schedulers advised,fgd,bestfit] [--instances all]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from twinsched.traces.synthetic import continuum
+from twinsched.workflows.advisors import advise
+from twinsched.workflows.orchestrate import WorkflowRun
+from twinsched.workflows.platform import from_scenario
+from twinsched.workflows.transfers import bytes_moved
+from twinsched.workflows.wfcommons import find_instance, instance_paths, load_instance
+
+HELD_OUT = "100,101,102,103,104"  # development used seeds 0-10
+
+
+def mean_se(values: list[float]) -> str:
+    a = np.asarray(values, dtype=np.float64)
+    se = a.std(ddof=1) / np.sqrt(a.size) if a.size > 1 else 0.0
+    return f"{a.mean():8.3f} ± {se:6.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", default=HELD_OUT)
+    parser.add_argument("--advisors", default="heft,cpop,lns")
+    parser.add_argument("--schedulers", default="advised,fgd,bestfit",
+                        help="advised, or registered schedulers of the cluster")  # fmt: skip
+    parser.add_argument("--instances", default="all", help="comma-separated names or all")
+    parser.add_argument("--inputs-at", default="edge")
+    args = parser.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    names = list(instance_paths()) if args.instances == "all" else args.instances.split(",")
+    advisors, schedulers = args.advisors.split(","), args.schedulers.split(",")
+    dags = [load_instance(find_instance(n), inputs_at=args.inputs_at) for n in names]
+    ratio: dict[tuple[str, str], list[float]] = {}
+    span: dict[tuple[str, str], list[float]] = {}
+    moved: dict[tuple[str, str], list[float]] = {}
+    began = time.perf_counter()
+    for seed in seeds:
+        cluster = continuum(seed, pods=0)
+        platform = from_scenario(cluster)
+        for dag in dags:
+            for advisor in advisors:
+                advice = advise(dag, platform, advisor)
+                alone = advice.plan.makespan
+                ratio.setdefault((advisor, "alone"), []).append(1.0)
+                span.setdefault((advisor, "alone"), []).append(alone)
+                moved.setdefault((advisor, "alone"), []).append(
+                    bytes_moved(dag, platform, advice.plan.node) / 1e9
+                )
+                for scheduler in schedulers:
+                    out = WorkflowRun(dag, cluster, advice, scheduler, seed=seed).run()
+                    ratio.setdefault((advisor, scheduler), []).append(out.makespan_s / alone)
+                    span.setdefault((advisor, scheduler), []).append(out.makespan_s)
+                    moved.setdefault((advisor, scheduler), []).append(out.bytes_moved / 1e9)
+    pairs = len(seeds) * len(dags)
+    took = time.perf_counter() - began
+    print(f"{len(dags)} WfCommons instances x seeds {args.seeds} ({pairs} pairs), inputs at "
+          f"{args.inputs_at}, synthetic-continuum nodes; {took:.1f} s")  # fmt: skip
+    print(f"{'advisor':<10} {'path':<10} {'makespan / alone':>20} {'makespan s':>22} "
+          f"{'GB across tiers':>20}")  # fmt: skip
+    for row in ratio:
+        print(f"{row[0]:<10} {row[1]:<10} {mean_se(ratio[row]):>20} "
+              f"{mean_se(span[row]):>22} {mean_se(moved[row]):>20}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

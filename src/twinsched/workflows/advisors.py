@@ -1,0 +1,110 @@
+"""The list-scheduling heuristics as advisors to the cluster's scheduler controller.
+
+A heuristic (``heft``, ``cpop``, ``lns``, ..., ``portfolio``: :mod:`twinsched.workflows.registry`)
+plans the whole workflow on the platform as today; its plan becomes :class:`Advice`:
+
+* **priorities**: the plan's placement order, first placed highest, as the task pods'
+  priorities: the controller's queue sort (priority first) takes released tasks in that order;
+* **nodes**: the node the plan gave each task. :class:`AdvisedScheduler` is a scheduler of the
+  controller (``scheduling/framework.py``'s protocol): it proposes the planned node when the
+  filters let the task go there now, else the eligible node where the task would end first
+  (its inputs' stage-in, then its work at the node's speed; lowest index on ties). The
+  controller validates the answer and binds it, as any scheduler's.
+
+Any registered scheduler of the cluster (``fgd``, ``bestfit``, later ``fgd+data``) can take
+the advised priorities instead of the advised nodes: :func:`twinsched.workflows.orchestrate.run`
+takes the scheduler by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import I64, BoolA
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.framework import (
+    Decision,
+    Placement,
+    PodView,
+    Reason,
+    RunContext,
+    Unschedulable,
+)
+from twinsched.workflows.dag import DAG
+from twinsched.workflows.placement import Schedule
+from twinsched.workflows.platform import Platform, from_scenario
+from twinsched.workflows.registry import create
+from twinsched.workflows.transfers import stage_in
+
+ADVISED = "advised"  # the scheduler name that follows the advisor's nodes
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What a heuristic proposes: a priority per task and a planned node (by name) per task."""
+
+    heuristic: str
+    priority: I64
+    node_names: tuple[str, ...]
+    plan: Schedule
+
+
+def advise(dag: DAG, platform: Platform, heuristic: str) -> Advice:
+    """Plan ``dag`` on ``platform`` with ``heuristic``; its order and nodes as advice."""
+    plan = create(heuristic).schedule(dag, platform)
+    if not plan.ok:
+        raise TwinschedError(f"{heuristic} cannot plan workflow {dag.name!r}: {plan.reason}")
+    priority = np.zeros(dag.n, dtype=np.int64)
+    priority[plan.order] = np.arange(dag.n, 0, -1)  # first placed: highest
+    names = tuple(platform.node_names[int(n)] for n in plan.node.tolist())
+    return Advice(heuristic, priority, names, plan)
+
+
+class AdvisedScheduler:
+    """Places a workflow's task pods where the advice says, or where they end first.
+
+    Pods that are not tasks of the workflow (other jobs of a twin session) get no decision:
+    the controller's injected fallback places them.
+    """
+
+    def __init__(self, dag: DAG, advice: Advice, prefix: str = "") -> None:
+        """``prefix``: what the task pods' names add before the task's (the twin's
+        ``NAME/``)."""
+        self.dag, self.advice, self.prefix = dag, advice, prefix
+        self.name = f"{ADVISED}:{advice.heuristic}"
+        self._task = np.zeros(0, dtype=np.int64)
+        self._planned = np.zeros(0, dtype=np.int64)
+        self._platform: Platform | None = None
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        """Map pods to tasks and planned nodes by name (the twin's order may differ)."""
+        self._platform = from_scenario(ctx.scenario)
+        tasks = {self.prefix + name: t for t, name in enumerate(self.dag.names)}
+        self._task = np.array([tasks.get(p, -1) for p in state.pods.names], dtype=np.int64)
+        nodes = {name: i for i, name in enumerate(state.nodes.names)}
+        self._planned = np.array([nodes.get(n, -1) for n in self.advice.node_names], np.int64)
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        task = int(self._task[pod.index]) if pod.index < self._task.size else -1
+        if task < 0 or self._platform is None:
+            return Unschedulable(Reason.NO_DECISION, "not a task of the advised workflow")
+        planned = int(self._planned[task])
+        if planned >= 0 and eligible[planned]:
+            return Placement(planned)
+        if not eligible.any():
+            return Unschedulable(Reason.NO_ELIGIBLE_NODE, "no eligible node")
+        node_of_task = self.task_nodes(state)
+        wait = stage_in(self.dag, self._platform, task, node_of_task).seconds
+        end = wait + self.dag.work_s[task] / self._platform.speed
+        end = np.where(eligible, end, np.inf)
+        return Placement(int(np.argmin(end)))
+
+    def task_nodes(self, state: ClusterState) -> I64:
+        """Per task, the node its pod ran or runs on (-1: not bound yet)."""
+        node = np.full(self.dag.n, -1, dtype=np.int64)
+        mine = self._task >= 0
+        node[self._task[mine]] = state.pod_node[: self._task.size][mine]
+        return node

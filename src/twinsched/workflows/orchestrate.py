@@ -1,0 +1,234 @@
+"""A workflow through the cluster's scheduler controller: the in-process replay.
+
+The two levels meet here. The workflow's tasks become pods of the cluster
+(:func:`twinsched.workflows.pods.task_pods`) with an advisor's priorities; the entry tasks
+arrive at time 0, and each other task arrives (``Arrive``) when its last parent completes
+(:class:`~twinsched.workflows.pods.Gate`). Every time something happens, one cycle of the
+one :class:`~twinsched.scheduling.controller.SchedulerController` (queue sort, filters, the
+scheduler, validation, fallback, Bind) decides the pending tasks; a class that found no node
+is skipped for the rest of the cycle, as on the twin (``twin/controller/replica.py``). A
+bound task first waits for its inputs (:func:`~twinsched.workflows.transfers.stage_in`:
+from its parents' nodes, external inputs from their tier), then runs its work at the node's
+speed (:func:`task_run`).
+
+With faults (``model/faults.py``, drawn by ``sim/faults.py`` per seed), a node that goes down
+takes its running tasks with it: they are unbound, pending again, and run again from the
+start (their completion already scheduled is ignored); the filters keep them off the node
+until it is back. Outputs of completed tasks are kept (the tier's storage), so only the
+running tasks are lost. The same scenario, advice, scheduler and seed give the same result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import F64, I64, Scenario
+from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Release, Unbind
+from twinsched.model.state import ClusterState
+from twinsched.scheduling import registry
+from twinsched.scheduling.controller import Binding, SchedulerController, queue_order
+from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
+from twinsched.sim.engine import Engine, Kind
+from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler
+from twinsched.workflows.dag import DAG
+from twinsched.workflows.platform import Platform, from_scenario
+from twinsched.workflows.pods import Gate, task_pods
+from twinsched.workflows.transfers import stage_in
+
+if TYPE_CHECKING:
+    from twinsched.model.faults import FaultSpec
+
+
+@dataclass(frozen=True)
+class Orchestration:
+    """What the replay measured: makespan, bytes across tiers, re-runs and where tasks ran."""
+
+    workflow: str
+    advisor: str
+    scheduler: str
+    makespan_s: float
+    bytes_moved: float
+    reruns: int  # task runs lost to a node failure and started again
+    node_failures: int
+    node: I64  # per task, the node of its last (completed) run
+    start: F64  # per task, when its last run was bound
+    finish: F64
+    fallbacks: int
+
+    def row(self) -> dict[str, object]:
+        """The figures as one table row."""
+        return {"workflow": self.workflow, "advisor": self.advisor, "scheduler": self.scheduler,
+                "makespan_s": self.makespan_s, "bytes_moved": self.bytes_moved,
+                "reruns": self.reruns, "node_failures": self.node_failures,
+                "fallbacks": self.fallbacks}  # fmt: skip
+
+
+def task_run(
+    dag: DAG, platform: Platform, task: int, node: int, node_of_task: I64
+) -> tuple[float, float]:
+    """(seconds from bind to completion, bytes across tiers) of ``task`` on ``node``: its
+    inputs' stage-in, then its work at the node's speed."""
+    wait = stage_in(dag, platform, task, node_of_task)
+    run = float(dag.work_s[task]) / float(platform.speed[node])
+    return float(wait.seconds[node]) + run, float(wait.bytes_moved[node])
+
+
+def make_scheduler(name: str, dag: DAG, advice: Advice) -> Scheduler:
+    """``advised`` (the advisor's nodes) or any registered scheduler of the cluster."""
+    if name == ADVISED:
+        return AdvisedScheduler(dag, advice)
+    return registry.create(name)
+
+
+class WorkflowRun:
+    """One workflow on one cluster (``scenario``'s nodes and links; its pods are ignored)."""
+
+    def __init__(
+        self,
+        dag: DAG,
+        scenario: Scenario,
+        advice: Advice,
+        scheduler: str = ADVISED,
+        *,
+        seed: int = 0,
+        faults: FaultSpec | None = None,
+        horizon_s: float | None = None,
+        fallback: str | None = DEFAULT_FALLBACK,
+        validate: bool = False,
+    ) -> None:
+        pods = task_pods(dag, advice.priority, scenario.labels)
+        self.dag, self.advice, self.scheduler_name = dag, advice, scheduler
+        self.scenario = replace(scenario, pods=pods)
+        self.platform = from_scenario(self.scenario)
+        self.state = ClusterState(scenario.nodes, pods, scenario.links, validate=validate)
+        ctx = RunContext.create(self.scenario, seed, pods)
+        self.control = SchedulerController(
+            self.state, make_scheduler(scheduler, dag, advice), ctx,
+            registry.create(fallback) if fallback else None, queue_order,
+        )  # fmt: skip
+        self.engine = Engine()
+        self.gate = Gate(dag)
+        self.faults: list[tuple[float, int, bool]] = []
+        if faults is not None and faults.enabled:
+            from twinsched.sim.faults import fault_schedule
+
+            horizon = horizon_s if horizon_s is not None else 10.0 * advice.plan.makespan + 1.0
+            self.faults = fault_schedule(faults, scenario.nodes, horizon, seed)
+        self.attempt = np.zeros(dag.n, dtype=np.int64)  # runs started per task
+        self.start = np.zeros(dag.n)
+        self.finish = np.zeros(dag.n)
+        self.moved = 0.0
+        self.reruns = self.failures = 0
+        self._runs: list[tuple[int, int]] = []  # completion payload -> (task, attempt)
+        self._cycle_due = False
+
+    def run(self) -> Orchestration:
+        """Replay to the end; a task left pending when nothing can happen is an error."""
+        for t in self.gate.entry():
+            self.state.apply(Arrive(t))
+        for k, (time, _, _) in enumerate(self.faults):
+            self.engine.at(time, Kind.NODE, k)
+        self._due(0.0)
+        while self.engine.step(self._handle):
+            if self.gate.finished:
+                break
+        self.control.finish()
+        if not self.gate.finished:
+            left = [self.dag.names[t] for t in np.flatnonzero(~self.gate.done)[:5].tolist()]
+            raise TwinschedError(
+                f"workflow {self.dag.name!r}: tasks never ran ({', '.join(left)}, ...): "
+                "no node of the cluster can take them"
+            )
+        return Orchestration(
+            self.dag.name, self.advice.heuristic, self.control.scheduler.name,
+            float(self.finish.max(initial=0.0)), self.moved, self.reruns, self.failures,
+            self.state.pod_node.copy(), self.start.copy(), self.finish.copy(),
+            sum(self.control.fallbacks.values()),
+        )  # fmt: skip
+
+    # -- events ------------------------------------------------------------------------------
+    def _due(self, now: float) -> None:
+        if not self._cycle_due:
+            self._cycle_due = True
+            self.engine.at(now, Kind.SCHEDULE)
+
+    def _handle(self, kind: Kind, payload: int) -> None:
+        now = self.engine.clock.now()
+        if kind is Kind.SCHEDULE:
+            self._cycle_due = False
+            self.cycle(now)
+            return
+        if kind is Kind.COMPLETE:
+            self._complete(payload, now)
+        elif kind is Kind.NODE:
+            self._node(payload)
+        self._due(now)
+
+    def _complete(self, payload: int, now: float) -> None:
+        task, attempt = self._runs[payload]
+        if attempt != self.attempt[task] or self.state.phase[task] != Phase.RUNNING:
+            return  # a run lost to a node failure
+        self.state.apply(Release(task))
+        self.finish[task] = now
+        for child in self.gate.complete(task):
+            self.state.apply(Arrive(child))
+
+    def _node(self, k: int) -> None:
+        _, node, up = self.faults[k]
+        if up:
+            self.state.apply(NodeUp(node))
+            return
+        self.state.apply(NodeDown(node))
+        self.failures += 1
+        lost = (self.state.phase == Phase.RUNNING) & (self.state.pod_node == node)
+        for task in np.flatnonzero(lost).tolist():
+            self.state.apply(Unbind(task))
+            self.reruns += 1
+
+    # -- one cycle ---------------------------------------------------------------------------
+    def cycle(self, now: float) -> list[Binding]:
+        """Decide and bind the pending tasks; each bound task's completion is scheduled."""
+        pending = np.flatnonzero(self.state.phase == Phase.PENDING).tolist()
+        failed: set[int] = set()
+        binds: list[Binding] = []
+        outcomes = self.control.schedule(pending, explain=False,
+                                         skip=lambda pod: pod.cls in failed)  # fmt: skip
+        for i, outcome in outcomes:
+            if isinstance(outcome, Binding):
+                binds.append(outcome)
+                self._started(outcome.pod, outcome.node, now)
+            else:
+                failed.add(self.control.views[i].cls)
+        return binds
+
+    def _started(self, task: int, node: int, now: float) -> None:
+        seconds, moved = task_run(self.dag, self.platform, task, node, self.state.pod_node)
+        self.moved += moved
+        self.attempt[task] += 1
+        self.start[task] = now
+        self._runs.append((task, int(self.attempt[task])))
+        self.engine.at(now + seconds, Kind.COMPLETE, len(self._runs) - 1)
+
+
+def run(
+    dag: DAG,
+    scenario: Scenario,
+    advisor: str = "heft",
+    scheduler: str = ADVISED,
+    *,
+    seed: int = 0,
+    faults: FaultSpec | None = None,
+    validate: bool = False,
+) -> Orchestration:
+    """``dag`` through the controller on ``scenario``'s cluster: ``advisor``'s priorities,
+    and nodes from ``scheduler`` (``advised``: the advisor's; else a registered scheduler)."""
+    from twinsched.workflows.advisors import advise
+
+    advice = advise(dag, from_scenario(scenario), advisor)
+    return WorkflowRun(
+        dag, scenario, advice, scheduler, seed=seed, faults=faults, validate=validate
+    ).run()

@@ -1,0 +1,106 @@
+"""A workflow submitted to a twin session runs through the controller over the twin (uvicorn in
+a thread, SQLite history): its task pods in the twin's state, bound by the advised scheduler,
+with the in-process replay's makespan and bytes; bad submissions are refused, nothing stored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.twin.browser import twin_in_thread
+from twinsched.model.convert import scenario_to_document
+from twinsched.traces.synthetic import continuum
+from twinsched.twin.client import TwinClient, TwinClientError
+from twinsched.twin.core.dashboard import frame
+from twinsched.twin.workflow import parse_submission
+from twinsched.workflows.advisors import advise
+from twinsched.workflows.orchestrate import WorkflowRun
+from twinsched.workflows.platform import from_scenario
+from twinsched.workflows.submit import dag_of, submission_of
+from twinsched.workflows.twin_run import run_on_twin
+from twinsched.workflows.wfcommons import find_instance, load_instance
+
+TOKEN = "workflow-test-token-0123456789abc"
+INSTANCE = "montage-chameleon-2mass-005d-001"  # 58 tasks
+
+
+@pytest.fixture(scope="module")
+def twin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A twin holding the nodes of synthetic-continuum seed 3 (no pod)."""
+    with twin_in_thread(tmp_path_factory.mktemp("twin-workflow"), TOKEN) as url:
+        with TwinClient(url, TOKEN) as client:
+            client.put_state(scenario_to_document(continuum(3, pods=0)), source="workflow test")
+        yield url
+
+
+@pytest.fixture
+def twin(twin_url: str) -> Iterator[TwinClient]:
+    with TwinClient(twin_url, TOKEN) as client:
+        yield client
+
+
+@pytest.mark.parametrize("scheduler", ["advised", "fgd"])
+def test_a_submitted_workflow_runs_through_the_controller_as_in_process(
+    twin: TwinClient, twin_url: str, scheduler: str
+) -> None:
+    cluster = continuum(3, pods=0)
+    dag = load_instance(find_instance(INSTANCE), inputs_at="edge")
+    advice = advise(dag, from_scenario(cluster), "heft")
+    sub = parse_submission(submission_of(dag, advice.priority, name=f"montage-{scheduler}"))
+    expected = WorkflowRun(dag_of(sub), cluster, advice, scheduler).run()
+
+    answer = twin.submit_workflow(sub.model_dump())
+    assert answer["pods"] == dag.n and 0 < answer["pending"] < dag.n
+    assert twin.workflow(sub.name)["tasks"][0]["id"] == dag.names[0]
+    out = run_on_twin(twin_url, TOKEN, sub, advice, scheduler)
+    assert out.makespan_s == pytest.approx(expected.makespan_s, rel=1e-12)
+    assert out.bytes_moved == pytest.approx(expected.bytes_moved)
+    doc = twin.get_state()
+    job = next(j for j in doc.jobs if j.id == sub.name)
+    assert len(job.pods) == dag.n and {p.phase for p in job.pods} == {"Succeeded"}
+    assert {p.scheduler for p in job.pods} == {expected.scheduler}
+    placed = {p.id: p.node for p in job.pods}
+    names = cluster.nodes.names
+    for t, name in enumerate(dag.names):  # the same nodes as in process
+        assert placed[f"{sub.name}/{name}"] == names[int(expected.node[t])]
+    assert frame(doc)["phases"]["Succeeded"] >= dag.n  # what /ui shows
+
+
+def small(**change: Any) -> dict[str, Any]:
+    tasks = [{"id": "a", "work_s": 1.0}, {"id": "b", "work_s": 2.0, "parents": ["a"]}]
+    return {"name": "small", "inputs_at": "edge", "tasks": tasks, **change}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (small(tasks=[{"id": "a", "work_s": 1, "parents": ["b"]},
+                      {"id": "b", "work_s": 1, "parents": ["a"]}]), "tasks"),  # a cycle
+        (small(tasks=[{"id": "a", "work_s": 1, "parents": ["nope"]}]), "tasks[0].parents[0]"),
+        (small(tasks=[{"id": "a", "work_s": 1e13}]), "tasks[0].work_s"),
+        (small(tasks=[{"id": "a", "work_s": 1, "reads": [{"size_bytes": -1}]}]),
+         "tasks[0].reads[0].size_bytes"),
+        (small(inputs_at="moon"), "inputs_at"),
+    ],
+)  # fmt: skip
+def test_bad_submissions_are_refused_naming_the_field_and_nothing_is_stored(
+    twin: TwinClient, twin_url: str, body: dict[str, Any], field: str
+) -> None:
+    before = twin.get_versioned_state()
+    url = twin_url + "/api/v1/workflows"
+    answer = httpx.post(url, json=body, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert answer.status_code == 422, answer.text
+    assert field in answer.text, answer.text
+    after = twin.get_versioned_state()
+    assert after[0] == before[0]
+    assert all(j.id != "small" for j in after[1].jobs)
+    assert httpx.get(url + "/small").status_code == 404
+
+
+def test_a_task_pod_already_in_the_twin_is_refused(twin: TwinClient) -> None:
+    twin.submit_workflow(small(name="twice"))
+    with pytest.raises(TwinClientError, match="already in the twin"):
+        twin.submit_workflow(small(name="twice"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.learning.agent_fuzzing import fuzz
 
-EXAMPLES = 40  # about 15-25 s on this machine
+EXAMPLES = 20  # bench/fuzz_agents.py runs more
 
 
 def test_hostile_agent_files_are_refused_clearly_by_check_and_run_alike(tmp_path: Path) -> None:

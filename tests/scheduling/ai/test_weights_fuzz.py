@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tests.scheduling.ai.weights_fuzzing import Tally, check, hostile_models
 
-EXAMPLES = 60
+EXAMPLES = 30  # bench/fuzz_cards.py runs more
 
 
 def test_hostile_weights_are_refused_and_valid_ones_load(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import typer
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import broker_opt, float_opt, int_opt, out_path_opt, split_list
+from twinsched.cli.security import RequireReadOpt, SslCaOpt, SslCertOpt, SslKeyOpt, tls_kwargs
 from twinsched.cli.servers import quiet_gc
 from twinsched.cli.twin_snapshot import snapshot
 from twinsched.cli.twin_whatif import whatif
@@ -113,6 +114,10 @@ def serve(
     mirror_interval: Annotated[
         float, float_opt("Seconds between two reads of --mirror.", 0, 86400, open_lo=True)
     ] = 15.0,
+    require_read_token: RequireReadOpt = False,
+    ssl_certfile: SslCertOpt = None,
+    ssl_keyfile: SslKeyOpt = None,
+    ssl_ca_certs: SslCaOpt = None,
 ) -> None:
     """Serve the twin under /api/v1; it restores its latest state from the database.
 
@@ -125,7 +130,10 @@ def serve(
         from twinsched.twin.api.app import close_app, create_app
         from twinsched.twin.core.settings import TwinSettings
 
-        settings = TwinSettings.from_env(token=token, db=db, dev=dev or None)
+        read = require_read_token or None
+        settings = TwinSettings.from_env(token=token, db=db, dev=dev or None,
+                                         read_token_required=read)  # fmt: skip
+        tls = tls_kwargs(ssl_certfile, ssl_keyfile, ssl_ca_certs)
         document = _preload(snapshot, trace, variant, data, scenario, db)  # before the lease
         from twinsched.learning.forecasters import make_forecaster
 
@@ -148,7 +156,7 @@ def serve(
     try:
         uvicorn.run(
             application, host=host, port=port, log_level=log_level, access_log=False,
-            timeout_graceful_shutdown=GRACE_S,
+            timeout_graceful_shutdown=GRACE_S, **tls,
         )  # fmt: skip
     finally:
         if consumer is not None:

@@ -11,7 +11,19 @@ import typer
 
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import DbOpt, ModelsDirOpt, int_opt
+from twinsched.cli.security import (
+    RequireReadOpt,
+    SslCaOpt,
+    SslCertOpt,
+    SslKeyOpt,
+    TokensDbOpt,
+    scheme,
+    tls_kwargs,
+    verifier,
+)
 from twinsched.errors import TwinschedError
+
+TOKEN_ENV = "TWINSCHED_UI_TOKEN"
 
 
 def ui_command(
@@ -19,6 +31,14 @@ def ui_command(
     port: Annotated[int, int_opt("Port to bind.", 1, 65535)] = 8383,
     db: DbOpt = None,
     models_dir: ModelsDirOpt = None,
+    token: Annotated[
+        str | None, typer.Option(envvar=TOKEN_ENV, help=f"An admin token [env {TOKEN_ENV}].")
+    ] = None,
+    tokens_db: TokensDbOpt = None,
+    require_read_token: RequireReadOpt = False,
+    ssl_certfile: SslCertOpt = None,
+    ssl_keyfile: SslKeyOpt = None,
+    ssl_ca_certs: SslCaOpt = None,
 ) -> None:
     """Browse, filter and compare the stored runs, open sweep reports and the registered
     models' cards, in a web page (read-only)."""
@@ -28,9 +48,13 @@ def ui_command(
         from twinsched.explorer.app import create_app
         from twinsched.store import list_runs
 
+        tls = tls_kwargs(ssl_certfile, ssl_keyfile, ssl_ca_certs)
+        tokens = verifier([token or ""], tokens_db)
+        if require_read_token and not tokens.enabled:
+            raise TwinschedError("--require-read-token needs --token or --tokens-db")
         list_runs(db, limit=1)  # the store answers (and is migrated) before serving
-        application = create_app(db, models_dir)
+        application = create_app(db, models_dir, tokens, require_read_token)
     except (TwinschedError, ImportError) as exc:
         raise error_exit(exc) from exc
-    typer.echo(f"run explorer at http://{host}:{port}/", err=True)
-    uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False)
+    typer.echo(f"run explorer at {scheme(tls)}://{host}:{port}/", err=True)
+    uvicorn.run(application, host=host, port=port, log_level="warning", access_log=False, **tls)

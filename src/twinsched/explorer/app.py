@@ -37,13 +37,23 @@ from twinsched.explorer.views import (
 from twinsched.store import StoreError, SweepNotFoundError, get_run
 from twinsched.store.run_query import RunQuery, query_runs
 from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
+from twinsched.twin.auth import AccessGuard, Rule, TokenVerifier
+from twinsched.twin.auth.policy import DOC_PATHS, DOCS
 
 STATIC = Path(__file__).resolve().parent / "static"
+# The page and its assets hold no run; every /api route reads the whole store (cluster).
+EXPLORER_RULES: dict[str, Rule] = {**dict.fromkeys((*DOC_PATHS, "/", "/static"), DOCS)}
 
 
-def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
+def create_app(
+    db: str | None = None,
+    models: Path | None = None,
+    verifier: TokenVerifier | None = None,
+    read_required: bool = False,
+) -> FastAPI:
     """The explorer over the store at ``db`` (its runs and sweeps) and the model registry at
-    ``models`` (None: their defaults)."""
+    ``models`` (None: their defaults); with ``read_required`` every read needs a token that
+    ``verifier`` knows (``docs/security.md``)."""
     about = "Stored runs: list, filter, compare. Read-only."
     app = offline_app(title="twinsched run explorer", version="1", description=about)
     app.mount("/static", StaticFiles(directory=STATIC), name="explorer-static")
@@ -118,6 +128,8 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
         except SweepNotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
 
+    app.add_middleware(AccessGuard, routes=app, verifier=verifier or TokenVerifier(),
+                       rules=EXPLORER_RULES, read_required=read_required)  # fmt: skip
     return app
 
 

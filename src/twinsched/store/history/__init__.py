@@ -2,9 +2,17 @@
 
 Plain data in and out (patch bodies as bytes, samples as columns): the store knows nothing of
 the twin's types, the twin (``twin.core.service``) calls it. Tables: migrations
-``v0002_twin_history`` and ``v0007_twin_sessions`` (sessions, decisions).
+``v0002_twin_history``, ``v0007_twin_sessions`` (sessions, decisions) and
+``v0009_twin_access`` (tokens, audit log).
 """
 
+from twinsched.store.history.access import (
+    AuditEntry,
+    AuditLog,
+    StoredToken,
+    TokenNotFoundError,
+    TokenStore,
+)
 from twinsched.store.history.lease import LeaseHeldError, LeaseLostError
 from twinsched.store.history.query import CompactResult, Series, Window, compact, read_window
 from twinsched.store.history.sessions import (
@@ -26,6 +34,8 @@ from twinsched.store.history.store import (
 
 __all__ = [
     "WALL_FROM",
+    "AuditEntry",
+    "AuditLog",
     "CompactResult",
     "Decision",
     "DuplicateMessageError",
@@ -38,6 +48,9 @@ __all__ = [
     "SampleBatch",
     "Series",
     "Session",
+    "StoredToken",
+    "TokenNotFoundError",
+    "TokenStore",
     "Window",
     "compact",
     "read_decisions",

@@ -156,9 +156,17 @@ class _Server(ThreadingHTTPServer):
         self.context = context
 
     def finish_request(self, request: Any, client_address: Any) -> None:
-        if self.context is not None:
-            request = self.context.wrap_socket(request, server_side=True)
-        super().finish_request(request, client_address)
+        if self.context is None:
+            super().finish_request(request, client_address)
+            return
+        try:
+            wrapped = self.context.wrap_socket(request, server_side=True)
+        except OSError:  # a failed handshake (ssl.SSLError is an OSError): nothing to answer
+            return
+        try:
+            super().finish_request(wrapped, client_address)
+        finally:
+            wrapped.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet: a failed handshake or a dropped client is not the service's error."""

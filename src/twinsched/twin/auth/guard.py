@@ -116,8 +116,8 @@ class AccessGuard:
         presented, token = _bearer(scope)
         principal = None
         if presented and token and self.verifier.enabled:
-            principal = self.verifier.cached(token)
-            if principal is None:
+            known, principal = self.verifier.cached(token)
+            if not known:
                 principal = await anyio.to_thread.run_sync(self.verifier.verify, token)
         namespace = params.get("namespace")
         status = verdict(rule, principal, presented, namespace, enabled=self.verifier.enabled,

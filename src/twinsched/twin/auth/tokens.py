@@ -119,7 +119,7 @@ class TokenVerifier:
         self.legacy = [t.encode() for t in legacy if t]
         self.store = store
         self.cache_s = cache_s
-        self._cache: dict[bytes, tuple[Principal, float]] = {}
+        self._cache: dict[bytes, tuple[Principal | None, float]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -127,31 +127,29 @@ class TokenVerifier:
         """Whether any token can be valid (else the service runs open, a dev bench)."""
         return bool(self.legacy) or self.store is not None
 
-    def cached(self, token: str) -> Principal | None:
-        """The principal of ``token`` if it was verified less than ``cache_s`` ago (no
-        hashing, no database: what the event loop may call)."""
+    def cached(self, token: str) -> tuple[bool, Principal | None]:
+        """``(True, principal or None)`` if ``token`` was verified (or refused) less than
+        ``cache_s`` ago, else ``(False, None)``: no hashing, no database, what the event
+        loop may call. Refusals are remembered too, so a flood of one wrong token costs one
+        scrypt per period, not one per request."""
         key = hashlib.sha256(token.encode()).digest()
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None and time.monotonic() - hit[1] < self.cache_s:
-            return hit[0]
-        return None
+            return True, hit[0]
+        return False, None
 
     def verify(self, token: str) -> Principal | None:
         """The principal of ``token``, or None when it is unknown, wrong or revoked."""
-        hit = self.cached(token)
-        if hit is not None:
-            return hit
-        key = hashlib.sha256(token.encode()).digest()
-        now = time.monotonic()
+        known, principal = self.cached(token)
+        if known:
+            return principal
         principal = self._verify(token)
+        key = hashlib.sha256(token.encode()).digest()
         with self._lock:
-            if principal is None:
-                self._cache.pop(key, None)
-            else:
-                if len(self._cache) > 10_000:
-                    self._cache.clear()
-                self._cache[key] = (principal, now)
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[key] = (principal, time.monotonic())
         return principal
 
     def _verify(self, token: str) -> Principal | None:

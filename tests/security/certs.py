@@ -24,14 +24,14 @@ def _openssl(*args: str | Path) -> None:
 def make_certs(folder: Path) -> Certs:
     """A throwaway CA (one day) and the two certificates it signs."""
     ca, ca_key = folder / "ca.pem", folder / "ca.key"
-    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-             "-keyout", ca_key, "-out", ca, "-days", "1", "-subj", "/CN=twinsched test CA")  # fmt: skip
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+    _openssl("req", "-x509", *ec, "-keyout", ca_key, "-out", ca, "-days", "1",
+             "-subj", "/CN=twinsched test CA")  # fmt: skip
     made = {}
     for name, ext in (("server", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
                       ("client", "extendedKeyUsage=clientAuth")):  # fmt: skip
         key, csr, cert = (folder / f"{name}.{e}" for e in ("key", "csr", "pem"))
-        _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                 "-keyout", key, "-out", csr, "-subj", f"/CN=twinsched test {name}")  # fmt: skip
+        _openssl("req", *ec, "-keyout", key, "-out", csr, "-subj", f"/CN=twinsched {name}")
         extfile = folder / f"{name}.ext"
         extfile.write_text(ext + "\n")
         _openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",

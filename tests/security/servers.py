@@ -18,8 +18,9 @@ def serving(app: Any, tls: TlsFiles | None = None) -> Iterator[str]:
     import uvicorn
 
     port = free_port()
+    options = tls.uvicorn() if tls else {}
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
-                            timeout_graceful_shutdown=1, **(tls.uvicorn() if tls else {}))  # fmt: skip
+                            timeout_graceful_shutdown=1, **options)  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -15,7 +15,6 @@ import re
 import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,48 +30,102 @@ from twinsched.twin.auth.tls import TlsFiles
 
 OK = 200
 RANK = {"read": 1, "write": 2, "admin": 3}
-# (action, scope, token even when reads are open): open | read | write | admin;
-# any (no tenant data) | cluster (only '*' tokens) | namespace (the path's {namespace})
-OPEN, DOC = ("open", "any", False), ("read", "any", False)
-READ, WRITE, ADMIN = ("read", "cluster", False), ("write", "cluster", False), ("admin", "cluster", False)
-NS_READ, NS_WRITE = ("read", "namespace", False), ("write", "namespace", False)
-DOCS = {("GET", p): DOC for p in ("/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc",
-                                  "/docs-assets")}  # fmt: skip
-SPEC: dict[str, dict[tuple[str, str], tuple[str, str, bool]]] = {
-    "twin": {
-        **DOCS,
-        **{("GET", p): OPEN for p in ("/healthz", "/readyz", "/api/v1/healthz", "/api/v1/readyz")},
-        **{("GET", f"/api/v1/{p}"): READ for p in (
-            "state", "nodepools", "links", "jobs", "nodes", "pods", "history", "sessions",
-            "decisions", "decisions/{seq}/explain", "broker", "predict/power", "anomalies",
-            "predict/utilisation", "metrics", "changes", "whatif/{job}", "namespaces")},
-        ("GET", "/metrics"): READ, ("GET", "/ui/events"): READ,
-        ("GET", "/ui"): DOC, ("GET", "/ui/static"): DOC,
-        ("PUT", "/api/v1/state"): WRITE, ("PATCH", "/api/v1/state"): WRITE,
-        ("POST", "/api/v1/predict/retrain"): WRITE, ("PUT", "/api/v1/leases/controller"): WRITE,
-        ("DELETE", "/api/v1/leases/controller"): WRITE, ("POST", "/api/v1/whatif"): WRITE,
-        ("POST", "/api/v1/harmonize"): WRITE,
-        ("POST", "/api/v1/admin/compact"): ADMIN, ("GET", "/api/v1/audit"): ADMIN,
-        ("GET", "/api/v1/namespaces/{namespace}/pods"): NS_READ,
-        ("POST", "/api/v1/namespaces/{namespace}/pods"): NS_WRITE,
-    },  # fmt: skip
-    "serve": {
-        **DOCS,
-        ("GET", "/healthz"): OPEN, ("GET", "/readyz"): OPEN, ("GET", "/metrics"): READ,
-        ("POST", "/filter"): READ, ("POST", "/prioritize"): READ,
-        ("GET", "/explain"): ("read", "cluster", True),
-        ("GET", "/explain/{pod:path}"): ("read", "cluster", True),
-        ("POST", "/bind"): WRITE, ("POST", "/nodes"): WRITE, ("POST", "/pods"): WRITE,
-        ("DELETE", "/pods/{namespace}/{name}"): NS_WRITE,
-    },  # fmt: skip
-    "explorer": {
-        **DOCS, ("GET", "/"): DOC, ("GET", "/static"): DOC,
-        **{("GET", p): READ for p in (
-            "/api/runs", "/api/runs/{run_id}", "/api/compare", "/runs/{run_id}/report",
-            "/api/models", "/api/sweeps", "/api/sweeps/{name}", "/api/runs/{run_id}/explain/{pod}", "/api/runs/{run_id}/decisions")},
-    },  # fmt: skip
-    "agent": {("GET", "/healthz"): OPEN, ("GET", "/metrics"): READ},
+# One route a line: METHOD PATH ACTION SCOPE [token]. ACTION: open | read | write | admin;
+# SCOPE: any (no tenant data) | cluster (only '*' tokens) | namespace (the path's
+# {namespace}); "token": a read that needs a token even when reads are open.
+DOCS = """
+GET /openapi.json read any
+GET /docs read any
+GET /docs/oauth2-redirect read any
+GET /redoc read any
+GET /docs-assets read any
+"""
+TABLES = {
+    "twin": DOCS
+    + """
+GET /healthz open any
+GET /readyz open any
+GET /api/v1/healthz open any
+GET /api/v1/readyz open any
+GET /api/v1/state read cluster
+GET /api/v1/nodepools read cluster
+GET /api/v1/links read cluster
+GET /api/v1/jobs read cluster
+GET /api/v1/nodes read cluster
+GET /api/v1/pods read cluster
+GET /api/v1/history read cluster
+GET /api/v1/sessions read cluster
+GET /api/v1/decisions read cluster
+GET /api/v1/decisions/{seq}/explain read cluster
+GET /api/v1/broker read cluster
+GET /api/v1/predict/power read cluster
+GET /api/v1/anomalies read cluster
+GET /api/v1/predict/utilisation read cluster
+GET /api/v1/metrics read cluster
+GET /api/v1/changes read cluster
+GET /api/v1/whatif/{job} read cluster
+GET /api/v1/namespaces read cluster
+GET /metrics read cluster
+GET /ui/events read cluster
+GET /ui read any
+GET /ui/static read any
+PUT /api/v1/state write cluster
+PATCH /api/v1/state write cluster
+POST /api/v1/predict/retrain write cluster
+PUT /api/v1/leases/controller write cluster
+DELETE /api/v1/leases/controller write cluster
+POST /api/v1/whatif write cluster
+POST /api/v1/harmonize write cluster
+POST /api/v1/admin/compact admin cluster
+GET /api/v1/audit admin cluster
+GET /api/v1/namespaces/{namespace}/pods read namespace
+POST /api/v1/namespaces/{namespace}/pods write namespace
+""",
+    "serve": DOCS
+    + """
+GET /healthz open any
+GET /readyz open any
+GET /metrics read cluster
+POST /filter read cluster
+POST /prioritize read cluster
+GET /explain read cluster token
+GET /explain/{pod:path} read cluster token
+POST /bind write cluster
+POST /nodes write cluster
+POST /pods write cluster
+DELETE /pods/{namespace}/{name} write namespace
+""",
+    "explorer": DOCS
+    + """
+GET / read any
+GET /static read any
+GET /api/runs read cluster
+GET /api/runs/{run_id} read cluster
+GET /api/compare read cluster
+GET /runs/{run_id}/report read cluster
+GET /api/models read cluster
+GET /api/sweeps read cluster
+GET /api/sweeps/{name} read cluster
+GET /api/runs/{run_id}/explain/{pod} read cluster
+GET /api/runs/{run_id}/decisions read cluster
+""",
+    "agent": """
+GET /healthz open any
+GET /metrics read cluster
+""",
 }
+
+
+def _parse(table: str) -> dict[tuple[str, str], tuple[str, str, bool]]:
+    rows = {}
+    for line in table.strip().splitlines():
+        method, path, action, scope, *token = line.split()
+        assert (method, path) not in rows, f"{method} {path} twice in the table"
+        rows[(method, path)] = (action, scope, token == ["token"])
+    return rows
+
+
+SPEC = {service: _parse(table) for service, table in TABLES.items()}
 
 
 @dataclass(frozen=True)
@@ -154,7 +207,9 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["reads-open", "reads-need-token"])
-def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
     made = make_world(tmp_path_factory.mktemp("world"), read_required=request.param)
     made.read_required = request.param  # type: ignore[attr-defined]
     yield made
@@ -171,7 +226,9 @@ def test_every_route_is_in_the_table(world: World) -> None:
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["http", "mutual-tls"])
-def test_access_matrix(world: World, certs: Certs, tls: bool, caplog: pytest.LogCaptureFixture) -> None:
+def test_access_matrix(
+    world: World, certs: Certs, tls: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     if tls and not world.read_required:  # type: ignore[attr-defined]
         pytest.skip("over TLS the matrix runs with reads behind a token (the strict mode)")
     for name in ("", "twinsched", "uvicorn", "uvicorn.error", "fastapi", "starlette"):
@@ -187,9 +244,10 @@ def test_access_matrix(world: World, certs: Certs, tls: bool, caplog: pytest.Log
     cells = 0
     apps = {"twin": world.twin, "serve": world.serve, "explorer": world.explorer}
     for service, app in [*apps.items(), ("agent", None)]:
-        with _base(service, app, world, files) as base, httpx.Client(
-            base_url=base, verify=verify, timeout=30
-        ) as client:
+        with (
+            _base(service, app, world, files) as base,
+            httpx.Client(base_url=base, verify=verify, timeout=30) as client,
+        ):
             for (method, template), spec in sorted(SPEC[service].items()):
                 mount = service != "agent" and _is_mount(app, template)
                 spaces = NAMESPACES.values() if "{namespace}" in template else [None]
@@ -269,4 +327,6 @@ def test_tenants_see_and_write_only_their_namespace(world: World) -> None:
             mine_rows += [a for a in page if a["who"] == "write@team-a"]
             after = page[-1]["id"]
         assert {(a["path"], a["status"]) for a in mine_rows} >= {
-            ("/api/v1/namespaces/team-b/pods", 403), ("/api/v1/namespaces/team-a/pods", 200)}
+            ("/api/v1/namespaces/team-b/pods", 403),
+            ("/api/v1/namespaces/team-a/pods", 200),
+        }

@@ -70,7 +70,7 @@ def run(
     ] = None,
     log_level: Annotated[str, typer.Option(help="critical, error, warning, info, debug")] = "info",
     token: Annotated[
-        str | None, typer.Option(envvar=TOKEN_ENV, help=f"An admin token [env {TOKEN_ENV}].")
+        str | None, typer.Option(envvar=TOKEN_ENV, help=f"An admin token (env {TOKEN_ENV}).")
     ] = None,
     tokens_db: TokensDbOpt = None,
     require_read_token: RequireReadOpt = False,

@@ -28,7 +28,7 @@ RequireReadOpt = Annotated[
     typer.Option(
         "--require-read-token",
         envvar=READ_ENV,
-        help=f"Reads need a token too (read, write or admin role) [env {READ_ENV}].",
+        help=f"Reads need a token too (read, write or admin role) (env {READ_ENV}).",
     ),
 ]
 TokensDbOpt = Annotated[
@@ -36,7 +36,7 @@ TokensDbOpt = Annotated[
     typer.Option(
         envvar=TOKENS_DB_ENV,
         help="Accept the tokens issued in this database (twinsched tokens issue --db; the "
-        f"twin's history database) [env {TOKENS_DB_ENV}].",
+        f"twin's history database) (env {TOKENS_DB_ENV}).",
     ),
 ]
 

@@ -32,7 +32,7 @@ def ui_command(
     db: DbOpt = None,
     models_dir: ModelsDirOpt = None,
     token: Annotated[
-        str | None, typer.Option(envvar=TOKEN_ENV, help=f"An admin token [env {TOKEN_ENV}].")
+        str | None, typer.Option(envvar=TOKEN_ENV, help=f"An admin token (env {TOKEN_ENV}).")
     ] = None,
     tokens_db: TokensDbOpt = None,
     require_read_token: RequireReadOpt = False,

@@ -74,8 +74,8 @@ PATCH /api/v1/state write cluster
 POST /api/v1/predict/retrain write cluster
 PUT /api/v1/leases/controller write cluster
 DELETE /api/v1/leases/controller write cluster
-POST /api/v1/whatif write cluster
-POST /api/v1/harmonize write cluster
+POST /api/v1/whatif read cluster
+POST /api/v1/harmonize read any
 POST /api/v1/admin/compact admin cluster
 GET /api/v1/audit admin cluster
 GET /api/v1/namespaces/{namespace}/pods read namespace
@@ -118,7 +118,7 @@ GET /metrics read cluster
 
 def _parse(table: str) -> dict[tuple[str, str], tuple[str, str, bool]]:
     rows = {}
-    for line in table.strip().splitlines():
+    for line in filter(None, table.splitlines()):
         method, path, action, scope, *token = line.split()
         assert (method, path) not in rows, f"{method} {path} twice in the table"
         rows[(method, path)] = (action, scope, token == ["token"])

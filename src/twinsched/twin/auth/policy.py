@@ -54,6 +54,8 @@ TWIN_RULES: dict[str, Rule] = {
     **dict.fromkeys(("/healthz", "/readyz", "/api/v1/healthz", "/api/v1/readyz"), OPEN),
     "/ui": DOCS,  # the page itself (its data comes from /ui/events and /api/v1)
     "/ui/static": DOCS,
+    "/api/v1/whatif": Rule(Action.read),  # POST, but it only reads the twin (runs on a fork)
+    "/api/v1/harmonize": DOCS,  # POST, but it converts its body and reads nothing of the twin
     "/api/v1/admin/compact": ADMIN,
     "/api/v1/audit": ADMIN,
 }

@@ -28,6 +28,7 @@ from twinsched.cli.security import (
     SslKeyOpt,
     TokensDbOpt,
     scheme,
+    token_opt,
     verifier,
 )
 from twinsched.errors import TwinschedError
@@ -69,9 +70,7 @@ def run(
         float_opt("stop after this many seconds (default: never)", 0, MOST_S, open_lo=True),
     ] = None,
     log_level: Annotated[str, typer.Option(help="critical, error, warning, info, debug")] = "info",
-    token: Annotated[
-        str | None, typer.Option(envvar=TOKEN_ENV, help=f"An admin token (env {TOKEN_ENV}).")
-    ] = None,
+    token: Annotated[str | None, token_opt(TOKEN_ENV)] = None,
     tokens_db: TokensDbOpt = None,
     require_read_token: RequireReadOpt = False,
     ssl_certfile: SslCertOpt = None,
@@ -88,9 +87,7 @@ def run(
 
     with expected_errors():
         tls = tls_files(ssl_certfile, ssl_keyfile, ssl_ca_certs)
-        tokens = verifier([token or ""], tokens_db)
-        if require_read_token and not tokens.enabled:
-            raise TwinschedError("--require-read-token needs --token or --tokens-db")
+        tokens = verifier([token or ""], tokens_db, require_read_token)
         client, agents = open_agents(file)
     service = AgentService(agents, verifier=tokens, read_required=require_read_token, tls=tls)
     try:

@@ -52,14 +52,26 @@ def tls_kwargs(
     return files.uvicorn() if files is not None else {}
 
 
-def verifier(legacy: list[str], tokens_db: str | None) -> TokenVerifier:
-    """A service's verifier: its own token(s), as admin, and the tokens of ``tokens_db``."""
+def token_opt(env: str) -> Any:
+    """``--token``: a service's own token (an admin of every namespace), from ``env``."""
+    return typer.Option(envvar=env, help=f"An admin token (env {env}).")
+
+
+def verifier(
+    legacy: list[str], tokens_db: str | None, require_read_token: bool = False
+) -> TokenVerifier:
+    """A service's verifier: its own token(s), as admin, and the tokens of ``tokens_db``;
+    ``require_read_token`` without any of them is refused (no token could ever read)."""
+    from twinsched.errors import TwinschedError
     from twinsched.store.db import engine_for
     from twinsched.store.history import TokenStore
     from twinsched.twin.auth import TokenVerifier
 
     store = TokenStore(engine_for(tokens_db)) if tokens_db else None
-    return TokenVerifier(legacy, store)
+    found = TokenVerifier(legacy, store)
+    if require_read_token and not found.enabled:
+        raise TwinschedError("--require-read-token needs --token or --tokens-db")
+    return found
 
 
 def scheme(tls: dict[str, Any]) -> str:

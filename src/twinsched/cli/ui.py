@@ -19,6 +19,7 @@ from twinsched.cli.security import (
     TokensDbOpt,
     scheme,
     tls_kwargs,
+    token_opt,
     verifier,
 )
 from twinsched.errors import TwinschedError
@@ -31,9 +32,7 @@ def ui_command(
     port: Annotated[int, int_opt("Port to bind.", 1, 65535)] = 8383,
     db: DbOpt = None,
     models_dir: ModelsDirOpt = None,
-    token: Annotated[
-        str | None, typer.Option(envvar=TOKEN_ENV, help=f"An admin token (env {TOKEN_ENV}).")
-    ] = None,
+    token: Annotated[str | None, token_opt(TOKEN_ENV)] = None,
     tokens_db: TokensDbOpt = None,
     require_read_token: RequireReadOpt = False,
     ssl_certfile: SslCertOpt = None,
@@ -49,9 +48,7 @@ def ui_command(
         from twinsched.store import list_runs
 
         tls = tls_kwargs(ssl_certfile, ssl_keyfile, ssl_ca_certs)
-        tokens = verifier([token or ""], tokens_db)
-        if require_read_token and not tokens.enabled:
-            raise TwinschedError("--require-read-token needs --token or --tokens-db")
+        tokens = verifier([token or ""], tokens_db, require_read_token)
         list_runs(db, limit=1)  # the store answers (and is migrated) before serving
         application = create_app(db, models_dir, tokens, require_read_token)
     except (TwinschedError, ImportError) as exc:

@@ -127,7 +127,7 @@ def serve(
     try:
         import uvicorn
 
-        from twinsched.twin.api.app import close_app, create_app
+        from twinsched.twin.api.app import create_app
         from twinsched.twin.core.settings import TwinSettings
 
         read = require_read_token or None
@@ -138,14 +138,8 @@ def serve(
         from twinsched.learning.forecasters import make_forecaster
 
         application = create_app(settings, forecasters=make_forecaster)
-        if document is not None:
-            try:
-                source = f"snapshot {snapshot}" if snapshot else f"trace {trace or scenario}"
-                version = application.state.service.replace(document, source=source[:200])
-            except BaseException:
-                close_app(application)
-                raise
-            typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
+        source = f"snapshot {snapshot}" if snapshot else f"trace {trace or scenario}"
+        _load(application, document, source)
         consumer = _consume(application, broker)
         stop_mirror = _mirror(application, mirror, mirror_interval)
     except (TwinschedError, ImportError) as exc:
@@ -163,6 +157,20 @@ def serve(
             consumer.stop()
         if stop_mirror is not None:
             stop_mirror.set()
+
+
+def _load(application: FastAPI, document: object, source: str) -> None:
+    """Make ``document`` (if any) the twin's state (the lease is given back if that fails)."""
+    from twinsched.twin.api.app import close_app
+
+    if document is None:
+        return
+    try:
+        version = application.state.service.replace(document, source=source[:200])
+    except BaseException:
+        close_app(application)
+        raise
+    typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
 
 
 def _mirror(application: FastAPI, prometheus: str | None, interval: float) -> Event | None:

@@ -46,22 +46,15 @@ EXPLORER_RULES: dict[str, Rule] = {**dict.fromkeys((*DOC_PATHS, "/", "/static"),
 
 
 def create_app(
-    db: str | None = None,
-    models: Path | None = None,
-    verifier: TokenVerifier | None = None,
-    read_required: bool = False,
-) -> FastAPI:
-    """The explorer over the store at ``db`` (its runs and sweeps) and the model registry at
-    ``models`` (None: their defaults); with ``read_required`` every read needs a token that
-    ``verifier`` knows (``docs/security.md``)."""
+    db: str | None = None, models: Path | None = None,
+    verifier: TokenVerifier | None = None, read_required: bool = False,
+) -> FastAPI:  # fmt: skip
+    """The explorer over the store at ``db`` and the model registry at ``models`` (None: their
+    defaults); ``read_required``: reads need a token ``verifier`` knows (docs/security.md)."""
     about = "Stored runs: list, filter, compare. Read-only."
     app = offline_app(title="twinsched run explorer", version="1", description=about)
     app.mount("/static", StaticFiles(directory=STATIC), name="explorer-static")
-
-    async def store_down(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": f"store unavailable: {exc.__class__.__name__}"}, 503)
-
-    app.add_exception_handler(SQLAlchemyError, store_down)
+    app.add_exception_handler(SQLAlchemyError, _store_down)
     app.include_router(explain_router(db))
 
     @app.get("/", include_in_schema=False)
@@ -131,6 +124,10 @@ def create_app(
     app.add_middleware(AccessGuard, routes=app, verifier=verifier or TokenVerifier(),
                        rules=EXPLORER_RULES, read_required=read_required)  # fmt: skip
     return app
+
+
+async def _store_down(_: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"detail": f"store unavailable: {exc.__class__.__name__}"}, 503)
 
 
 def _runs(db: str | None, ids: list[int]) -> list[Any]:

@@ -182,7 +182,10 @@ class _Handler(BaseHTTPRequestHandler):
         if rule is not None and (status := self._access(rule)) != 200:
             detail = ("missing or invalid bearer token" if status == 401
                       else "this token may not read every namespace's agents")  # fmt: skip
-            self._answer(status, json.dumps({"detail": detail}).encode(), "application/json")
+            bearer = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+            self._answer(
+                status, json.dumps({"detail": detail}).encode(), "application/json", bearer
+            )
         elif path == "/metrics":
             exposition = require("prometheus_client", "twin", WHY)
             self._answer(
@@ -206,8 +209,12 @@ class _Handler(BaseHTTPRequestHandler):
         return verdict(rule, principal, header is not None, None, enabled=verifier.enabled,
                        read_required=self.service.read_required)  # fmt: skip
 
-    def _answer(self, code: int, body: bytes, content_type: str) -> None:
+    def _answer(
+        self, code: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(code)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

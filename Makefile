@@ -24,8 +24,10 @@ lint: $(VENV)/.installed
 test-deps:
 	.ci/test-deps
 
+# Tests marked `timing` assert wall-clock budgets: they run after the parallel phase, alone.
 test: test-deps lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not timing"
+	$(BIN)/python -m pytest -q -m timing
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/fillup.py

@@ -39,6 +39,9 @@ from tests.docs.test_run_commands import (
 
 RUN, BACKGROUND, SKIP = "run", "background", "skip"
 HOW: dict[str, str] = {
+    "README.md: twinsched train --scenario openb --out out/train-openb": RUN,
+    "docs/store.md: twinsched train --recipe recipes/gates-from-fgd.toml --scenario sc --out out/sc": RUN,
+    "docs/store.md: twinsched optimum --scenario openb --at 100": RUN,
     "docs/twin.md: twinsched flow run --out out/flow --trace synthetic-continuum --variant 5 --pods 0 --schedulers fgd,bestfit": RUN,
     "docs/store.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": RUN,
     "docs/twin.md: python bench/whatif_accuracy.py": RUN,

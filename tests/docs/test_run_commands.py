@@ -35,10 +35,8 @@ EVERYWHERE = [("../shared/data", str(DATA))]  # the doc's data root, from the re
 
 # command -> (what it becomes here, why)
 SUBSTITUTIONS: dict[str, list[tuple[str, str]]] = {
-    "docs/store.md: twinsched optimum --scenario openb --at 100": [
-        ("--at 100", "--at 100 --time-limit 2")  # CP-SAT for 30 deterministic s: about a minute
-    ],
-    "README.md: make demo": [("make demo", "twinsched demo")],  # make would build the venv
+    # make would build the venv; one seed of the two (tests/cli/test_cli.py runs the same)
+    "README.md: make demo": [("make demo", "twinsched demo --seeds 0")],
     "README.md: twinsched run --trace alibaba-gpu-2023 --variant default --mode fillup "
     "--schedulers fgd,bestfit,gpupacking,gpuclustering,dotprod,random --seeds 0-9 --jobs 2 "
     "--out out/fgd": [
@@ -152,6 +150,22 @@ DISTIL = (
     "tests/training/test_distil.py runs it small"
 )
 LONG: dict[str, str] = {
+    "README.md: twinsched train --scenario openb --out out/train-openb": (
+        "trains the default recipe on all of openb (a minute of CPU): "
+        "tests/cli/test_stored_scenarios.py::test_train_reads_stored_scenarios trains on a stored "
+        "scenario"
+    ),
+    "docs/store.md: twinsched train --recipe recipes/gates-from-fgd.toml --scenario sc --out "
+    "out/sc": (
+        "trains gates on the SuperCloud scenario (25 s of CPU): "
+        "tests/cli/test_stored_scenarios.py::test_train_reads_stored_scenarios trains on a stored "
+        "scenario"
+    ),
+    "docs/store.md: twinsched optimum --scenario openb --at 100": (
+        "CP-SAT over openb's 8,289 pods (20 s of CPU with a 2 s limit): "
+        "tests/cli/test_stored_scenarios.py::test_run_and_optimum_read_stored_scenarios runs the "
+        "optimum on a stored scenario"
+    ),
     (
         "docs/telemetry.md: twinsched run --trace synthetic-continuum --mode replay --schedulers "
         "fgd --seeds 0 --twin http://127.0.0.1:8181 --anomalies 0.002 --noise 0.02 "

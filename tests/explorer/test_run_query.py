@@ -60,6 +60,7 @@ def api(seeded: tuple[str, int], tmp_path: Path) -> Iterator[SyncASGI]:
     client.close()
 
 
+@pytest.mark.timing
 def test_a_facet_finds_the_needle_fast(api: SyncASGI, seeded: tuple[str, int]) -> None:
     api.get("/api/runs?limit=1")  # the engine and its pool are made once, not timed
     page = api.get(f"/api/runs?scheduler={NEEDLE}").json()
@@ -110,6 +111,7 @@ def test_sorting_and_paging(api: SyncASGI) -> None:
     assert api.get("/api/runs?q=%25").json()["total"] == 0  # a literal %, not a wildcard
 
 
+@pytest.mark.timing
 def test_the_page_finds_the_needle(seeded: tuple[str, int], tmp_path: Path) -> None:
     """In Chromium, under the page's CSP: the scheduler list offers the needle (with its count
     among 10,000) and picking it lists that one run, the server's time under budget."""

@@ -78,6 +78,23 @@ POST /api/v1/whatif read cluster
 POST /api/v1/harmonize read any
 POST /api/v1/admin/compact admin cluster
 GET /api/v1/audit admin cluster
+GET / read any
+GET /ui/apps read any
+GET /api/v1/summary read cluster
+GET /api/v1/apps read cluster
+POST /api/v1/apps write any
+GET /api/v1/apps/{namespace}/{name} read namespace
+GET /api/v1/apps/{namespace}/{name}/spec read namespace
+GET /api/v1/apps/{namespace}/{name}/events read namespace
+GET /api/v1/apps/{namespace}/{name}/manifests read namespace
+GET /api/v1/apps/{namespace}/{name}/pods read namespace
+GET /api/v1/apps/{namespace}/{name}/revisions read namespace
+GET /api/v1/apps/{namespace}/{name}/usage read namespace
+PUT /api/v1/apps/{namespace}/{name} write namespace
+POST /api/v1/apps/{namespace}/{name}/deploy write namespace
+POST /api/v1/apps/{namespace}/{name}/rollback write namespace
+POST /api/v1/apps/{namespace}/{name}/scale write namespace
+POST /api/v1/apps/{namespace}/{name}/terminate write namespace
 GET /api/v1/namespaces/{namespace}/pods read namespace
 POST /api/v1/namespaces/{namespace}/pods write namespace
 """,
@@ -318,6 +335,14 @@ def test_tenants_see_and_write_only_their_namespace(world: World) -> None:
         added = client.post("/api/v1/namespaces/team-a/pods", headers=write_a,
                             json={"job": "team-a/job", "pod": mine})  # fmt: skip
         assert added.status_code == 200, added.text
+        app = {"name": "shop", "templates": [{"name": "web", "requests": {"cpu_milli": 100,
+               "memory_mib": 64}}]}  # fmt: skip
+        theirs = client.post("/api/v1/apps", headers=write_a, json={**app, "namespace": "team-b"})
+        assert theirs.status_code == 403, theirs.text
+        ours = client.post("/api/v1/apps", headers=write_a, json={**app, "namespace": "team-a"})
+        assert ours.status_code == 201, ours.text
+        assert ours.json()["revision"]["author"] == "write@team-a"
+        assert client.get("/api/v1/apps/team-b/shop", headers=admin).status_code == 404
         everything = client.get("/api/v1/pods", headers=admin).json()
         ids = {p["id"] for p in everything}
         assert "team-a/p3" in ids and "team-b/intruder" not in ids

@@ -41,6 +41,7 @@ def test_the_kubernetes_grammar_is_read(text: object, unit: str, value: Decimal)
     assert quantity(text, "f", unit) == value
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize(
     ("text", "says"),
     [("1e999999", "exponent out of range [-99, 99]"), ("1e1000000", "exponent out of range"),

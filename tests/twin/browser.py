@@ -217,3 +217,59 @@ def soak(
         "heap_end_mb": round(heap1, 2),
         "heap_growth_mb": round(heap1 - heap0, 2),
     }
+
+
+def stuck_document(nodes: int = 40, pods: int = 300, pools: int = 4) -> dict[str, Any]:
+    """:func:`big_document` plus pods that cannot be placed, one per reason: 9 GPUs (no node
+    has so many), a label no node has, a GPU model no node has, one marked ``Unschedulable``
+    by its feed though it fits; and ``power_w`` reported by the first two nodes."""
+    doc = big_document(nodes, pods, pools)
+    at = {"arrival_s": 1.0}
+    small = {"cpu_milli": 100, "memory_mib": 64}
+    doc["jobs"].append({"id": "job-stuck", "pods": [
+        {"id": "stuck-gpu", "requests": {**small, "gpu_count": 9, "gpu_milli": 1000},
+         "timestamps": at, "priority": 5},
+        {"id": "stuck-label", "requests": small, "policies": {"required": ["zone=mars"]},
+         "timestamps": at},
+        {"id": "stuck-model", "requests": {**small, "gpu_count": 1, "gpu_milli": 100,
+                                           "gpu_models": ["H100"]}, "timestamps": at},
+        {"id": "stuck-rejected", "requests": small, "timestamps": at, "phase": "Unschedulable"},
+    ]})  # fmt: skip
+    first = doc["nodepools"][0]["nodes"]
+    first[0]["metrics"] = {"power_w": 812.5}
+    first[1]["metrics"] = {"power_w": 96.25, "cpu_util": 0.5}
+    return doc
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """``(event, data, id)`` of each event of a ``text/event-stream`` read line by line."""
+    import json
+
+    kind, data, ident = "message", "", ""
+    for line in lines:
+        if line == "":
+            if data:
+                yield kind, json.loads(data), ident
+            kind, data = "message", ""
+        elif line.startswith("event: "):
+            kind = line[len("event: ") :]
+        elif line.startswith("data: "):
+            data = line[len("data: ") :]
+        elif line.startswith("id: "):
+            ident = line[len("id: ") :]
+
+
+def ui_frames(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """The whole frames of a ``/ui/events`` stream: its first frame, then that frame with
+    each delta applied (as the page does)."""
+    from twinsched.twin.api.routes.ui_delta import apply
+
+    picture: dict[str, Any] | None = None
+    for kind, data, _ in sse_events(lines):
+        if kind == "frame":
+            picture = data
+        elif kind == "delta" and picture is not None:
+            picture = apply(picture, data)
+        else:
+            continue
+        yield picture

@@ -93,6 +93,7 @@ def wait_for(check: Any, timeout: float) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.timing
 def test_the_appendix_a_document_is_scheduled_within_a_second(twin_url: str) -> None:
     """D2.2 Appendix A (its pod asks for a label no node has: it stays Pending), with more
     pods that fit, harmonized and PUT: every schedulable pod is bound within 1 s, validly."""

@@ -8,7 +8,6 @@ fallback (``fgd``) binds those.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.twin.browser import twin_in_thread
+from tests.twin.browser import twin_in_thread, ui_frames
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
@@ -50,10 +49,8 @@ class EveryOther:
 
 
 def frames(stream: Iterator[str]) -> Iterator[dict[str, Any]]:
-    """The JSON frames of a ``/ui/events`` stream."""
-    for line in stream:
-        if line.startswith("data: "):
-            yield json.loads(line[len("data: ") :])
+    """The frames of a ``/ui/events`` stream (the first, then each delta applied)."""
+    return ui_frames(stream)
 
 
 @pytest.fixture(scope="module")

@@ -149,7 +149,12 @@ def test_keyboard_activation_and_the_focus_kept(fed_twin: tuple[str, str], page:
     page.keyboard.press("Enter")
     _check_panel(page, chosen, _explained(page, 1))
     frames = page.evaluate("window.twinUi.frames")
-    page.wait_for_function(f"window.twinUi.frames > {frames + 1}", timeout=5000)
+    node = page.evaluate("window.twinUiState().frame.nodes.id[0]")
+    with TwinClient(url, TOKEN) as client:  # two changes: two deltas drawn (none when idle)
+        for k, value in enumerate((0.25, 0.5)):
+            sample = {"op": "metrics", "node": node, "values": {"cpu_util": value}}
+            client.patch(2e6 + value, [sample])
+            page.wait_for_function(f"window.twinUi.frames > {frames + k}", timeout=5000)
     assert page.evaluate("document.activeElement.dataset.seq") == str(chosen["seq"])
     page.focus(f"#decisions button[data-seq='{other['seq']}']")
     page.keyboard.press("Space")

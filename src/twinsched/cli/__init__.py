@@ -12,6 +12,7 @@ import typer
 
 from twinsched.cli import (
     agent,
+    apps,
     distil,
     explain,
     flow,
@@ -47,6 +48,7 @@ app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results
 app.command("explain")(explain.explain_command)
 app.add_typer(models.app, name="models", help="Models: ai:NAME schedulers, forecasters.")
 app.add_typer(twin.app, name="twin", help="The digital twin service.")
+app.add_typer(apps.app, name="apps", help="Applications on the twin: deploy, update, roll back.")
 app.add_typer(scheduler.app, name="scheduler", help="The scheduler service (extender).")
 app.add_typer(agent.app, name="agent", help="Agents from an agent file, as a service.")
 app.add_typer(tokens.app, name="tokens", help="Tokens with a role and namespaces.")

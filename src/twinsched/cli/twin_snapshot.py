@@ -143,14 +143,14 @@ def _loop(
         while True:
             taken += 1
             try:
-                last, info = _once(client, spec, db, last, replace, taken)
+                last, info, said = _once(client, spec, db, last, replace, taken)
             except TwinschedError as exc:
                 if every is None or taken == 1:  # a bad start ends the command
                     raise error_exit(exc) from exc
-                typer.echo(f"snapshot {taken} failed: {exc}; next try in {_show(every)}")
-                info = None
+                info, said = None, f"snapshot {taken} failed: {exc}; next try in {_show(every)}"
             if info is not None:
-                stored.append(info)
+                stored.append(info)  # counted before it is said: a signal after the line
+            typer.echo(said)  # finds it in the last line's count
             if every is None or (count is not None and taken >= count):
                 break
             time.sleep(every)
@@ -173,8 +173,9 @@ def _versions(name: str, stored: list[Any]) -> str:
 
 def _once(
     client: TwinClient, spec: SnapshotSpec, db: str | None, since: str, replace: bool, k: int
-) -> tuple[str, Any]:
-    """One snapshot: (the twin version read, the stored ScenarioInfo or None if unchanged)."""
+) -> tuple[str, Any, str]:
+    """One snapshot: (the twin version read, the stored ScenarioInfo or None if unchanged,
+    the line that says what happened)."""
     from twinsched.twin.snapshot import now, read_twin, store_snapshot, to_scenario
 
     at = now()
@@ -182,13 +183,12 @@ def _once(
     clock = at.strftime("%H:%M:%SZ")
     if read is None:
         version = since.strip('"')
-        typer.echo(f"snapshot {k} at {clock}: twin version {version} unchanged; nothing stored")
-        return since, None
+        said = f"snapshot {k} at {clock}: twin version {version} unchanged; nothing stored"
+        return since, None, said
     if not any(pool.nodes for pool in read.document.nodepools):
         version = read.version.strip('"')
-        typer.echo(f"snapshot {k} at {clock}: twin version {version} holds no node yet; "
-                   "nothing stored")  # fmt: skip
-        return "", None  # read it again next time
+        said = f"snapshot {k} at {clock}: twin version {version} holds no node yet; nothing stored"
+        return "", None, said  # read it again next time
     info = store_snapshot(to_scenario(read, spec, at), spec, db, replace_other=replace)
     phases = read_phases(info.meta)
     samples = sum(len(s["times"]) for s in read.series)
@@ -198,12 +198,12 @@ def _once(
         if read.history
         else "the twin keeps no history"
     )
-    typer.echo(
+    said = (
         f"snapshot {k} at {clock}: stored {info.name} v{info.version}: {info.n_nodes} nodes, "
         f"{info.n_pods} pods ({phases}); twin version {info.meta['snapshot']['twin_version']} at "
         f"t={_time(read.document.timestamp)} s; metrics: {history}"
     )
-    return read.version, info
+    return read.version, info, said
 
 
 def _time(t: float) -> str:

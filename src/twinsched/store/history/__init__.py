@@ -2,10 +2,12 @@
 
 Plain data in and out (patch bodies as bytes, samples as columns): the store knows nothing of
 the twin's types, the twin (``twin.core.service``) calls it. Tables: migrations
-``v0002_twin_history``, ``v0007_twin_sessions`` (sessions, decisions) and
-``v0009_twin_access`` (tokens, audit log).
+``v0002_twin_history`` and ``v0007_twin_sessions`` (sessions, decisions); applications,
+their revisions and pod events in ``apps.py`` (``v0009_apps``); tokens and the audit log in
+``access.py`` (``v0010_twin_access``).
 """
 
+from twinsched.store.history import apps  # noqa: F401  (its tables join the metadata)
 from twinsched.store.history.access import (
     AuditEntry,
     AuditLog,

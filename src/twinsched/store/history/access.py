@@ -4,7 +4,7 @@
 salt and scrypt hash of its secret (never the secret), who issued it and when, and when it
 was revoked (rows are never deleted, so a revoked id is never issued again).
 ``twin_audit`` holds one row per write request a service answered (who, what, when, the
-status); migration ``v0009_twin_access`` makes it append-only in the database itself (a
+status); migration ``v0010_twin_access`` makes it append-only in the database itself (a
 trigger refuses UPDATE and DELETE, on SQLite and on PostgreSQL). Plain data in and out: the
 hashing and the checks are ``twin/auth``'s.
 """

@@ -40,6 +40,7 @@ from twinsched.twin.api.routes import (
     tenants,
     views,
 )
+from twinsched.twin.api.routes.apps import close_apps, install_apps
 from twinsched.twin.api.routes.ui import install_ui
 from twinsched.twin.api.routes.whatif import close_whatif, install_whatif
 from twinsched.twin.auth import AccessGuard
@@ -95,6 +96,7 @@ def create_app(
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)
     install_whatif(app)
+    install_apps(app, PREFIX)
     harmonize = _harmonize_router()
     if harmonize is not None:
         app.include_router(harmonize, prefix=PREFIX)
@@ -128,6 +130,7 @@ def close_app(app: FastAPI) -> None:
     """Give back the writer lease of the history this app opened (idempotent; an app that
     ``create_app`` did not build has none)."""
     close_whatif(app)
+    close_apps(app)
     service = getattr(app.state, "service", None)
     history = service.history if isinstance(service, TwinService) else None
     if getattr(app.state, "owns_history", False) and history is not None:

@@ -71,12 +71,23 @@ def require_token(
     settings: Settings,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:
-    """401 without a valid bearer token, 403 unless it may write in the ``default``
-    namespace (open in dev mode without a token). The access guard (``twin/auth``) has
-    already checked the route's own rule; this is what a route that writes in ``default``
-    declares."""
+    """401 without a valid bearer token, 403 unless it may write, in the request's
+    ``{namespace}`` path parameter when it has one (open in dev mode without a token). The
+    access guard (``twin/auth``) has already checked the route's rule: a route without
+    ``{namespace}`` needs a token of every namespace unless its rule says the handler
+    checks the namespace (``POST /apps``: :func:`require_namespace` on its body's)."""
+    require_namespace(request, request.path_params.get("namespace"), credentials)
+
+
+def require_namespace(
+    request: Request,
+    namespace: str | None = DEFAULT_NAMESPACE,
+    credentials: HTTPAuthorizationCredentials | None = None,
+) -> None:
+    """401/403 unless the request's token may write in ``namespace`` (None: the role only):
+    for a route whose namespace is in its body (``POST /apps``), once the body is read."""
     verifier: TokenVerifier = request.app.state.verifier
-    if not settings.auth_required or not verifier.enabled:
+    if not verifier.enabled:
         return
     principal = principal_of(request)
     if principal is None and credentials is not None and credentials.scheme.lower() == "bearer":
@@ -84,9 +95,9 @@ def require_token(
     if principal is None:
         detail = "missing bearer token" if credentials is None else "invalid bearer token"
         raise HTTPException(401, detail, {"WWW-Authenticate": "Bearer"})
-    if not principal.may(Role.write) or not principal.sees(DEFAULT_NAMESPACE):
+    if not principal.may(Role.write) or (namespace is not None and not principal.sees(namespace)):
         raise HTTPException(403, f"token {principal.name!r} may not write in namespace "
-                                 f"{DEFAULT_NAMESPACE!r}")  # fmt: skip
+                                 f"{namespace!r}")  # fmt: skip
 
 
 WriteAccess = Depends(require_token)

@@ -150,10 +150,13 @@ def _state_families(doc: TwinDocument) -> list[Any]:
     values = GaugeMetricFamily(
         f"{PREFIX}_node_metric", "Latest metric value of a node.", labels=["node", "metric"]
     )
+    info = GaugeMetricFamily(f"{PREFIX}_node_info", "1 per node, with its nodepool (joins node "
+                             "metrics to tiers).", labels=["node", "nodepool"])  # fmt: skip
     for pool in doc.nodepools:
         counts = {"Ready": 0, "NotReady": 0}
         for node in pool.nodes:
             counts[node.status] += 1
+            info.add_metric([node.id, pool.id], 1)
             for metric, value in node.metrics.items():
                 values.add_metric([node.id, metric], value)
         for status, count in counts.items():
@@ -167,7 +170,7 @@ def _state_families(doc: TwinDocument) -> list[Any]:
     for phase, count in phases.items():
         pods.add_metric([phase], count)
     jobs = GaugeMetricFamily(f"{PREFIX}_jobs", "Jobs.", value=len(doc.jobs))
-    return [nodes, gpus, values, pods, jobs]
+    return [nodes, gpus, values, info, pods, jobs]
 
 
 class HttpMetrics:

@@ -126,7 +126,12 @@ class AccessGuard:
         if status != 200:
             await _refuse(send, status, rule, principal, presented)
         else:
-            scope.setdefault("state", {})["principal"] = principal
+            state = scope.setdefault("state", {})
+            state["principal"] = principal
+            # an apps revision's author: an issued token's name (the shared legacy token names
+            # no one: the writer's ?author= stays)
+            issued = principal is not None and principal.token_id != "legacy"
+            state["identity"] = principal.name if issued and principal else None
             if not writes:
                 await self.app(scope, receive, send)
                 return

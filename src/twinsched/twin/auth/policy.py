@@ -56,6 +56,9 @@ TWIN_RULES: dict[str, Rule] = {
     "/ui/static": DOCS,
     "/api/v1/whatif": Rule(Action.read),  # POST, but it only reads the twin (runs on a fork)
     "/api/v1/harmonize": DOCS,  # POST, but it converts its body and reads nothing of the twin
+    "/": DOCS,  # the landing page (links only)
+    "/ui/apps": DOCS,  # the applications page (its data comes from /api/v1/apps)
+    "/api/v1/apps#POST": Rule(Action.write, Scope.any),  # the body names the namespace
     "/api/v1/admin/compact": ADMIN,
     "/api/v1/audit": ADMIN,
 }
@@ -68,8 +71,9 @@ def default_rule(method: str, path: str) -> Rule:
 
 
 def rule_for(method: str, path: str, rules: dict[str, Rule]) -> Rule:
-    """``rules[path]`` when the service lists the route, else :func:`default_rule`."""
-    return rules.get(path) or default_rule(method, path)
+    """``rules["PATH#METHOD"]`` or ``rules[PATH]`` when the service lists the route, else
+    :func:`default_rule`."""
+    return rules.get(f"{path}#{method}") or rules.get(path) or default_rule(method, path)
 
 
 def verdict(

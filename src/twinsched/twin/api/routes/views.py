@@ -1,4 +1,5 @@
-"""Read-only views of the current state: nodepools, nodes, links, jobs, pods (with filters)."""
+"""Read-only views of the current state: nodepools, nodes, links, jobs, pods (with filters),
+and the headline figures (``/summary``, what ``/ui`` shows at its top)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from twinsched.twin.api.deps import Service
 from twinsched.twin.api.problems import ERROR_RESPONSES
 from twinsched.twin.core import views
 from twinsched.twin.core.deltas import NodeStatus
+from twinsched.twin.core.headline import Headline, headline
 from twinsched.twin.core.views import JobView, NodeView, PodView
 
 router = APIRouter(tags=["views"], responses=ERROR_RESPONSES)
@@ -59,3 +61,10 @@ def get_pods(
 ) -> Any:
     """Every pod with its job id, e.g. ``/pods?phase=Pending`` for the queue."""
     return service.read(lambda doc: list(views.pod_views(doc, phase, node, job)))
+
+
+@router.get("/summary", response_model=Headline, summary="Headline figures per tier")
+def get_summary(service: Service) -> Any:
+    """Allocation per resource and tier, pending and unschedulable pods (with reasons and
+    the first ones listed), power and carbon: see ``twin/core/headline.py``."""
+    return service.read(headline)

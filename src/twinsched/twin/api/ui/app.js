@@ -1,17 +1,19 @@
-// The twin's live dashboard: one EventSource on /ui/events, a canvas for the continuum,
-// small tables for the queue and the decisions, history charts from /api/v1/history.
+// The twin's live dashboard: one EventSource on /ui/events (a whole frame first, then only
+// deltas when the state changes, and a small status at least every 15 s), a canvas for the
+// continuum, small tables for the queue and the decisions, history charts from
+// /api/v1/history; ops.js draws the headline figures, the unschedulable pods and staleness.
 // Read-only: every request it makes is a GET.
 "use strict";
 (function () {
   const API = "/api/v1";
-  const GUTTER = 200, BAND_HEAD = 22, GAP = 2, PAD = 8;
+  const GUTTER = 200, NARROW = 640, BAND_HEAD = 22, GAP = 2, PAD = 8;
   const STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   const CORDON = "#ff8c00";
   const $ = (id) => document.getElementById(id);
-  const state = { frame: null, selected: -1, layout: null, lastFrameAt: 0, chartTimer: 0,
+  const state = { frame: null, selected: -1, layout: null, chartTimer: 0,
     session: "", liveSession: null, source: null };  // session: "" = the live one
   // Read by the browser tests: frames received and when the first one was drawn.
-  const ui = (window.twinUi = { frames: 0, firstRenderMs: null, lastRenderMs: 0 });
+  const ui = (window.twinUi = { frames: 0, deltas: 0, fulls: 0, bytes: 0, firstRenderMs: null, lastRenderMs: 0 });
   window.twinUiState = () => state;
   ui.cellAt = (node) => state.layout && cellAt(state.layout, node);  // CSS pixels of a node's cell
 
@@ -23,10 +25,10 @@
   }
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
-  // -- layout: one band per nodepool, cells in rows ------------------------------------------
+  // -- layout: one band per nodepool, cells in rows; no tier gutter on a narrow screen ------
   function layout(frame, width) {
-    const n = frame.nodes.id.length;
-    const usable = Math.max(100, width - GUTTER - PAD);
+    const n = frame.nodes.id.length, gutter = width < NARROW ? PAD : GUTTER;
+    const usable = Math.max(100, width - gutter - PAD);
     let cell = 18;
     while (cell > 6 && Math.ceil(n / Math.floor(usable / cell)) * cell > 900) cell -= 2;
     const perRow = Math.max(1, Math.floor(usable / cell));
@@ -38,13 +40,13 @@
       y += BAND_HEAD + rows * cell + PAD * 2;
       first += pool.nodes;
     }
-    return { cell, perRow, bands, height: y, width };
+    return { cell, perRow, bands, height: y, width, gutter };
   }
   function cellAt(lay, node) {
     const band = lay.bands.find((b) => node >= b.first && node < b.first + b.count);
     if (!band) return null;
     const k = node - band.first;
-    return { x: GUTTER + (k % lay.perRow) * lay.cell, y: band.y + BAND_HEAD + Math.floor(k / lay.perRow) * lay.cell };
+    return { x: lay.gutter + (k % lay.perRow) * lay.cell, y: band.y + BAND_HEAD + Math.floor(k / lay.perRow) * lay.cell };
   }
 
   // -- drawing the continuum ----------------------------------------------------------------
@@ -96,15 +98,17 @@
     ctx.font = "13px system-ui, sans-serif"; ctx.textBaseline = "middle";
     for (const band of lay.bands) {
       centre[band.id] = band.y + band.h / 2;
-      ctx.fillStyle = "#e3e7ec"; ctx.fillRect(GUTTER - 4, band.y, lay.width - GUTTER, band.h);
+      ctx.fillStyle = "#e3e7ec"; ctx.fillRect(lay.gutter - 4, band.y, lay.width - lay.gutter + 4, band.h);
       ctx.fillStyle = "#1b1b1b";
       const down = countOf(frame.nodes.up, band.first, band.count, 0);
       const cordoned = countOf(frame.nodes.cordoned, band.first, band.count, 1);
       ctx.fillText(`${band.id}: ${band.count} nodes` + (down ? `, ${down} down` : "") +
-        (cordoned ? `, ${cordoned} cordoned` : ""), GUTTER, band.y + BAND_HEAD / 2);
+        (cordoned ? `, ${cordoned} cordoned` : ""), lay.gutter, band.y + BAND_HEAD / 2);
+      if (lay.gutter < GUTTER) continue;  // narrow: the links are listed below the map
       ctx.fillStyle = "#0b5394"; ctx.fillRect(130, centre[band.id] - 10, 64, 20);
       ctx.fillStyle = "#ffffff"; ctx.fillText(band.id.slice(0, 8), 134, centre[band.id]);
     }
+    if (lay.gutter < GUTTER) return;
     const seen = new Set();
     const links = frame.links.filter(([a, b]) => {
       const key = [a, b].sort().join("\u0000");
@@ -141,13 +145,10 @@
     }
     $("version").textContent = frame.version;
     $("twin-time").textContent = (+frame.time).toFixed(1);
-    $("pending-batches").textContent = frame.health.pending_batches;
-    const pill = $("health");
-    pill.textContent = frame.health.ready ? "ready" : "not ready: " + frame.health.problem;
-    pill.className = "pill " + (frame.health.ready ? "ready" : "down");
     $("continuum").setAttribute("aria-label",
       `Continuum map: ${nd.id.length} nodes in ${frame.pools.length} nodepools, ${down} down, ${cordoned} cordoned`);
-    renderQueue(frame.queue);
+    renderQueue(frame.queue, frame.time);
+    if (window.twinOps) window.twinOps.render(frame);
     renderDecisions(frame.decisions, frame.session);
     if (state.nodeIds !== nd.id.length) {
       state.nodeIds = nd.id.length;
@@ -156,12 +157,12 @@
     draw();
     if (state.selected >= 0) renderNode(false);
   }
-  function renderQueue(queue) {
+  function renderQueue(queue, now) {
     $("queue-shown").textContent = `(${queue.pods.length} of ${queue.total})`;
     $("queue").tBodies[0].innerHTML = queue.pods.map((p) =>
       `<tr data-pod="${esc(p.id)}"><td>${esc(p.id)}</td><td>${esc(p.job)}</td><td>${p.priority}</td>` +
       `<td>${p.cpu}</td><td>${p.mem}</td><td>${p.gpu ? `${p.gpu} × ${p.gpu_milli}m` : "0"}</td>` +
-      `<td>${p.wait_s}</td><td${p.reason === "Schedulable" ? "" : ' class="reason"'}>${esc(p.reason)}</td></tr>`).join("");
+      `<td>${+Math.max(0, now - p.arrival_s).toFixed(3)}</td><td${p.reason === "Schedulable" ? "" : ' class="reason"'}>${esc(p.reason)}</td></tr>`).join("");
   }
   // Rendered again only when they change (a frame comes every second), so focus and the
   // selection stay; explain.js opens the explanation of a row's decision.
@@ -271,9 +272,9 @@
     const x = ev.clientX - rect.left, y = ev.clientY - rect.top;
     for (const band of lay.bands) {
       const top = band.y + BAND_HEAD;
-      if (y < top || y >= band.y + band.h || x < GUTTER) continue;
-      const k = Math.floor((y - top) / lay.cell) * lay.perRow + Math.floor((x - GUTTER) / lay.cell);
-      if (Math.floor((x - GUTTER) / lay.cell) < lay.perRow && k < band.count) select(band.first + k, true);
+      if (y < top || y >= band.y + band.h || x < lay.gutter) continue;
+      const k = Math.floor((y - top) / lay.cell) * lay.perRow + Math.floor((x - lay.gutter) / lay.cell);
+      if (Math.floor((x - lay.gutter) / lay.cell) < lay.perRow && k < band.count) select(band.first + k, true);
     }
   });
   $("continuum").addEventListener("keydown", (ev) => {
@@ -305,27 +306,64 @@
     if (state.selected >= 0) loadHistory();
   });
 
-  // -- the stream ----------------------------------------------------------------------------
+  // -- the stream: a frame, then deltas; a status at least every 15 s ----------------------
+  function shown(frame, size) {
+    const live = frame.session && frame.session.live ? frame.session.id : state.liveSession;
+    if (live !== state.liveSession) { state.liveSession = live; loadSessions(); }
+    state.frame = frame;
+    render(frame);
+    ui.frames += 1;
+    ui.bytes += size;
+    ui.lastRenderMs = performance.now();
+    if (ui.firstRenderMs === null) ui.firstRenderMs = ui.lastRenderMs;
+  }
+  // The same as apply() in twin/api/routes/ui_delta.py: changed entries encoded against
+  // their old value ($d: a dict's changed keys, $x: its removed keys, $l: rows, each an index
+  // into the old list or a new row), changed node columns as [indices, values].
+  function decode(old, change) {
+    if (change && typeof change === "object" && !Array.isArray(change)) {
+      if ("$d" in change) {
+        const out = Object.assign({}, old);
+        for (const k of change.$x || []) delete out[k];
+        for (const [k, v] of Object.entries(change.$d)) out[k] = decode(old ? old[k] : undefined, v);
+        return out;
+      }
+      if ("$l" in change) return change.$l.map((r) => (typeof r === "number" ? old[r] : r));
+    }
+    return change;
+  }
+  function applyDelta(frame, delta) {
+    const out = Object.assign({}, frame, { version: delta.version });
+    for (const [k, change] of Object.entries(delta.set)) out[k] = decode(frame[k], change);
+    if (delta.nodes && Object.keys(delta.nodes).length) {
+      const nodes = Object.assign({}, out.nodes);
+      for (const [column, [at, values]] of Object.entries(delta.nodes)) {
+        const target = (nodes[column] || new Array(nodes.id.length)).slice();
+        at.forEach((i, k) => { target[i] = values[k]; });
+        nodes[column] = target;
+      }
+      out.nodes = nodes;
+    }
+    return out;
+  }
   function connect() {
     if (state.source) state.source.close();
     const query = state.session ? `?session=${encodeURIComponent(state.session)}` : "";
     const source = (state.source = new EventSource("/ui/events" + query));
-    source.addEventListener("frame", (ev) => {
-      const frame = JSON.parse(ev.data);
-      const live = frame.session && frame.session.live ? frame.session.id : state.liveSession;
-      if (live !== state.liveSession) { state.liveSession = live; loadSessions(); }
-      state.frame = frame;
-      state.lastFrameAt = Date.now();
-      render(frame);
-      ui.frames += 1;
-      ui.lastRenderMs = performance.now();
-      if (ui.firstRenderMs === null) ui.firstRenderMs = ui.lastRenderMs;
+    source.addEventListener("frame", (ev) => { ui.fulls += 1; shown(JSON.parse(ev.data), ev.data.length); });
+    source.addEventListener("delta", (ev) => {
+      const delta = JSON.parse(ev.data);
+      if (!state.frame || state.frame.version !== delta.base) { connect(); return; }  // out of step: start again
+      ui.deltas += 1;
+      shown(applyDelta(state.frame, delta), ev.data.length);
     });
-    source.onerror = () => { $("health").textContent = "reconnecting"; $("health").className = "pill down"; };
+    source.addEventListener("status", (ev) => {
+      ui.bytes += ev.data.length;
+      if (window.twinOps) window.twinOps.status(JSON.parse(ev.data), state.session !== "");
+    });
+    source.onerror = () => { if (window.twinOps) window.twinOps.lost(); };
   }
-  setInterval(() => {
-    if (state.lastFrameAt) $("age").textContent = ((Date.now() - state.lastFrameAt) / 1000).toFixed(0) + " s ago";
-  }, 1000);
+  window.twinUiReconnect = connect;
   loadSessions();
   connect();
 })();

@@ -5,8 +5,8 @@ hash of its secret (``store/history/access.py``). ``twin_audit`` keeps one row p
 request; a trigger refuses UPDATE and DELETE on it, on SQLite and on PostgreSQL, so the log
 is append-only in the database itself, not only in the code that writes it.
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-27
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision: str | None = "0008"
+revision = "0010"
+down_revision: str | None = "0009"
 branch_labels: str | None = None
 depends_on: str | None = None
 

@@ -29,7 +29,7 @@ ALL_NAMESPACES = "*"
 DEFAULT_NAMESPACE = "default"
 NAMESPACE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # a DNS-1123 label
 _TOKEN = re.compile(rf"^{PREFIX}_([0-9a-f]{{12}})_([A-Za-z0-9_-]{{43}})$")
-SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # 16 MiB, ~50 ms: once per token per cache_s
+SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # 16 MiB a hash; once per token per cache_s
 CACHE_S = 5.0
 
 

@@ -108,14 +108,15 @@ def big_document(nodes: int, pods: int, pools: int = 4) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
+def serve_in_thread(app: Any, **tls: Any) -> Iterator[str]:
     """An ASGI app under uvicorn in a thread of this process: its URL. Starts in well under
-    a second where a subprocess spends seconds importing (the suite's budget)."""
+    a second where a subprocess spends seconds importing (the suite's budget). ``tls``:
+    uvicorn's ``ssl_*`` settings (the URL is then ``https``)."""
     import uvicorn
 
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
-                            timeout_graceful_shutdown=1)  # fmt: skip
+                            timeout_graceful_shutdown=1, **tls)  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -125,7 +126,7 @@ def serve_in_thread(app: Any) -> Iterator[str]:
             if not thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the server did not start")
             time.sleep(0.01)
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)

@@ -58,7 +58,7 @@ def test_amqp_urls_pick_rabbitmq_with_its_port() -> None:
         ("nats://h:0", "port 0 is not in 1-65535"),
         ("nats://h/a.b", "stream 'a.b' must be"),
         ("nats://h/s?x=1", "no query"),
-        ("amqps://h", "expected nats://host[:port][/STREAM] or amqp://"),
+        ("mqtt://h", "expected nats://host[:port][/STREAM] or amqp://"),
         ("amqp://h:70000", "port"),
     ],
 )

@@ -23,6 +23,7 @@ from twinsched.cli import (
     sim,
     store,
     sweep,
+    tokens,
     train,
     twin,
     ui,
@@ -50,6 +51,7 @@ app.add_typer(twin.app, name="twin", help="The digital twin service.")
 app.add_typer(apps.app, name="apps", help="Applications on the twin: deploy, update, roll back.")
 app.add_typer(scheduler.app, name="scheduler", help="The scheduler service (extender).")
 app.add_typer(agent.app, name="agent", help="Agents from an agent file, as a service.")
+app.add_typer(tokens.app, name="tokens", help="Tokens with a role and namespaces.")
 app.add_typer(flow.app, name="flow", help="The training flow over services, as processes.")
 app.add_typer(sim.app, name="vte", help="The VTE as a live system: metrics for Prometheus.")
 app.command("ui")(ui.ui_command)

@@ -21,6 +21,16 @@ import typer
 
 from twinsched.cli.console import error_exit, expected_errors
 from twinsched.cli.options import float_opt, port_opt
+from twinsched.cli.security import (
+    RequireReadOpt,
+    SslCaOpt,
+    SslCertOpt,
+    SslKeyOpt,
+    TokensDbOpt,
+    scheme,
+    token_opt,
+    verifier,
+)
 from twinsched.errors import TwinschedError
 
 app = typer.Typer(
@@ -33,6 +43,7 @@ AgentFileArg = Annotated[
     Path, typer.Argument(help="the agent file (TOML)", exists=True, dir_okay=False)
 ]
 MOST_S = 1e9
+TOKEN_ENV = "TWINSCHED_AGENT_TOKEN"
 
 
 @app.command("check")
@@ -59,6 +70,12 @@ def run(
         float_opt("stop after this many seconds (default: never)", 0, MOST_S, open_lo=True),
     ] = None,
     log_level: Annotated[str, typer.Option(help="critical, error, warning, info, debug")] = "info",
+    token: Annotated[str | None, token_opt(TOKEN_ENV)] = None,
+    tokens_db: TokensDbOpt = None,
+    require_read_token: RequireReadOpt = False,
+    ssl_certfile: SslCertOpt = None,
+    ssl_keyfile: SslKeyOpt = None,
+    ssl_ca_certs: SslCaOpt = None,
 ) -> None:
     """Run FILE's agents on the wall clock, serving /healthz and /metrics."""
     from twinsched.learning.agents.loader import open_agents
@@ -66,9 +83,13 @@ def run(
 
     if log_level.upper() not in ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG"):
         raise error_exit(ValueError(f"--log-level {log_level!r}: critical..debug"))
+    from twinsched.twin.auth.tls import tls_files
+
     with expected_errors():
+        tls = tls_files(ssl_certfile, ssl_keyfile, ssl_ca_certs)
+        tokens = verifier([token or ""], tokens_db, require_read_token)
         client, agents = open_agents(file)
-    service = AgentService(agents)
+    service = AgentService(agents, verifier=tokens, read_required=require_read_token, tls=tls)
     try:
         bound = service.serve(host, port)
     except OSError as exc:
@@ -76,7 +97,8 @@ def run(
         raise error_exit(exc, f"--port {port}: ") from exc
     handler = _log_to_stderr(log_level.upper())
     typer.echo(f"agent: {len(service.agents)} agent(s) from {file}; "
-               f"http://{host}:{bound}/healthz and /metrics", err=True)  # fmt: skip
+               f"{scheme({'tls': tls} if tls else {})}://{host}:{bound}/healthz and /metrics",
+               err=True)  # fmt: skip
     signal.signal(signal.SIGTERM, _interrupt)
     until = math.inf if duration is None else time.time() + duration
     try:

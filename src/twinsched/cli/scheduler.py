@@ -25,6 +25,15 @@ from twinsched.cli.options import (
     scenario_source,
     scheduler_opt,
 )
+from twinsched.cli.security import (
+    RequireReadOpt,
+    SslCaOpt,
+    SslCertOpt,
+    SslKeyOpt,
+    TokensDbOpt,
+    tls_kwargs,
+    verifier,
+)
 from twinsched.cli.servers import quiet_gc
 from twinsched.errors import TwinschedError
 
@@ -57,9 +66,6 @@ TwinOpt = Annotated[
         "binds to it (its write token comes from $TWINSCHED_TWIN_TOKEN); instead of "
         "--nodes and --state."
     ),
-]
-CaCertsOpt = Annotated[
-    Path | None, typer.Option(help="CA of client certificates: mutual TLS (required).")
 ]
 NodesFromCallsOpt = Annotated[
     bool,
@@ -119,9 +125,11 @@ def serve(
     gpu_resource: GpuResource = "nvidia.com/gpu",
     gpu_share_resource: ShareResource = "twinsched.io/gpu-milli",
     gpu_model_label: ModelLabel = "nvidia.com/gpu.product",
-    ssl_certfile: Annotated[Path | None, typer.Option(help="TLS certificate (HTTPS).")] = None,
-    ssl_keyfile: Annotated[Path | None, typer.Option(help="TLS key.")] = None,
-    ssl_ca_certs: CaCertsOpt = None,
+    ssl_certfile: SslCertOpt = None,
+    ssl_keyfile: SslKeyOpt = None,
+    ssl_ca_certs: SslCaOpt = None,
+    require_read_token: RequireReadOpt = False,
+    tokens_db: TokensDbOpt = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
     nodes_from_calls: NodesFromCallsOpt = False,
     insecure_local: InsecureLocalOpt = False,
@@ -134,6 +142,7 @@ def serve(
     token = token or os.environ.get(TOKEN_ENV, "")
     try:
         _check_auth(token, host, insecure_local, mtls=ssl_ca_certs is not None)
+        tls = tls_kwargs(ssl_certfile, ssl_keyfile, ssl_ca_certs)
         import uvicorn
 
         from twinsched.serve.app import create_app
@@ -151,12 +160,13 @@ def serve(
 
             cluster.set_nodes(node_list_rows(nodes.read_bytes(), names, f"--nodes {nodes}"))
         application = create_app(cluster, names, token, nodes_from_calls=nodes_from_calls,
-                                 ranking=prioritize is Prioritize.ranking)  # fmt: skip
+                                 ranking=prioritize is Prioritize.ranking,
+                                 verifier=verifier([token], tokens_db),
+                                 read_required=require_read_token)  # fmt: skip
     except (TwinschedError, ImportError, OSError, ValueError) as exc:
         raise error_exit(exc) from exc
-    tls = _tls(ssl_certfile, ssl_keyfile, ssl_ca_certs)
     quiet_gc()  # (the state is built: frozen, never scanned again)
-    uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False, **tls)  # type: ignore[arg-type]
+    uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False, **tls)
 
 
 def _cluster(
@@ -170,18 +180,6 @@ def _cluster(
     journal = Journal(state) if state is not None else None
     source = _twin_source(twin, refresh, scheduler) if twin is not None else None
     return ServiceCluster(scheduler, seed=seed, workload=workload, journal=journal, source=source)
-
-
-def _tls(certfile: Path | None, keyfile: Path | None, ca_certs: Path | None) -> dict[str, object]:
-    """uvicorn's TLS settings: HTTPS with a certificate, mutual TLS with a CA."""
-    import ssl
-
-    tls: dict[str, object] = {}
-    if certfile is not None:
-        tls = {"ssl_certfile": str(certfile), "ssl_keyfile": str(keyfile or "")}
-    if ca_certs is not None:
-        tls |= {"ssl_ca_certs": str(ca_certs), "ssl_cert_reqs": ssl.CERT_REQUIRED}
-    return tls
 
 
 def _check_auth(token: str, host: str, insecure_local: bool, mtls: bool) -> None:

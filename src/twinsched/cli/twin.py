@@ -17,6 +17,7 @@ import typer
 from twinsched.cli.collectors import collect
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import broker_opt, float_opt, int_opt, out_path_opt, split_list
+from twinsched.cli.security import RequireReadOpt, SslCaOpt, SslCertOpt, SslKeyOpt, tls_kwargs
 from twinsched.cli.servers import quiet_gc
 from twinsched.cli.twin_snapshot import snapshot
 from twinsched.cli.twin_whatif import whatif
@@ -113,6 +114,10 @@ def serve(
     mirror_interval: Annotated[
         float, float_opt("Seconds between two reads of --mirror.", 0, 86400, open_lo=True)
     ] = 15.0,
+    require_read_token: RequireReadOpt = False,
+    ssl_certfile: SslCertOpt = None,
+    ssl_keyfile: SslKeyOpt = None,
+    ssl_ca_certs: SslCaOpt = None,
 ) -> None:
     """Serve the twin under /api/v1; it restores its latest state from the database.
 
@@ -122,22 +127,19 @@ def serve(
     try:
         import uvicorn
 
-        from twinsched.twin.api.app import close_app, create_app
+        from twinsched.twin.api.app import create_app
         from twinsched.twin.core.settings import TwinSettings
 
-        settings = TwinSettings.from_env(token=token, db=db, dev=dev or None)
+        read = require_read_token or None
+        settings = TwinSettings.from_env(token=token, db=db, dev=dev or None,
+                                         read_token_required=read)  # fmt: skip
+        tls = tls_kwargs(ssl_certfile, ssl_keyfile, ssl_ca_certs)
         document = _preload(snapshot, trace, variant, data, scenario, db)  # before the lease
         from twinsched.learning.forecasters import make_forecaster
 
         application = create_app(settings, forecasters=make_forecaster)
-        if document is not None:
-            try:
-                source = f"snapshot {snapshot}" if snapshot else f"trace {trace or scenario}"
-                version = application.state.service.replace(document, source=source[:200])
-            except BaseException:
-                close_app(application)
-                raise
-            typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
+        source = f"snapshot {snapshot}" if snapshot else f"trace {trace or scenario}"
+        _load(application, document, source)
         consumer = _consume(application, broker)
         stop_mirror = _mirror(application, mirror, mirror_interval)
     except (TwinschedError, ImportError) as exc:
@@ -148,13 +150,27 @@ def serve(
     try:
         uvicorn.run(
             application, host=host, port=port, log_level=log_level, access_log=False,
-            timeout_graceful_shutdown=GRACE_S,
+            timeout_graceful_shutdown=GRACE_S, **tls,
         )  # fmt: skip
     finally:
         if consumer is not None:
             consumer.stop()
         if stop_mirror is not None:
             stop_mirror.set()
+
+
+def _load(application: FastAPI, document: object, source: str) -> None:
+    """Make ``document`` (if any) the twin's state (the lease is given back if that fails)."""
+    from twinsched.twin.api.app import close_app
+
+    if document is None:
+        return
+    try:
+        version = application.state.service.replace(document, source=source[:200])
+    except BaseException:
+        close_app(application)
+        raise
+    typer.echo(f"twin: loaded {_describe(document)} as version {version}", err=True)
 
 
 def _mirror(application: FastAPI, prometheus: str | None, interval: float) -> Event | None:

@@ -37,21 +37,24 @@ from twinsched.explorer.views import (
 from twinsched.store import StoreError, SweepNotFoundError, get_run
 from twinsched.store.run_query import RunQuery, query_runs
 from twinsched.twin.api.docs import LOCAL_ONLY, offline_app
+from twinsched.twin.auth import AccessGuard, Rule, TokenVerifier
+from twinsched.twin.auth.policy import DOC_PATHS, DOCS
 
 STATIC = Path(__file__).resolve().parent / "static"
+# The page and its assets hold no run; every /api route reads the whole store (cluster).
+EXPLORER_RULES: dict[str, Rule] = {**dict.fromkeys((*DOC_PATHS, "/", "/static"), DOCS)}
 
 
-def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
-    """The explorer over the store at ``db`` (its runs and sweeps) and the model registry at
-    ``models`` (None: their defaults)."""
+def create_app(
+    db: str | None = None, models: Path | None = None,
+    verifier: TokenVerifier | None = None, read_required: bool = False,
+) -> FastAPI:  # fmt: skip
+    """The explorer over the store at ``db`` and the model registry at ``models`` (None: their
+    defaults); ``read_required``: reads need a token ``verifier`` knows (docs/security.md)."""
     about = "Stored runs: list, filter, compare. Read-only."
     app = offline_app(title="twinsched run explorer", version="1", description=about)
     app.mount("/static", StaticFiles(directory=STATIC), name="explorer-static")
-
-    async def store_down(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": f"store unavailable: {exc.__class__.__name__}"}, 503)
-
-    app.add_exception_handler(SQLAlchemyError, store_down)
+    app.add_exception_handler(SQLAlchemyError, _store_down)
     app.include_router(explain_router(db))
 
     @app.get("/", include_in_schema=False)
@@ -118,7 +121,13 @@ def create_app(db: str | None = None, models: Path | None = None) -> FastAPI:
         except SweepNotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
 
+    app.add_middleware(AccessGuard, routes=app, verifier=verifier or TokenVerifier(),
+                       rules=EXPLORER_RULES, read_required=read_required)  # fmt: skip
     return app
+
+
+async def _store_down(_: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"detail": f"store unavailable: {exc.__class__.__name__}"}, 503)
 
 
 def _runs(db: str | None, ids: list[int]) -> list[Any]:

@@ -25,6 +25,19 @@ from twinsched.serve.routes import cluster as cluster_routes
 from twinsched.serve.routes import explain, extender, ops
 from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.problems import problem_response, pydantic_problems
+from twinsched.twin.auth import AccessGuard, Rule, TokenVerifier
+from twinsched.twin.auth.policy import DOC_PATHS, DOCS, OPEN, Action
+
+EXPLAIN = Rule(Action.read, token_always=True)  # names every pod: a token even for reads
+SERVE_RULES: dict[str, Rule] = {
+    **dict.fromkeys(DOC_PATHS, DOCS),
+    "/healthz": OPEN,
+    "/readyz": OPEN,
+    "/filter": Rule(Action.read),  # kube-scheduler's questions: reads, nothing changes
+    "/prioritize": Rule(Action.read),
+    "/explain": EXPLAIN,
+    "/explain/{pod:path}": EXPLAIN,
+}
 
 
 def create_app(
@@ -34,11 +47,15 @@ def create_app(
     *,
     nodes_from_calls: bool = False,
     ranking: bool = True,
+    verifier: TokenVerifier | None = None,
+    read_required: bool = False,
 ) -> FastAPI:
     """The service over ``cluster``; with ``token``, bind and updates need ``Bearer <token>``.
     ``nodes_from_calls``: the node objects of filter and prioritize calls also update the
     nodes (not journalled; anyone who can reach the service can then change them).
-    ``ranking``: prioritize scores every candidate (0-10), else the chosen node only."""
+    ``ranking``: prioritize scores every candidate (0-10), else the chosen node only.
+    ``verifier``: who tokens are (default: ``token`` alone, as admin); ``read_required``:
+    filter, prioritize and the other reads need a token too (``docs/security.md``)."""
     app = offline_app(
         title="twinsched scheduler service",
         description="A registered twinsched scheduler behind the Kubernetes extender protocol.",
@@ -54,6 +71,9 @@ def create_app(
         # as one more level to match on every request (~0.1 ms of the extender's budget).
         # Each route already holds its router's dependencies and responses.
         app.router.routes.extend(router.routes)
+    verifier = verifier if verifier is not None else TokenVerifier([token])
+    app.add_middleware(AccessGuard, routes=app, verifier=verifier, rules=SERVE_RULES,
+                       read_required=read_required)  # fmt: skip
     return app
 
 

@@ -24,9 +24,13 @@ from twinsched.learning.agents.forecasting import ForecastRule
 from twinsched.learning.agents.placement import Placed
 from twinsched.learning.agents.supervised import SupervisedAgent
 from twinsched.sim.clock import WallClock
+from twinsched.twin.auth import Rule, TokenVerifier, verdict
+from twinsched.twin.auth.policy import OPEN, Action
+from twinsched.twin.auth.tls import TlsFiles
 
 PREFIX = "twinsched_agent"
 WHY = "the agent service's /metrics needs prometheus-client"
+AGENT_RULES: dict[str, Rule] = {"/healthz": OPEN, "/metrics": Rule(Action.read)}  # its routes
 
 
 @dataclass
@@ -37,6 +41,9 @@ class AgentService:
     agents: list[SupervisedAgent]
     running: bool = False
     started: float = field(default_factory=time.time)
+    verifier: TokenVerifier = field(default_factory=TokenVerifier)
+    read_required: bool = False  # /metrics needs a token (docs/security.md)
+    tls: TlsFiles | None = None
     _server: ThreadingHTTPServer | None = None
 
     def run(self, until: float = math.inf) -> None:
@@ -57,7 +64,8 @@ class AgentService:
         registry = generate.CollectorRegistry(auto_describe=False)
         registry.register(AgentCollector(self.agents))
         handler = type("Handler", (_Handler,), {"service": self, "registry": registry})
-        self._server = ThreadingHTTPServer((host, port), handler)
+        context = self.tls.context() if self.tls is not None else None
+        self._server = _Server((host, port), handler, context)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return int(self._server.server_address[1])
@@ -139,13 +147,46 @@ def _last_firing(agent: SupervisedAgent) -> float:
     return agent.stats.last_firing
 
 
+class _Server(ThreadingHTTPServer):
+    """The threading server, with TLS when given a context: the handshake happens in the
+    request's own thread, so a slow or broken client holds up no one else."""
+
+    def __init__(self, address: tuple[str, int], handler: Any, context: Any) -> None:
+        super().__init__(address, handler)
+        self.context = context
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.context is None:
+            super().finish_request(request, client_address)
+            return
+        try:
+            wrapped = self.context.wrap_socket(request, server_side=True)
+        except OSError:  # a failed handshake (ssl.SSLError is an OSError): nothing to answer
+            return
+        try:
+            super().finish_request(wrapped, client_address)
+        finally:
+            wrapped.close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a failed handshake or a dropped client is not the service's error."""
+
+
 class _Handler(BaseHTTPRequestHandler):
     service: AgentService
     registry: Any
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
-        if path == "/metrics":
+        rule = AGENT_RULES.get(path)
+        if rule is not None and (status := self._access(rule)) != 200:
+            detail = ("missing or invalid bearer token" if status == 401
+                      else "this token may not read every namespace's agents")  # fmt: skip
+            bearer = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+            self._answer(
+                status, json.dumps({"detail": detail}).encode(), "application/json", bearer
+            )
+        elif path == "/metrics":
             exposition = require("prometheus_client", "twin", WHY)
             self._answer(
                 200, exposition.generate_latest(self.registry), exposition.CONTENT_TYPE_LATEST
@@ -158,8 +199,22 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.dumps({"detail": f"no route {path}; try /healthz or /metrics"})
             self._answer(404, body.encode(), "application/json")
 
-    def _answer(self, code: int, body: bytes, content_type: str) -> None:
+    def _access(self, rule: Rule) -> int:
+        """The guard's verdict (``twin/auth/policy.py``) for this request."""
+        header = self.headers.get("Authorization")
+        scheme, _, token = (header or "").partition(" ")
+        token = token.strip() if scheme.lower() == "bearer" else ""
+        verifier = self.service.verifier
+        principal = verifier.verify(token) if token and verifier.enabled else None
+        return verdict(rule, principal, header is not None, None, enabled=verifier.enabled,
+                       read_required=self.service.read_required)  # fmt: skip
+
+    def _answer(
+        self, code: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(code)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

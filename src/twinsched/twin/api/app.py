@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from twinsched.model.document import TwinDocument
 from twinsched.store.history import HistoryStore, LeaseLostError, compact
+from twinsched.twin.api.deps import access_of
 from twinsched.twin.api.docs import offline_app
 from twinsched.twin.api.metrics import registry_for
 from twinsched.twin.api.middleware import BodyLimit, RequestMetrics
@@ -36,12 +37,15 @@ from twinsched.twin.api.routes import (
     ops,
     predict,
     state,
+    tenants,
     views,
     workflows,
 )
 from twinsched.twin.api.routes.apps import close_apps, install_apps
 from twinsched.twin.api.routes.ui import install_ui
 from twinsched.twin.api.routes.whatif import close_whatif, install_whatif
+from twinsched.twin.auth import AccessGuard
+from twinsched.twin.auth.policy import TWIN_RULES
 from twinsched.twin.broker.messages import ConsumerStats
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
@@ -89,7 +93,7 @@ def create_app(
     app.add_exception_handler(LeaseLostError, _database_error)
     for router in (state.router, views.router, history.router, decisions.router,
                    explain.router, broker.router, predict.router, ops.router,
-                   changes.router, workflows.router):  # fmt: skip
+                   changes.router, workflows.router, tenants.router):  # fmt: skip
         app.include_router(router, prefix=PREFIX)
     app.include_router(ops.router, include_in_schema=False)
     install_ui(app)
@@ -100,6 +104,10 @@ def create_app(
         app.include_router(harmonize, prefix=PREFIX)
     paths = {f"{PREFIX}/harmonize": settings.harmonize_max_body_bytes}
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, paths=paths)
+    app.state.verifier, app.state.audit = access_of(settings, service)
+    app.add_middleware(AccessGuard, routes=app, verifier=app.state.verifier, rules=TWIN_RULES,
+                       read_required=settings.read_token_required,
+                       audit=app.state.audit)  # fmt: skip
     app.add_middleware(RequestMetrics, metrics=http_metrics, prefix=PREFIX)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

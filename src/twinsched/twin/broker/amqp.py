@@ -34,6 +34,8 @@ from twinsched.extras import needs
 from twinsched.twin.broker import WHY_AMQP
 from twinsched.twin.broker.loop import BrokerError, LoopThread
 from twinsched.twin.broker.messages import MSG_ID, Delivery
+from twinsched.twin.broker.tls import client_context
+from twinsched.twin.broker.url import BrokerConfigError
 
 with needs("broker", WHY_AMQP):
     import aio_pika
@@ -158,14 +160,20 @@ class AmqpConnection(LoopThread):
                     password=self.url.password or "guest",
                     virtualhost="/",
                     timeout=timeout,
+                    ssl=self.url.tls,
+                    ssl_context=client_context() if self.url.tls else None,
                     reconnect_interval=0.5,  # once connected, ride out broker restarts
                 ),
                 timeout,
             )
+        except BrokerConfigError:
+            raise
         except Exception as exc:
+            hint = "is RabbitMQ running there (and are the user and password right)?"
+            if self.url.tls:
+                hint = "amqps:// needs a RabbitMQ TLS listener (5671; docs/security.md)"
             raise BrokerError(
-                f"cannot reach the broker at {self.url}: {type(exc).__name__}: {exc}; "
-                "is RabbitMQ running there (and are the user and password right)?"
+                f"cannot reach the broker at {self.url}: {type(exc).__name__}: {exc}; {hint}"
             ) from None
         self.channel = await self.connection.channel(publisher_confirms=True, on_return_raises=True)
 

@@ -19,6 +19,8 @@ from twinsched.extras import needs
 from twinsched.twin.broker import WHY
 from twinsched.twin.broker.loop import BrokerError, LoopThread
 from twinsched.twin.broker.messages import Delivery
+from twinsched.twin.broker.tls import client_context
+from twinsched.twin.broker.url import BrokerConfigError
 
 with needs("broker", WHY):
     import nats
@@ -30,6 +32,23 @@ __all__ = ["BrokerError", "Connection"]
 DUPLICATE_WINDOW_S = 120.0
 
 log = logging.getLogger(__name__)
+
+
+class _NoTls(Exception):
+    """A ``tls://`` server that does not offer TLS: refused before anything is sent."""
+
+
+async def _server_info(reader: asyncio.StreamReader, timeout: float) -> dict[str, Any]:
+    """The server's first ``INFO {...}`` line, as a dict (empty when it is not one)."""
+    import json
+
+    line = await asyncio.wait_for(reader.readline(), timeout)
+    head, _, body = line.decode("utf-8", "replace").partition(" ")
+    try:
+        info = json.loads(body) if head == "INFO" else {}
+    except ValueError:
+        return {}
+    return info if isinstance(info, dict) else {}
 
 
 async def _log_error(exc: Exception) -> None:
@@ -85,22 +104,31 @@ class Connection(LoopThread):
     async def _connect(self, timeout: float) -> None:
         # The client retries an unreachable server forever: probe it once first.
         try:
-            _, writer = await asyncio.wait_for(
+            reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(self.url.host, self.url.port), timeout
             )
+            info = await _server_info(reader, timeout) if self.url.tls else {}
             writer.close()
             await writer.wait_closed()
+            if self.url.tls and not info.get("tls_required"):
+                raise _NoTls("the server does not require TLS (no tls_required in its INFO)")
             self.nc = await nats.connect(
                 self.url.server,
+                tls=client_context() if self.url.tls else None,
+                tls_hostname=self.url.host if self.url.tls else None,
                 connect_timeout=timeout,
                 max_reconnect_attempts=-1,  # once connected, ride out broker restarts
                 reconnect_time_wait=0.5,
                 error_cb=_log_error,
             )
+        except BrokerConfigError:
+            raise
         except Exception as exc:
+            hint = "is NATS (with JetStream: nats-server -js) running there?"
+            if self.url.tls:
+                hint = "tls:// needs a NATS server with a tls block (docs/security.md)"
             raise BrokerError(
-                f"cannot reach the broker at {self.url}: {type(exc).__name__}: {exc}; "
-                "is NATS (with JetStream: nats-server -js) running there?"
+                f"cannot reach the broker at {self.url}: {type(exc).__name__}: {exc}; {hint}"
             ) from None
         self.js = self.nc.jetstream()
 

@@ -12,7 +12,7 @@ from twinsched.twin.broker.url import BrokerUrl
 
 def connect(url: BrokerUrl, *, max_msgs: int = STREAM_MAX_MSGS) -> Transport:
     """A connection to ``url`` (its stream or queue made if missing, bounded by ``max_msgs``)."""
-    if url.scheme == "amqp":
+    if url.backend == "amqp":
         from twinsched.twin.broker.amqp import AmqpConnection
 
         return AmqpConnection(url, max_msgs=max_msgs)

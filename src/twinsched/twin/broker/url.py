@@ -1,5 +1,5 @@
 """Broker URLs: ``nats://`` or ``amqp://[user:password@]host[:port][/STREAM]``, checked
-before connecting.
+before connecting; ``tls://`` and ``amqps://`` are the same over TLS (``broker/tls.py``).
 
 The scheme picks the backend: NATS JetStream (port 4222) or RabbitMQ over AMQP 0-9-1 (port
 5672, virtual host ``/``). The stream (default ``TWINSCHED``) names the JetStream stream, or
@@ -16,12 +16,15 @@ from urllib.parse import unquote, urlsplit
 
 from twinsched.errors import TwinschedError
 
-DEFAULT_PORTS = {"nats": 4222, "amqp": 5672}
+DEFAULT_PORTS = {"nats": 4222, "amqp": 5672, "tls": 4222, "amqps": 5671}
 DEFAULT_PORT = DEFAULT_PORTS["nats"]
 DEFAULT_STREAM = "TWINSCHED"
 STREAM_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SCHEMES = tuple(DEFAULT_PORTS)
-FORM = "nats://host[:port][/STREAM] or amqp://[user:password@]host[:port][/STREAM]"
+FORM = (
+    "nats://host[:port][/STREAM] or amqp://[user:password@]host[:port][/STREAM] "
+    "(tls:// and amqps:// over TLS)"
+)
 
 
 class BrokerConfigError(TwinschedError):
@@ -44,6 +47,16 @@ class BrokerUrl:
         """The server address for the client, credentials included."""
         auth = f"{self.user}:{self.password or ''}@" if self.user is not None else ""
         return f"{self.scheme}://{auth}{self.host}:{self.port}"
+
+    @property
+    def tls(self) -> bool:
+        """Whether the link must be TLS (``tls://``, ``amqps://``)."""
+        return self.scheme in ("tls", "amqps")
+
+    @property
+    def backend(self) -> str:
+        """``nats`` or ``amqp``, whichever the scheme names, with or without TLS."""
+        return "amqp" if self.scheme in ("amqp", "amqps") else "nats"
 
     @property
     def prefix(self) -> str:

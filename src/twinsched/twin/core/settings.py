@@ -35,6 +35,9 @@ class TwinSettings(BaseModel):
     token: SecretStr = Field(SecretStr(""), description="Bearer token required by write routes.")
     db: str = Field("", description="History database URL or SQLite path; '' = the store's.")
     dev: bool = Field(False, description="Allow an empty or weak token (loopback test benches).")
+    read_token_required: bool = Field(
+        False, description="Reads need a token too (a read, write or admin one; docs/security.md)."
+    )
     max_body_bytes: int = Field(32 * 2**20, gt=0, description="Largest request body accepted.")
     harmonize_max_body_bytes: int = Field(
         4 * 2**20,
@@ -72,6 +75,8 @@ class TwinSettings(BaseModel):
         problem = token_problem(self.token.get_secret_value())
         if problem and not self.dev:
             raise ValueError(f"token: {problem} (set {ENV_PREFIX}TOKEN, or use --dev)")
+        if self.read_token_required and not self.auth_required:
+            raise ValueError(f"read_token_required: needs a token (set {ENV_PREFIX}TOKEN)")
         return self
 
     @property

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from twinsched.model.ids import ID_PATTERN
 from twinsched.store.history.apps import Revision
-from twinsched.twin.api.deps import Service, WriteAccess
+from twinsched.twin.api.deps import Service, WriteAccess, require_namespace
 from twinsched.twin.api.docs import LOCAL_ONLY
 from twinsched.twin.api.problems import ERROR_RESPONSES, WRITE_RESPONSES, ErrorBody
 from twinsched.twin.api.routes.ui import UI_FOLDER
@@ -130,7 +130,9 @@ def list_apps(request: Request, service: Service) -> Any:
              **WRITE)  # fmt: skip
 async def register(request: Request, service: Service, author: AuthorQuery = None) -> Any:
     """Store the spec (the body) as revision 1; nothing enters the twin until a deploy."""
-    return await _change(request, service, author, "register", await _spec(request))
+    spec = await _spec(request)
+    require_namespace(request, spec.namespace)  # the body names it: checked once read
+    return await _change(request, service, author, "register", spec)
 
 
 @router.get("/{namespace}/{name}/spec", summary="The spec in force", response_model=AppSpec,

@@ -32,6 +32,7 @@ from twinsched.model.cluster import (
     nodes_from_columns,
     pods_from_columns,
 )
+from twinsched.model.datasets import DATA_SECTION
 from twinsched.model.document import UNBOUND_PHASES, DocumentError, NodePool, Pod, TwinDocument
 from twinsched.model.events import Phase
 from twinsched.model.schema import parse_document
@@ -68,6 +69,13 @@ def scenario_to_document(
     for section in DYNAMICS:  # a scenario's faults and energy sections travel with it
         if section in scenario.meta:
             data[section] = scenario.meta[section]
+    if DATA_SECTION in scenario.meta:  # the pods carry their accesses, the section the rest
+        section = dict(scenario.meta[DATA_SECTION])  # type: ignore[call-overload]
+        access = section.pop("access", {})
+        for job in data["jobs"]:
+            for pod in job["pods"]:
+                pod.update(access.get(pod["id"], {}))
+        data[DATA_SECTION] = section
     return parse_document(data)
 
 
@@ -242,7 +250,23 @@ def document_to_scenario(doc: TwinDocument, name: str) -> Scenario:
         meta["faults"] = doc.faults.to_dict()
     if doc.energy is not None:
         meta["energy"] = doc.energy.to_dict()
+    if doc.data is not None:
+        meta[DATA_SECTION] = _data_section(doc)
     return Scenario(name=name, nodes=nodes, pods=pods, links=_links(doc), labels=vocab, meta=meta)
+
+
+def _data_section(doc: TwinDocument) -> dict[str, Any]:
+    """The data section with the accesses the pods name (theirs win over the section's)."""
+    assert doc.data is not None
+    access = {k: v.model_dump(mode="json", exclude_defaults=True)
+              for k, v in doc.data.access.items()}  # fmt: skip
+    for pod in _doc_pods(doc):
+        named = {"reads": list(pod.reads), "writes": list(pod.writes)}
+        if pod.reads or pod.writes:
+            access[pod.id] = {k: v for k, v in named.items() if v}
+    return doc.data.model_copy(update={"access": {}}).to_dict() | (
+        {"access": access} if access else {}
+    )
 
 
 def _node_labels(pool: NodePool) -> list[list[str]]:

@@ -25,6 +25,7 @@ from pydantic import (
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
+from twinsched.model.data import DataId, DataSpec, reference_problems
 from twinsched.model.energy import EnergySpec
 from twinsched.model.faults import FaultSpec
 from twinsched.model.ids import ID_PATTERN, MAX_ID_LENGTH
@@ -245,6 +246,12 @@ class Pod(_Model):
         le=MAX_LATENCY_MS,
         description="Largest latency to data_pool it accepts; null = no bound.",
     )
+    reads: list[DataId] = Field(
+        default_factory=list, description="Data set ids it reads (the data section's)."
+    )
+    writes: list[DataId] = Field(
+        default_factory=list, description="Data set ids it writes (the data section's)."
+    )
 
     @model_validator(mode="after")
     def _cross_fields(self) -> Self:
@@ -295,6 +302,11 @@ class TwinDocument(_Model):
         None,
         description="Energy accounting of a replay (docs/energy.md) with the seed's synthetic "
         "carbon profile; the run options --energy, --carbon, --defer, --power-off replace it.",
+    )
+    data: DataSpec | None = Field(
+        None,
+        description="Data sets, their replicas and storage, and the cost of moving bytes "
+        "(docs/data.md); pods name what they read and write in their reads and writes.",
     )
 
     @field_validator("faults", "energy", mode="before")
@@ -357,6 +369,7 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
     )
     if doc.faults is not None:
         yield from _fault_names(doc.faults, pool_ids, {n.id for n in nodes.values()})
+    yield from _data_problems(doc, pools, pods)
     gpus_of = {n.id: n.hardware.gpu_count for n in nodes.values()}
     for path, pod in pods.items():
         if pod.data_pool is not None and pod.data_pool not in pool_ids:
@@ -368,6 +381,26 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
         elif any(g >= gpus_of[pod.node] for g in pod.gpus):
             problem = f"GPU index out of range for node '{pod.node}' with {gpus_of[pod.node]} GPUs"
             yield FieldProblem(f"{path}.gpus", problem)
+
+
+def _data_problems(
+    doc: TwinDocument,
+    pools: list[tuple[str, str]],
+    pods: dict[str, Pod],
+) -> Iterator[FieldProblem]:
+    """The data section's names are the document's; the pods read and write its data sets."""
+    known = {ds.id for ds in doc.data.datasets} if doc.data is not None else set()
+    for path, pod in pods.items():
+        for kind in ("reads", "writes"):
+            for k, name in enumerate(getattr(pod, kind)):
+                if name not in known:
+                    yield FieldProblem(f"{path}.{kind}[{k}]", f"unknown data set '{name}'")
+    if doc.data is None:
+        return
+    node_pools = {n.id: p.id for p in doc.nodepools for n in p.nodes}
+    pod_ids = [p.id for p in pods.values()]
+    for path, problem in reference_problems(doc.data, [p for _, p in pools], node_pools, pod_ids):
+        yield FieldProblem(f"data.{path}", problem)
 
 
 def _fault_names(spec: FaultSpec, pools: set[str], nodes: set[str]) -> Iterator[FieldProblem]:

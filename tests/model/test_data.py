@@ -21,7 +21,9 @@ ACCESS = {"p0": {"reads": ["d", "e"]}, "p1": {"writes": ["e"]}}
 
 
 def two_sets(**more: Any) -> dict[str, Any]:
-    data = one_set(access=copy.deepcopy(ACCESS), pool_storage_bytes={"a": 4 * GB}, reroute=True, **more)
+    data = one_set(
+        access=copy.deepcopy(ACCESS), pool_storage_bytes={"a": 4 * GB}, reroute=True, **more
+    )
     data["datasets"].append(
         {"id": "e", "size_bytes": 5 * 10**8, "replicas": [{"node": "nc"}, {"pool": "a"}]}
     )

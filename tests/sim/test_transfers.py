@@ -21,7 +21,9 @@ def _run(scenario, faults=None, *, validate=True, scheduler="fgd") -> ReplayRun:
 
 
 def _cut(kind: str = "partition", **extra: float) -> FaultSpec:
-    return FaultSpec(links=(LinkFault(pools=("a", "b"), down_s=0.0, for_s=100.0, kind=kind, **extra),))
+    return FaultSpec(
+        links=(LinkFault(pools=("a", "b"), down_s=0.0, for_s=100.0, kind=kind, **extra),)
+    )
 
 
 def test_a_read_takes_its_size_over_the_link_before_the_pod_runs() -> None:

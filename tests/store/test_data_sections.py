@@ -58,5 +58,3 @@ def test_bad_input_names_the_field_and_nothing_is_stored(change: Any, path: str,
     assert [(i.name, i.version, i.checksum) for i in list_scenarios(db)] == before
     with pytest.raises(DataError, match=path):
         data_model(bad)
-
-

@@ -84,7 +84,7 @@ def placement_moved(model: DataModel, pod_node: I64, bandwidth_mbps: F64 | None 
 def moved_summary(moved: Moved) -> dict[str, float]:
     """The summary keys of a placement's data movement."""
     return {
-        "bytes_moved": int(round(moved.bytes)),
+        "bytes_moved": round(moved.bytes),
         "transfer_s": round(moved.seconds, 3),
         "transfer_kwh": round(moved.kwh, 6),
     }

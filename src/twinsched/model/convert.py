@@ -69,13 +69,15 @@ def scenario_to_document(
     for section in DYNAMICS:  # a scenario's faults and energy sections travel with it
         if section in scenario.meta:
             data[section] = scenario.meta[section]
-    if DATA_SECTION in scenario.meta:  # the pods carry their accesses, the section the rest
-        section = dict(scenario.meta[DATA_SECTION])  # type: ignore[call-overload]
-        access = section.pop("access", {})
-        for job in data["jobs"]:
+    raw = scenario.meta.get(DATA_SECTION)
+    if isinstance(raw, dict):  # the pods carry their accesses, the section the rest
+        data_section: dict[str, Any] = dict(raw)
+        access = data_section.pop("access", {})
+        jobs: list[dict[str, Any]] = data["jobs"]  # type: ignore[assignment]
+        for job in jobs:
             for pod in job["pods"]:
                 pod.update(access.get(pod["id"], {}))
-        data[DATA_SECTION] = section
+        data[DATA_SECTION] = data_section
     return parse_document(data)
 
 

@@ -13,11 +13,11 @@ from typing import Unpack
 
 import numpy as np
 
-from twinsched.metrics.transfer import moved_summary, placement_moved
-from twinsched.model.datasets import data_model
 from twinsched.metrics.curves import read_at_integers
 from twinsched.metrics.fragmentation import typical_pods
+from twinsched.metrics.transfer import moved_summary, placement_moved
 from twinsched.model.cluster import I64, BoolA, Pods, Scenario
+from twinsched.model.datasets import data_model
 from twinsched.model.events import Arrive, Reject
 from twinsched.model.run import RunResult
 from twinsched.scheduling.controller import Binding, Outcome, arrival_order

@@ -286,7 +286,7 @@ class Transfers:
     def summary(self) -> dict[str, object]:
         t = self.totals
         return {
-            "bytes_moved": int(round(t.bytes)),
+            "bytes_moved": round(t.bytes),
             "data_reads_moved": t.reads,
             "data_writes_moved": t.writes,
             "transfer_s": round(t.flow_s, 3),
@@ -298,7 +298,7 @@ class Transfers:
             "transfer_kwh": round(t.joules / J_PER_KWH, 6),
             "transfer_carbon_g": round(t.carbon_g, 3),
             "data_peak_link_use": round(t.peak_link_use, 6),
-            "data_bytes_by_pool": {k: int(round(v)) for k, v in sorted(t.per_pool_bytes.items())},
+            "data_bytes_by_pool": {k: round(v) for k, v in sorted(t.per_pool_bytes.items())},
         }
 
 

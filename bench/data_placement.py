@@ -64,7 +64,9 @@ def main() -> None:
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     names = args.schedulers.split(",")
-    rows = {n: [replay(n, s, args.pods, args.median_gb, args.validate) for s in seeds] for n in names}
+    rows = {
+        n: [replay(n, s, args.pods, args.median_gb, args.validate) for s in seeds] for n in names
+    }
     blind = [n for n in names if "data" not in n.split("+")]
     print(
         f"synthetic continuum with data sets, replay, {args.pods} pods, median input "

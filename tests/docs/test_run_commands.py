@@ -185,6 +185,7 @@ LONG: dict[str, str] = {
     ): BROKER,
     "docs/telemetry.md: python bench/broker.py --batches 200 --kills 5": BENCH,
     "docs/telemetry.md: python bench/predict.py": BENCH,
+    "docs/data.md: python bench/data_placement.py --seeds 100,101,102,103,104": BENCH,
     (
         "docs/telemetry.md: twinsched forecast-backtest --dataset requests.csv --metric "
         "requests --node web-1 --horizon 3h"

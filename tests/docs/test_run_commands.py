@@ -187,6 +187,9 @@ LONG: dict[str, str] = {
     "docs/telemetry.md: python bench/predict.py": BENCH,
     "docs/data.md: python bench/data_placement.py --seeds 100,101,102,103,104": BENCH,
     (
+        "docs/data.md: python bench/data_placement.py --seeds 100,101 --pods 300 --median-gb 0.5"
+    ): BENCH,
+    (
         "docs/telemetry.md: twinsched forecast-backtest --dataset requests.csv --metric "
         "requests --node web-1 --horizon 3h"
     ): "needs a week of samples in the twin: covered by tests/twin/test_dataset.py",

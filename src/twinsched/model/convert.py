@@ -32,6 +32,7 @@ from twinsched.model.cluster import (
     nodes_from_columns,
     pods_from_columns,
 )
+from twinsched.model.data import document_section, meta_section
 from twinsched.model.datasets import DATA_SECTION
 from twinsched.model.document import UNBOUND_PHASES, DocumentError, NodePool, Pod, TwinDocument
 from twinsched.model.events import Phase
@@ -69,15 +70,8 @@ def scenario_to_document(
     for section in DYNAMICS:  # a scenario's faults and energy sections travel with it
         if section in scenario.meta:
             data[section] = scenario.meta[section]
-    raw = scenario.meta.get(DATA_SECTION)
-    if isinstance(raw, dict):  # the pods carry their accesses, the section the rest
-        data_section: dict[str, Any] = dict(raw)
-        access = data_section.pop("access", {})
-        jobs: list[dict[str, Any]] = data["jobs"]  # type: ignore[assignment]
-        for job in jobs:
-            for pod in job["pods"]:
-                pod.update(access.get(pod["id"], {}))
-        data[DATA_SECTION] = data_section
+    if isinstance(raw := scenario.meta.get(DATA_SECTION), dict):  # the pods carry accesses
+        data[DATA_SECTION] = document_section(raw, data["jobs"])  # type: ignore[arg-type]
     return parse_document(data)
 
 
@@ -253,22 +247,9 @@ def document_to_scenario(doc: TwinDocument, name: str) -> Scenario:
     if doc.energy is not None:
         meta["energy"] = doc.energy.to_dict()
     if doc.data is not None:
-        meta[DATA_SECTION] = _data_section(doc)
+        accesses = ((p.id, p.reads, p.writes) for p in _doc_pods(doc))
+        meta[DATA_SECTION] = meta_section(doc.data, accesses)
     return Scenario(name=name, nodes=nodes, pods=pods, links=_links(doc), labels=vocab, meta=meta)
-
-
-def _data_section(doc: TwinDocument) -> dict[str, Any]:
-    """The data section with the accesses the pods name (theirs win over the section's)."""
-    assert doc.data is not None
-    access = {k: v.model_dump(mode="json", exclude_defaults=True)
-              for k, v in doc.data.access.items()}  # fmt: skip
-    for pod in _doc_pods(doc):
-        named = {"reads": list(pod.reads), "writes": list(pod.writes)}
-        if pod.reads or pod.writes:
-            access[pod.id] = {k: v for k, v in named.items() if v}
-    return doc.data.model_copy(update={"access": {}}).to_dict() | (
-        {"access": access} if access else {}
-    )
 
 
 def _node_labels(pool: NodePool) -> list[list[str]]:

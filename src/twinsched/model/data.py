@@ -21,13 +21,21 @@ and ``energy`` sections. Accepted ranges (``model/ranges.py``):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from twinsched.errors import TwinschedError
 from twinsched.model.ids import ID_PATTERN, MAX_ID_LENGTH
+from twinsched.model.problems import FieldProblem, format_path
 from twinsched.model.ranges import MAX_DATASET_BYTES, MAX_DATASETS, MAX_STORAGE_BYTES
 
 DataId = Annotated[
@@ -40,12 +48,6 @@ DEFAULT_CARBON_G_PER_KWH = 300.0
 MAX_J_PER_GB = 1e9
 MAX_CARBON_G_PER_KWH = 1e4
 BYTES_PER_GB = 1e9
-
-
-def _problem(path: str, problem: str) -> ValueError:
-    from twinsched.model.document import FieldProblem  # document imports this module
-
-    return FieldProblem(path, problem)
 
 
 class _Model(BaseModel):
@@ -61,7 +63,7 @@ class Replica(_Model):
     @model_validator(mode="after")
     def _one_place(self) -> Self:
         if (self.pool is None) == (self.node is None):
-            raise _problem("pool", "a replica names exactly one of pool or node")
+            raise FieldProblem("pool", "a replica names exactly one of pool or node")
         return self
 
     @property
@@ -81,7 +83,7 @@ class DataSet(_Model):
     @model_validator(mode="after")
     def _has_replica(self) -> Self:
         if not self.replicas:
-            raise _problem("replicas", "a data set needs at least one replica")
+            raise FieldProblem("replicas", "a data set needs at least one replica")
         return self
 
 
@@ -125,14 +127,14 @@ class DataSpec(_Model):
         seen: set[str] = set()
         for k, ds in enumerate(self.datasets):
             if ds.id in seen:
-                raise _problem(f"datasets[{k}].id", f"duplicate data set id '{ds.id}'")
+                raise FieldProblem(f"datasets[{k}].id", f"duplicate data set id '{ds.id}'")
             seen.add(ds.id)
         for pod, acc in self.access.items():
             for kind in ("reads", "writes"):
                 for j, name in enumerate(getattr(acc, kind)):
                     if name not in seen:
                         path = f"access[{pod!r}].{kind}[{j}]"
-                        raise _problem(path, f"unknown data set '{name}'")
+                        raise FieldProblem(path, f"unknown data set '{name}'")
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -164,6 +166,51 @@ def reference_problems(
     yield from _storage_problems(spec)
 
 
+def section_problems(
+    spec: DataSpec | None,
+    pools: Iterable[str],
+    nodes: Mapping[str, str],
+    pods: Iterable[tuple[str, str, Sequence[str], Sequence[str]]],
+) -> Iterator[tuple[str, str]]:
+    """A twin document's problems with data: ``pods`` are (path, id, reads, writes); every
+    read or write names a data set of ``spec``, and the section's own references hold."""
+    rows = list(pods)
+    known = {ds.id for ds in spec.datasets} if spec is not None else set()
+    for path, _, reads, writes in rows:
+        for kind, names in (("reads", reads), ("writes", writes)):
+            for k, name in enumerate(names):
+                if name not in known:
+                    yield f"{path}.{kind}[{k}]", f"unknown data set '{name}'"
+    if spec is not None:
+        ids = [pod for _, pod, _, _ in rows]
+        for path, problem in reference_problems(spec, pools, nodes, ids):
+            yield f"data.{path}", problem
+
+
+def meta_section(
+    spec: DataSpec, pods: Iterable[tuple[str, Sequence[str], Sequence[str]]]
+) -> dict[str, Any]:
+    """The section as a scenario's ``meta["data"]``: the accesses the pods name (``pods``:
+    id, reads, writes; theirs win over the section's) go in ``access``."""
+    access = {k: v.model_dump(mode="json", exclude_defaults=True) for k, v in spec.access.items()}
+    for pod, reads, writes in pods:
+        if reads or writes:
+            access[pod] = {k: list(v) for k, v in (("reads", reads), ("writes", writes)) if v}
+    out = spec.model_copy(update={"access": {}}).to_dict()
+    return out | ({"access": access} if access else {})
+
+
+def document_section(section: Mapping[str, Any], jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A scenario's ``meta["data"]`` for a twin document: its ``access`` goes onto the pods
+    of ``jobs`` (their ``reads`` and ``writes``, changed in place), the rest is returned."""
+    out = dict(section)
+    access = out.pop("access", {})
+    for job in jobs:
+        for pod in job["pods"]:
+            pod.update(access.get(pod["id"], {}))
+    return out
+
+
 def _storage_problems(spec: DataSpec) -> Iterator[tuple[str, str]]:
     """Replicas that do not fit the storage of their nodepool or node."""
     used: dict[tuple[str, str], int] = {}
@@ -182,17 +229,13 @@ def _storage_problems(spec: DataSpec) -> Iterator[tuple[str, str]]:
 
 def parse_data(raw: Mapping[str, Any]) -> DataSpec:
     """The section from JSON (a scenario's ``meta["data"]``); raises DataError naming the field."""
-    from pydantic import ValidationError
-
-    from twinsched.model.schema import format_path
-
     try:
         return DataSpec.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         cause = (err.get("ctx") or {}).get("error")
         path = format_path(("data", *err["loc"]))
-        if cause is not None and hasattr(cause, "path"):
+        if isinstance(cause, FieldProblem):
             raise DataError(f"{path}.{cause.path}: {cause.problem}") from None
         raise DataError(f"{path}: {err['msg']}") from None
 

@@ -25,10 +25,11 @@ from pydantic import (
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
-from twinsched.model.data import DataId, DataSpec, reference_problems
+from twinsched.model.data import DataId, DataSpec, section_problems
 from twinsched.model.energy import EnergySpec
 from twinsched.model.faults import FaultSpec
 from twinsched.model.ids import ID_PATTERN, MAX_ID_LENGTH
+from twinsched.model.problems import FieldProblem as FieldProblem
 from twinsched.model.ranges import (
     MAX_BANDWIDTH_MBPS,
     MAX_CPU_MILLI,
@@ -74,14 +75,6 @@ class DocumentError(TwinschedError):
         path, problem = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(f"{path}: {problem}{more}")
-
-
-class FieldProblem(ValueError):
-    """Raised by cross-field validators: ``path`` is relative to the model that raised it."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        self.path, self.problem = path, problem
-        super().__init__(f"{path}: {problem}")
 
 
 class _Model(BaseModel):
@@ -246,12 +239,8 @@ class Pod(_Model):
         le=MAX_LATENCY_MS,
         description="Largest latency to data_pool it accepts; null = no bound.",
     )
-    reads: list[DataId] = Field(
-        default_factory=list, description="Data set ids it reads (the data section's)."
-    )
-    writes: list[DataId] = Field(
-        default_factory=list, description="Data set ids it writes (the data section's)."
-    )
+    reads: list[DataId] = Field(default_factory=list, description="Data set ids it reads.")
+    writes: list[DataId] = Field(default_factory=list, description="Data set ids it writes.")
 
     @model_validator(mode="after")
     def _cross_fields(self) -> Self:
@@ -384,23 +373,13 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
 
 
 def _data_problems(
-    doc: TwinDocument,
-    pools: list[tuple[str, str]],
-    pods: dict[str, Pod],
+    doc: TwinDocument, pools: list[tuple[str, str]], pods: dict[str, Pod]
 ) -> Iterator[FieldProblem]:
     """The data section's names are the document's; the pods read and write its data sets."""
-    known = {ds.id for ds in doc.data.datasets} if doc.data is not None else set()
-    for path, pod in pods.items():
-        for kind in ("reads", "writes"):
-            for k, name in enumerate(getattr(pod, kind)):
-                if name not in known:
-                    yield FieldProblem(f"{path}.{kind}[{k}]", f"unknown data set '{name}'")
-    if doc.data is None:
-        return
+    rows = [(path, pod.id, pod.reads, pod.writes) for path, pod in pods.items()]
     node_pools = {n.id: p.id for p in doc.nodepools for n in p.nodes}
-    pod_ids = [p.id for p in pods.values()]
-    for path, problem in reference_problems(doc.data, [p for _, p in pools], node_pools, pod_ids):
-        yield FieldProblem(f"data.{path}", problem)
+    for path, problem in section_problems(doc.data, [p for _, p in pools], node_pools, rows):
+        yield FieldProblem(path, problem)
 
 
 def _fault_names(spec: FaultSpec, pools: set[str], nodes: set[str]) -> Iterator[FieldProblem]:

@@ -171,7 +171,7 @@ def section_problems(
     pools: Iterable[str],
     nodes: Mapping[str, str],
     pods: Iterable[tuple[str, str, Sequence[str], Sequence[str]]],
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[FieldProblem]:
     """A twin document's problems with data: ``pods`` are (path, id, reads, writes); every
     read or write names a data set of ``spec``, and the section's own references hold."""
     rows = list(pods)
@@ -180,11 +180,17 @@ def section_problems(
         for kind, names in (("reads", reads), ("writes", writes)):
             for k, name in enumerate(names):
                 if name not in known:
-                    yield f"{path}.{kind}[{k}]", f"unknown data set '{name}'"
+                    yield FieldProblem(f"{path}.{kind}[{k}]", f"unknown data set '{name}'")
     if spec is not None:
         ids = [pod for _, pod, _, _ in rows]
         for path, problem in reference_problems(spec, pools, nodes, ids):
-            yield f"data.{path}", problem
+            yield FieldProblem(f"data.{path}", problem)
+
+
+def empty_or_none(value: object) -> bool:
+    """Left out of a dump: no data section, a pod that reads or writes nothing (a document
+    without data sets dumps as it did before they existed)."""
+    return value is None or value == []
 
 
 def meta_section(

@@ -26,6 +26,7 @@ from pydantic import (
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
 from twinsched.model.data import DataId, DataSpec, section_problems
+from twinsched.model.data import empty_or_none as _empty
 from twinsched.model.energy import EnergySpec
 from twinsched.model.faults import FaultSpec
 from twinsched.model.ids import ID_PATTERN, MAX_ID_LENGTH
@@ -239,8 +240,12 @@ class Pod(_Model):
         le=MAX_LATENCY_MS,
         description="Largest latency to data_pool it accepts; null = no bound.",
     )
-    reads: list[DataId] = Field(default_factory=list, description="Data set ids it reads.")
-    writes: list[DataId] = Field(default_factory=list, description="Data set ids it writes.")
+    reads: list[DataId] = Field(
+        default_factory=list, exclude_if=_empty, description="Data set ids it reads."
+    )
+    writes: list[DataId] = Field(
+        default_factory=list, exclude_if=_empty, description="Data set ids it writes."
+    )
 
     @model_validator(mode="after")
     def _cross_fields(self) -> Self:
@@ -293,9 +298,7 @@ class TwinDocument(_Model):
         "carbon profile; the run options --energy, --carbon, --defer, --power-off replace it.",
     )
     data: DataSpec | None = Field(
-        None,
-        description="Data sets, their replicas and storage, and the cost of moving bytes "
-        "(docs/data.md); pods name what they read and write in their reads and writes.",
+        None, exclude_if=_empty, description="Data sets, storage, cost of moving (docs/data.md)."
     )
 
     @field_validator("faults", "energy", mode="before")
@@ -358,7 +361,9 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
     )
     if doc.faults is not None:
         yield from _fault_names(doc.faults, pool_ids, {n.id for n in nodes.values()})
-    yield from _data_problems(doc, pools, pods)
+    node_pools = {n.id: p.id for p in doc.nodepools for n in p.nodes}
+    rows = [(path, pod.id, pod.reads, pod.writes) for path, pod in pods.items()]
+    yield from section_problems(doc.data, pool_ids, node_pools, rows)  # reads, writes, data
     gpus_of = {n.id: n.hardware.gpu_count for n in nodes.values()}
     for path, pod in pods.items():
         if pod.data_pool is not None and pod.data_pool not in pool_ids:
@@ -370,16 +375,6 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
         elif any(g >= gpus_of[pod.node] for g in pod.gpus):
             problem = f"GPU index out of range for node '{pod.node}' with {gpus_of[pod.node]} GPUs"
             yield FieldProblem(f"{path}.gpus", problem)
-
-
-def _data_problems(
-    doc: TwinDocument, pools: list[tuple[str, str]], pods: dict[str, Pod]
-) -> Iterator[FieldProblem]:
-    """The data section's names are the document's; the pods read and write its data sets."""
-    rows = [(path, pod.id, pod.reads, pod.writes) for path, pod in pods.items()]
-    node_pools = {n.id: p.id for p in doc.nodepools for n in p.nodes}
-    for path, problem in section_problems(doc.data, [p for _, p in pools], node_pools, rows):
-        yield FieldProblem(path, problem)
 
 
 def _fault_names(spec: FaultSpec, pools: set[str], nodes: set[str]) -> Iterator[FieldProblem]:

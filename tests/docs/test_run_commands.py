@@ -199,6 +199,15 @@ LONG: dict[str, str] = {
     ): BROKER,
     "docs/telemetry.md: python bench/broker.py --batches 200 --kills 5": BENCH,
     "docs/telemetry.md: python bench/predict.py": BENCH,
+    "docs/data.md: python bench/data_placement.py --seeds 100,101,102,103,104": BENCH,
+    (
+        "docs/data.md: twinsched run --trace synthetic-continuum-data --mode replay --schedulers "
+        "fgd,fgd+data --validate --no-record"
+    ): "two validated replays of 2,000 pods with transfers (a minute); tests/sim/test_transfers.py "
+    "checks the invariant on a small continuum",
+    (
+        "docs/data.md: python bench/data_placement.py --seeds 100,101 --pods 300 --median-gb 0.5"
+    ): BENCH,
     (
         "docs/telemetry.md: twinsched forecast-backtest --dataset requests.csv --metric "
         "requests --node web-1 --horizon 3h"

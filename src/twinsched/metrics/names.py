@@ -69,6 +69,13 @@ METRICS: dict[str, MetricName] = {
     "energy_kwh": MetricName("energy", "kWh"),
     "carbon_g": MetricName("carbon", "g CO2", decimals=0),
     "power_w": MetricName("power", "W", decimals=0),
+    "bytes_moved": MetricName("data moved", "bytes", count=True),  # docs/data.md
+    "transfer_s": MetricName("transfer time", "s"),
+    "transfer_kwh": MetricName("transfer energy", "kWh", decimals=4),
+    "transfer_carbon_g": MetricName("transfer carbon", "g CO2", decimals=0),
+    "data_stage_in_s": MetricName("waiting for inputs", "s"),
+    "data_transfers_waited": _count("transfers that waited on a partition"),
+    "data_transfers_rerouted": _count("transfers rerouted"),
     "g_per_kwh": MetricName("carbon intensity", "g CO2/kWh", decimals=0),
     "pods": _count("pods"),
     "started": _count("started", "pods"),

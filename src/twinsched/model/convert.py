@@ -32,6 +32,8 @@ from twinsched.model.cluster import (
     nodes_from_columns,
     pods_from_columns,
 )
+from twinsched.model.data import document_section, meta_section
+from twinsched.model.datasets import DATA_SECTION
 from twinsched.model.document import UNBOUND_PHASES, DocumentError, NodePool, Pod, TwinDocument
 from twinsched.model.events import Phase
 from twinsched.model.schema import parse_document
@@ -68,6 +70,8 @@ def scenario_to_document(
     for section in DYNAMICS:  # a scenario's faults and energy sections travel with it
         if section in scenario.meta:
             data[section] = scenario.meta[section]
+    if isinstance(raw := scenario.meta.get(DATA_SECTION), dict):  # the pods carry accesses
+        data[DATA_SECTION] = document_section(raw, data["jobs"])  # type: ignore[arg-type]
     return parse_document(data)
 
 
@@ -242,6 +246,9 @@ def document_to_scenario(doc: TwinDocument, name: str) -> Scenario:
         meta["faults"] = doc.faults.to_dict()
     if doc.energy is not None:
         meta["energy"] = doc.energy.to_dict()
+    if doc.data is not None:
+        accesses = ((p.id, p.reads, p.writes) for p in _doc_pods(doc))
+        meta[DATA_SECTION] = meta_section(doc.data, accesses)
     return Scenario(name=name, nodes=nodes, pods=pods, links=_links(doc), labels=vocab, meta=meta)
 
 

@@ -25,9 +25,12 @@ from pydantic import (
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import MILLI_PER_GPU
+from twinsched.model.data import DataId, DataSpec, section_problems
+from twinsched.model.data import empty_or_none as _empty
 from twinsched.model.energy import EnergySpec
 from twinsched.model.faults import FaultSpec
 from twinsched.model.ids import ID_PATTERN, MAX_ID_LENGTH
+from twinsched.model.problems import FieldProblem as FieldProblem
 from twinsched.model.ranges import (
     MAX_BANDWIDTH_MBPS,
     MAX_CPU_MILLI,
@@ -73,14 +76,6 @@ class DocumentError(TwinschedError):
         path, problem = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(f"{path}: {problem}{more}")
-
-
-class FieldProblem(ValueError):
-    """Raised by cross-field validators: ``path`` is relative to the model that raised it."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        self.path, self.problem = path, problem
-        super().__init__(f"{path}: {problem}")
 
 
 class _Model(BaseModel):
@@ -245,6 +240,12 @@ class Pod(_Model):
         le=MAX_LATENCY_MS,
         description="Largest latency to data_pool it accepts; null = no bound.",
     )
+    reads: list[DataId] = Field(
+        default_factory=list, exclude_if=_empty, description="Data set ids it reads."
+    )
+    writes: list[DataId] = Field(
+        default_factory=list, exclude_if=_empty, description="Data set ids it writes."
+    )
 
     @model_validator(mode="after")
     def _cross_fields(self) -> Self:
@@ -295,6 +296,9 @@ class TwinDocument(_Model):
         None,
         description="Energy accounting of a replay (docs/energy.md) with the seed's synthetic "
         "carbon profile; the run options --energy, --carbon, --defer, --power-off replace it.",
+    )
+    data: DataSpec | None = Field(
+        None, exclude_if=_empty, description="Data sets, storage, cost of moving (docs/data.md)."
     )
 
     @field_validator("faults", "energy", mode="before")
@@ -357,6 +361,9 @@ def _reference_problems(doc: TwinDocument) -> Iterator[FieldProblem]:
     )
     if doc.faults is not None:
         yield from _fault_names(doc.faults, pool_ids, {n.id for n in nodes.values()})
+    node_pools = {n.id: p.id for p in doc.nodepools for n in p.nodes}
+    rows = [(path, pod.id, pod.reads, pod.writes) for path, pod in pods.items()]
+    yield from section_problems(doc.data, pool_ids, node_pools, rows)  # reads, writes, data
     gpus_of = {n.id: n.hardware.gpu_count for n in nodes.values()}
     for path, pod in pods.items():
         if pod.data_pool is not None and pod.data_pool not in pool_ids:

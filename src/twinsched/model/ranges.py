@@ -27,6 +27,9 @@ MAX_BANDWIDTH_MBPS = 10**12
 MAX_PRIORITY = 2**31 - 1
 MAX_NODES = 10**6  # per scenario
 MAX_PODS = 10**8  # per scenario
+MAX_DATASET_BYTES = 2**60  # an exbibyte per data set (model/data.py)
+MAX_STORAGE_BYTES = 2**60  # per nodepool or node
+MAX_DATASETS = 10**5  # per scenario
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ from twinsched.model.document import (
     SCHEMA_FILE,
     SCHEMA_ID,
     DocumentError,
-    FieldProblem,
     TwinDocument,
 )
+from twinsched.model.problems import FieldProblem
+from twinsched.model.problems import format_path as format_path
 
 
 # -- the JSON Schema ----------------------------------------------------------------------------
@@ -103,19 +104,6 @@ def parse_document(data: Mapping[str, Any]) -> TwinDocument:
         return TwinDocument.model_validate(data)
     except ValidationError as exc:
         raise DocumentError([_pydantic_problem(e) for e in exc.errors()]) from None
-
-
-def format_path(parts: Iterable[str | int]) -> str:
-    """``('nodepools', 0, 'id')`` -> ``nodepools[0].id``; the empty path is ``document``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int) or part == "[key]":
-            out += f"[{part}]" if isinstance(part, int) else part
-        elif part.isidentifier():
-            out += f".{part}" if out else part
-        else:
-            out += f"[{json.dumps(part)}]"
-    return out or "document"
 
 
 def _join(base: str, sub: str) -> str:

@@ -146,6 +146,7 @@ def _fillup_row(
             row[f"alloc_{pct_label(x)}_std"] = _std(values)
     for key in ("final_frag_amount_pct", "unscheduled"):
         row[key] = _summary_mean(group, key)
+    _data_keys(row, group)
     row["wall_seconds"] = _mean([r.wall_seconds for r in group])
     at_100 = _values_at(group, 100.0)
     return row, _mean(at_100) if at_100 is not None else None
@@ -159,11 +160,22 @@ def _replay_row(
         row[key] = _summary_mean(group, key)
         if key == ALLOC:
             row[ALLOC_TIME_MEAN] = _time_mean_alloc(group)
+    _data_keys(row, group)
     row["wall_seconds"] = _mean([r.wall_seconds for r in group])
     # The summary's allocation is the end state (often 0 once every pod has left), so the
     # time average over the samples is the better headline when there are samples.
     headline = row[ALLOC_TIME_MEAN] if row[ALLOC_TIME_MEAN] is not None else row[ALLOC]
     return row, headline if isinstance(headline, float) else None
+
+
+DATA_FIELDS = ("bytes_moved", "transfer_kwh")  # runs of scenarios with data sets (docs/data.md)
+
+
+def _data_keys(row: dict[str, Any], group: list[RunResult]) -> None:
+    """The data moved, when every run of the group has it (a scenario with data sets)."""
+    for key in DATA_FIELDS:
+        if all(key in r.summary for r in group):
+            row[key] = _summary_mean(group, key)
 
 
 def _time_mean_alloc(group: list[RunResult]) -> float | None:

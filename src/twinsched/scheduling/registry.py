@@ -90,6 +90,11 @@ BUILT_INS: dict[str, tuple[str | Factory, str]] = {
         _score(_H + "labels:LabelPreference"),
         "preferred labels attract, retracted labels repel (composes with +)",
     ),
+    "data": (
+        _score(_H + "data:DataScore"),
+        "fewest bytes to bring: transfer seconds over available bandwidth plus their energy "
+        "(composes with +)",
+    ),
     "carbon": (
         _score(_H + "carbon:CarbonScore"),
         "least CO2 per hour added now: power curve x nodepool intensity (composes with +)",

@@ -18,6 +18,7 @@ class Kind(IntEnum):
     SCHEDULE = 3
     SAMPLE = 4
     ENERGY = 5  # a change of carbon intensity, or a node's power-off deadline (sim/energy.py)
+    TRANSFER = 6  # the next end of a data transfer (sim/transfers.py)
 
 
 Handler = Callable[[Kind, int], None]

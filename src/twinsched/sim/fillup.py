@@ -15,7 +15,9 @@ import numpy as np
 
 from twinsched.metrics.curves import read_at_integers
 from twinsched.metrics.fragmentation import typical_pods
+from twinsched.metrics.transfer import moved_summary, placement_moved
 from twinsched.model.cluster import I64, BoolA, Pods, Scenario
+from twinsched.model.datasets import data_model
 from twinsched.model.events import Arrive, Reject
 from twinsched.model.run import RunResult
 from twinsched.scheduling.controller import Binding, Outcome, arrival_order
@@ -197,6 +199,9 @@ class FillupRun:
             "pods": n, "final_frag_amount_pct": round(final_frag, 4)
         }  # fmt: skip
         summary |= scheduler_report(self.control)
+        model = data_model(self.scenario, self.pods)  # bytes a placement moves (docs/data.md)
+        if model is not None:
+            summary |= moved_summary(placement_moved(model, self.state.pod_node))
         return RunResult(
             scheduler=self.control.scheduler.name,
             seed=self.seed,

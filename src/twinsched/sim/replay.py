@@ -29,6 +29,7 @@ from twinsched.sim.replay_summary import deadlines, replay_summary, sample
 from twinsched.sim.runs import RunOptions, SchedulerArg, rewards
 from twinsched.sim.runs import start as start_run
 from twinsched.sim.timeline import tier_sample
+from twinsched.sim.transfers import start_transfers
 
 if TYPE_CHECKING:  # pydantic is imported only by runs that have faults or energy
     from twinsched.model.carbon import CarbonIntensity
@@ -158,12 +159,16 @@ class ReplayRun:
             if descheduler
             else None
         )
+        self.transfers = start_transfers(
+            scenario, self.pods, self.state, self.engine, self.meter, self.control.ctx.scratch
+        )
         self._handlers = {
             Kind.ARRIVE: self._arrive,
             Kind.COMPLETE: self._complete,
             Kind.NODE: self._node,
             Kind.SAMPLE: self._sample,
             Kind.ENERGY: self._energy_event,
+            Kind.TRANSFER: self._transfer,
         }
 
     def _schedule_arrivals(self, arrival_s: F64, sample_every_s: float) -> None:
@@ -184,9 +189,12 @@ class ReplayRun:
         self._last_t = now
         if self.meter is not None:
             self.meter.advance(now, workload=kind is not Kind.ENERGY)
-        if not self._handlers[kind](i, now):
+        changed = self._handlers[kind](i, now)
+        self._inputs_in(now)
+        if not changed:
             return  # nothing changed that a cycle would see
         self._cycle(now)
+        self._inputs_in(now)
         if kind is Kind.NODE:
             self.control.observers.feed(self.state)  # a node's change, at its own time
         if self.mover is not None and self.mover.step(now, self.queue.pending):
@@ -214,6 +222,8 @@ class ReplayRun:
             return False  # the pod was evicted or moved since this completion was scheduled
         self.state.apply(Release(i))
         self.queue.freed()
+        if self.transfers is not None:
+            self.transfers.stage_out(i, int(self.state.pod_node[i]), now)
         return True
 
     def _node(self, payload: int, now: float) -> bool:
@@ -221,6 +231,10 @@ class ReplayRun:
         outcome = self.nodes.apply(self.state, payload, now, self.start_t)
         for pod in outcome.requeue:
             self.queue.add(pod)
+            if self.transfers is not None and self.transfers.cancel(pod, now):
+                self.nodes.disrupt.stale(pod)  # no completion was scheduled: the count goes
+        if self.transfers is not None:
+            self.transfers.links_changed(now)
         if outcome.freed:
             self.queue.freed()
         if outcome.recovered is not None and self.mover is not None:
@@ -248,6 +262,19 @@ class ReplayRun:
             self.engine.at(change, Kind.ENERGY, CARBON_TICK)
         return False
 
+    def _transfer(self, generation: int, now: float) -> bool:
+        assert self.transfers is not None
+        self.transfers.wake(generation, now)
+        return False  # binds nothing and frees nothing: the pods whose inputs came in run
+
+    def _inputs_in(self, now: float) -> None:
+        """The pods whose inputs all came in start running now (or when their node is up)."""
+        if self.transfers is None:
+            return
+        for i in self.transfers.take_ready():
+            self.start_t[i] = max(float(self.start_t[i]), now)
+            self._run(i)
+
     def _cycle(self, now: float) -> None:
         """One scheduling cycle over the pending pods worth a try."""
         ready = self.queue.ready(self.views)
@@ -266,8 +293,13 @@ class ReplayRun:
         self.start_t[i] = begin
         if self.nodes is not None:
             self.nodes.disrupt.rebound(i, now)
+        if self.transfers is not None and self.transfers.stage_in(i, node, now):
+            return  # it runs when its inputs are in (_inputs_in)
+        self._run(i)
+
+    def _run(self, i: int) -> None:
         if np.isfinite(self.pods.duration_s[i]):
-            self.engine.at(begin + float(self.pods.duration_s[i]), Kind.COMPLETE, i)
+            self.engine.at(float(self.start_t[i] + self.pods.duration_s[i]), Kind.COMPLETE, i)
 
     def _unplaced(self, i: int, outcome: Unschedulable) -> None:
         cls = self.views[i].cls
@@ -296,6 +328,8 @@ class ReplayRun:
             summary |= self.mover.summary()
         if meter is not None:
             summary |= meter.summary() | self._deferral
+        if self.transfers is not None:
+            summary |= self.transfers.summary()
         if self.nodes is not None or meter is not None:
             summary |= deadlines(self.state, self.start_t, self._faults)
         return RunResult(

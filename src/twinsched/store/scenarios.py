@@ -34,6 +34,7 @@ from twinsched.model.columns import (
     scenario_checksum,
     scenario_from_columns,
 )
+from twinsched.model.datasets import data_problem
 from twinsched.model.ranges import scenario_problem
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.pgcopy import copy_in, read_columns, wire_types
@@ -169,6 +170,9 @@ def _check_ranges(scenario: Scenario) -> None:
             f"scenario '{scenario.name}': {problem.table} row {problem.row}, "
             f"field '{problem.field}': {problem.problem}; nothing was written"
         )
+    bad_data = data_problem(scenario)  # the data section: ranges, references, storage
+    if bad_data is not None:
+        raise StoreError(f"scenario '{scenario.name}': {bad_data}; nothing was written")
 
 
 def _check_text(name: str, content: Mapping[str, Columns]) -> None:

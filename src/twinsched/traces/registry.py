@@ -39,6 +39,14 @@ def _continuum(variant: str, data: str | Path | None, seed: int) -> Scenario:
     return synthetic.continuum(seed=int(variant or 0))
 
 
+def _continuum_data(variant: str, data: str | Path | None, seed: int) -> Scenario:
+    from twinsched.traces import synthetic
+    from twinsched.traces.synthetic.data import continuum_data
+
+    scenario = synthetic.continuum(seed=int(variant or 0))
+    return continuum_data(scenario, int(variant or 0))
+
+
 def _cluster(variant: str, data: str | Path | None, seed: int) -> Scenario:
     from twinsched.traces import synthetic
 
@@ -55,6 +63,10 @@ TRACES: dict[str, tuple[Loader, str]] = {
         "embedded edge/cloud/HPC scenario; --variant SEED (default 0)",
     ),
     "synthetic-cluster": (_cluster, "large synthetic cluster for benchmarks; --variant NODES"),
+    "synthetic-continuum-data": (
+        _continuum_data,
+        "the continuum with data sets read and written by its pods (docs/data.md); --variant SEED",
+    ),
 }
 READERS: Registry[Loader] = Registry("trace", TRACES, "twinsched.traces")
 # The in-tree traces read from files: (variant, data) -> (the reader's version and the
@@ -94,6 +106,7 @@ VARIANT_CHECKS: dict[str, Callable[[str], None]] = {
     "alibaba-gpu-2023": _alibaba_variants,
     "synthetic-continuum": _number("synthetic-continuum", "a seed", 0, SEED_MAX),
     "synthetic-cluster": _number("synthetic-cluster", "a node count", 1, MAX_NODES),
+    "synthetic-continuum-data": _number("synthetic-continuum-data", "a seed", 0, SEED_MAX),
 }
 
 

@@ -113,6 +113,12 @@ class Staging:
                 raise DeltaError(f"{where}.gpus", problem)
         if pod.data_pool is not None and pod.data_pool not in self.index.pools:
             raise DeltaError(f"{where}.data_pool", f"unknown nodepool '{pod.data_pool}'")
+        if pod.reads or pod.writes:  # data sets of the document's data section (docs/data.md)
+            known = {d.id for d in self.doc.data.datasets} if self.doc.data is not None else set()
+            for kind in ("reads", "writes"):
+                for k, name in enumerate(getattr(pod, kind)):
+                    if name not in known:
+                        raise DeltaError(f"{where}.{kind}[{k}]", f"unknown data set '{name}'")
 
     def pod_change(self, where: str, delta: PodDelta) -> Change:
         old = self._current(where, delta.pod)

@@ -7,7 +7,7 @@ Needs the ``store`` extra: ``pip install 'twinsched[store]'``.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
+import importlib.util
 
 from twinsched import extras
 
@@ -16,7 +16,7 @@ from twinsched import extras
 with extras.needs("store", "the scenario store needs SQLAlchemy, Alembic and psycopg"):
     import sqlalchemy  # noqa: F401
 
-    if find_spec("alembic") is None:
+    if importlib.util.find_spec("alembic") is None:
         raise ImportError("No module named 'alembic'", name="alembic")
 
 from twinsched.store.api import export_scenario, import_scenario

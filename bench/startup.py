@@ -12,8 +12,10 @@ the order flipped every other repetition (so load from other work falls on both)
 (``taskset -c CPU``), and the figures are the medians (CPU also the best). Before measuring,
 each checkout runs each case once: its bytecode is compiled (``PYTHONPYCACHEPREFIX`` in a
 temporary folder, as an installed package has it), its trace cache filled and its store
-migrated. CPU and peak RSS come from ``os.wait4`` on the child. The ``out`` case's
-``results.json`` of both checkouts must be equal, wall times aside. Not part of the suite.
+migrated. CPU and peak RSS come from ``os.wait4`` on the child, and the CPU spent outside the
+fill-up (start-up, loading, report, store) from its own clock around ``run_fillup``. The
+``out`` case's ``results.json`` of both checkouts must be equal, wall times aside. Not part
+of the suite.
 """
 
 from __future__ import annotations
@@ -33,6 +35,24 @@ RUN = ["run", "--trace", "alibaba-gpu-2023", "--variant", "default", "--schedule
        "--seeds", "0"]  # fmt: skip
 CASES = ("recorded", "no-record", "out")
 _VOLATILE = ("wall_seconds", "timings")  # differ between any two runs
+# ``python -m twinsched.cli``, with the fill-up's own CPU time told on stderr at exit, so that
+# what the process spends outside it (start-up, loading, report, store) is seen apart from
+# the scheduling, whose CPU time the machine's load spreads most.
+_CHILD = """
+import atexit, sys, time
+import twinsched.sim as sim
+run, spent = sim.run_fillup, [0.0]
+def timed(*args, **kwargs):
+    start = time.process_time()
+    try:
+        return run(*args, **kwargs)
+    finally:
+        spent[0] += time.process_time() - start
+sim.run_fillup = timed
+atexit.register(lambda: print(f"\\nFILLUP_CPU {spent[0]:.6f}", file=sys.stderr))
+from twinsched.cli import app
+app(prog_name="twinsched")
+"""
 
 
 def src_of(checkout: Path) -> Path:
@@ -59,18 +79,21 @@ def environment(code: str, src: Path, tmp: Path) -> dict[str, str]:
     return env
 
 
-def measure(args: list[str], env: dict[str, str], cpu: int) -> tuple[float, float]:
-    """(CPU seconds, peak MiB) of one ``python -m twinsched.cli ARGS``, from ``os.wait4``."""
-    command = ["taskset", "-c", str(cpu), sys.executable, "-m", "twinsched.cli", *args]
+def measure(args: list[str], env: dict[str, str], cpu: int) -> tuple[float, float, float]:
+    """(CPU seconds, of which outside the fill-up, peak MiB) of one ``twinsched ARGS``, from
+    ``os.wait4``."""
+    command = ["taskset", "-c", str(cpu), sys.executable, "-c", _CHILD, *args]
     with tempfile.TemporaryFile() as errors:
         child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
-            errors.seek(0)
-            tail = errors.read().decode(errors="replace")[-2000:]
-            raise SystemExit(f"{' '.join(args)} failed ({child.returncode}):\n{tail}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: KiB
+        errors.seek(0)
+        told = errors.read().decode(errors="replace")
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({child.returncode}):\n{told[-2000:]}")
+    total = usage.ru_utime + usage.ru_stime
+    fillup = float(told.rsplit("FILLUP_CPU ", 1)[1].split()[0])
+    return total, total - fillup, usage.ru_maxrss / 1024  # Linux: KiB
 
 
 def results_of(out: Path) -> list[dict[str, Any]]:
@@ -98,21 +121,22 @@ def main() -> None:
             measure(case_args(case, outs[code]), envs[code], opts.cpu)
     if "out" in cases and results_of(outs["old"]) != results_of(outs["new"]):
         raise SystemExit(f"results differ: {outs['old']} and {outs['new']} (results.json)")
-    figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     for r in range(opts.repeat):
         for case in cases:
             for code in ("old", "new") if r % 2 == 0 else ("new", "old"):
                 got = measure(case_args(case, outs[code]), envs[code], opts.cpu)
                 figures.setdefault((case, code), []).append(got)
     print(f"old: {codes['old']}\nnew: {codes['new']}\ncore {opts.cpu}, medians of {opts.repeat}")
-    head = ("case", "old CPU s", "new CPU s", "best old", "best new", "old MiB", "new MiB")
-    print(f"{head[0]:10}" + "".join(f"{h:>10}" for h in head[1:]))
+    head = ("case", "CPU s old", "new", "best old", "new", "outside old", "new", "MiB old", "new")
+    print(f"{head[0]:10}" + "".join(f"{h:>12}" for h in head[1:]))
     for case in cases:
-        old, new = figures[(case, "old")], figures[(case, "new")]
-        cpu = [statistics.median(c for c, _ in runs) for runs in (old, new)]
-        best = [min(c for c, _ in runs) for runs in (old, new)]
-        mib = [statistics.median(m for _, m in runs) for runs in (old, new)]
-        row = [f"{x:10.2f}" for x in (*cpu, *best)] + [f"{x:10.0f}" for x in mib]
+        runs = figures[(case, "old")], figures[(case, "new")]
+        cpu = [statistics.median(r[0] for r in code) for code in runs]
+        best = [min(r[0] for r in code) for code in runs]
+        outside = [statistics.median(r[1] for r in code) for code in runs]
+        mib = [statistics.median(r[2] for r in code) for code in runs]
+        row = [f"{x:12.2f}" for x in (*cpu, *best, *outside)] + [f"{x:12.0f}" for x in mib]
         print(f"{case:10}" + "".join(row))
     if "out" in cases:
         print("results.json of old and new equal (wall times aside)")

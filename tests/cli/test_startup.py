@@ -85,3 +85,18 @@ def test_a_run_on_a_cached_trace_imports_no_heavy_library(
     assert "pandas" in imported_packages(*args)  # the first run parses
     assert not imported_packages(*args) & HEAVY
     assert imported_packages(*args, "--out", str(tmp_path / "out")) & HEAVY == {"matplotlib"}
+
+
+def test_a_recorded_run_on_a_migrated_store_imports_no_alembic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run is recorded (SQLAlchemy), but Alembic is imported only to migrate: the first
+    run creates the store, the second finds it at the head revision."""
+    monkeypatch.setenv("TWINSCHED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TWINSCHED_DB", str(tmp_path / "store.db"))
+    pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n"
+    root = write_openb(tmp_path, NODES, pods)
+    args = ["run", "--trace", "alibaba-gpu-2023", "--variant", "default", "--data", str(root),
+            "--schedulers", "fgd", "--seeds", "0"]  # fmt: skip
+    assert {"alembic", "sqlalchemy"} <= imported_packages(*args)  # creates the store
+    assert imported_packages(*args) & HEAVY == {"sqlalchemy"}

@@ -8,7 +8,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from twinsched.store import db as store_db
-from twinsched.store import list_scenarios
+from twinsched.store import list_scenarios, migrate
 from twinsched.store.migrate import current_revision, downgrade, head_revision, upgrade
 from twinsched.store.schema import Base
 
@@ -42,6 +42,64 @@ def test_downgrade_to_base_and_upgrade_again(db: str) -> None:
     everything = TABLES | {"run_decisions", "scenario_columns", "sweeps", "sweep_runs",
                            "run_listing"}  # fmt: skip
     assert _tables(engine) >= everything == STORE_TABLES
+
+
+def test_the_head_read_from_the_revision_files_is_alembics() -> None:
+    assert migrate.file_head() == head_revision()
+
+
+def test_a_store_behind_the_head_is_upgraded_and_one_at_it_is_left(db: str) -> None:
+    """The check without Alembic reads the stored revision; only the head passes it."""
+    engine = store_db.engine_for(db)
+    downgrade(engine, "0007")
+    assert migrate.stored_revision(engine) == "0007" != migrate.file_head()
+    upgrade(engine)
+    assert migrate.stored_revision(engine) == current_revision(engine) == head_revision()
+    with engine.begin() as conn:  # two rows: not a state the check trusts
+        conn.execute(sa.text("INSERT INTO alembic_version VALUES ('0007')"))
+    assert migrate.stored_revision(engine) is None
+
+
+@pytest.mark.parametrize(
+    ("files", "head"),
+    [
+        (
+            {
+                "a.py": 'revision = "1"\ndown_revision = None\n',
+                "b.py": 'revision = "2"\ndown_revision: str | None = "1"\n',
+            },
+            "2",
+        ),
+        (
+            {
+                "a.py": 'revision = "1"\ndown_revision = None\n',
+                "b.py": 'revision = "2"\ndown_revision = "1"\n',
+                "c.py": 'revision = "3"\ndown_revision = "1"\n',
+            },
+            None,
+        ),  # a branch: two heads
+        (
+            {
+                "a.py": 'revision = "1"\ndown_revision = None\n',
+                "b.py": 'revision = "2"\ndown_revision = "1"\ndepends_on = "x"\n',
+            },
+            None,
+        ),
+        ({"a.py": 'revision = "1"\ndown_revision = ("0", "x")\n'}, None),  # a merge
+        ({"a.py": 'revision = "2"\ndown_revision = "1"\n'}, None),  # "1" is missing
+    ],
+)
+def test_a_head_is_read_from_the_files_only_when_they_form_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], head: str | None
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(migrate, "VERSIONS", tmp_path)
+    migrate.file_head.cache_clear()
+    try:
+        assert migrate.file_head() == head
+    finally:
+        migrate.file_head.cache_clear()
 
 
 def test_models_match_the_migrations(db: str) -> None:

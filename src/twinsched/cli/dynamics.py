@@ -136,6 +136,8 @@ def fault_spec_of(
 ) -> FaultSpec | None:
     """The run's faults: the ``--faults`` file, its top-level rates replaced by
     ``--fault-rate`` and ``--mttr`` when given; None when nothing can fail."""
+    if spec is None and rate_per_day is None:  # nothing can fail: no pydantic model to build
+        return None
     from twinsched.model.faults import FaultSpec
 
     base = spec if spec is not None else FaultSpec()

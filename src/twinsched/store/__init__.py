@@ -7,12 +7,17 @@ Needs the ``store`` extra: ``pip install 'twinsched[store]'``.
 
 from __future__ import annotations
 
+import importlib.util
+
 from twinsched import extras
 
-# The one guard of the store: every module below runs this package's import first.
+# The one guard of the store: every module below runs this package's import first. Alembic
+# is only looked for here: it is imported when a database needs migrating (store/migrate.py).
 with extras.needs("store", "the scenario store needs SQLAlchemy, Alembic and psycopg"):
-    import alembic  # noqa: F401
     import sqlalchemy  # noqa: F401
+
+    if importlib.util.find_spec("alembic") is None:
+        raise ImportError("No module named 'alembic'", name="alembic")
 
 from twinsched.store.api import export_scenario, import_scenario
 from twinsched.store.db import StoreError, resolve_url

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Literal
 
 from twinsched.errors import UnknownNameError
-from twinsched.model.convert import scenario_to_document
 from twinsched.store.importers import get_importer
 from twinsched.store.scenarios import ScenarioInfo, load_scenario, save_scenarios
 
@@ -39,6 +38,8 @@ def export_scenario(
     scenario = load_scenario(name, db)
     target = Path(path)
     if fmt == "twin-json":
+        from twinsched.model.convert import scenario_to_document  # pydantic: only to export
+
         doc = scenario_to_document(scenario)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(doc.model_dump_json(indent=1) + "\n", encoding="utf-8")

@@ -33,8 +33,10 @@ from twinsched.scheduling import registry
 from twinsched.scheduling.controller import Binding, SchedulerController, queue_order
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
 from twinsched.sim.engine import Engine, Kind
-from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler
+from twinsched.scheduling.heuristics.data import MODEL_KEY
+from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler, composed
 from twinsched.workflows.dag import DAG
+from twinsched.workflows.data import live_model, mark_written, workflow_data
 from twinsched.workflows.platform import Platform, from_scenario
 from twinsched.workflows.pods import Gate, task_pods
 from twinsched.workflows.transfers import stage_in
@@ -78,9 +80,13 @@ def task_run(
 
 
 def make_scheduler(name: str, dag: DAG, advice: Advice) -> Scheduler:
-    """``advised`` (the advisor's nodes) or any registered scheduler of the cluster."""
+    """``advised`` (the advisor's nodes), ``advised`` composed with score plugins
+    (``advised+data``, ``advised*2+data``: :func:`~twinsched.workflows.advisors.composed`) or
+    any registered scheduler of the cluster (``fgd``, ``fgd+data``)."""
     if name == ADVISED:
         return AdvisedScheduler(dag, advice)
+    if name.split("+")[0].split("*")[0].strip() == ADVISED or f"+{ADVISED}" in name:
+        return composed(name, dag, advice)
     return registry.create(name)
 
 
@@ -106,6 +112,10 @@ class WorkflowRun:
         self.platform = from_scenario(self.scenario)
         self.state = ClusterState(scenario.nodes, pods, scenario.links, validate=validate)
         ctx = RunContext.create(self.scenario, seed, pods)
+        # The workflow's files as data sets (task t is pod t), for the score ``data``; task
+        # outputs get their replica as the tasks end.
+        self.data = live_model(workflow_data(dag, self.platform))
+        ctx.scratch[MODEL_KEY] = self.data
         self.control = SchedulerController(
             self.state, make_scheduler(scheduler, dag, advice), ctx,
             registry.create(fallback) if fallback else None, queue_order,
@@ -172,6 +182,7 @@ class WorkflowRun:
         task, attempt = self._runs[payload]
         if attempt != self.attempt[task] or self.state.phase[task] != Phase.RUNNING:
             return  # a run lost to a node failure
+        mark_written(self.data, task, int(self.state.pod_node[task]))
         self.state.apply(Release(task))
         self.finish[task] = now
         for child in self.gate.complete(task):

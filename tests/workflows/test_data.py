@@ -18,7 +18,7 @@ from twinsched.model.datasets import read_costs
 from twinsched.traces.synthetic import continuum
 from twinsched.workflows.advisors import advise
 from twinsched.workflows.dag import DAG, DataPlacement, build_dag
-from twinsched.workflows.data import live_model, mark_written, workflow_data
+from twinsched.workflows.files import live_model, mark_written, workflow_data
 from twinsched.workflows.orchestrate import WorkflowRun, make_scheduler, run
 from twinsched.workflows.platform import from_scenario
 from twinsched.workflows.transfers import bytes_moved, stage_in

@@ -115,9 +115,7 @@ class AdvisedScheduler:
         return node
 
 
-def end_times(
-    dag: DAG, platform: Platform, task: int, node_of_task: I64, nodes: I64
-) -> F64:
+def end_times(dag: DAG, platform: Platform, task: int, node_of_task: I64, nodes: I64) -> F64:
     """Seconds from now until ``task`` would end on each of ``nodes``: the stage-in of its
     inputs, then its work at the node's speed."""
     wait = stage_in(dag, platform, task, node_of_task).seconds[nodes]

@@ -32,11 +32,11 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import Binding, SchedulerController, queue_order
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
-from twinsched.sim.engine import Engine, Kind
 from twinsched.scheduling.heuristics.data import MODEL_KEY
+from twinsched.sim.engine import Engine, Kind
 from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler, composed
 from twinsched.workflows.dag import DAG
-from twinsched.workflows.data import live_model, mark_written, workflow_data
+from twinsched.workflows.files import live_model, mark_written, workflow_data
 from twinsched.workflows.platform import Platform, from_scenario
 from twinsched.workflows.pods import Gate, task_pods
 from twinsched.workflows.transfers import stage_in

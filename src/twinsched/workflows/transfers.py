@@ -1,7 +1,7 @@
 """Bytes a workflow moves between tiers, and the time a task waits for its inputs on a node.
 
 Priced by the data model (``model/datasets.py``, the one owner of transfer pricing): the
-workflow's files are data sets (:mod:`twinsched.workflows.data`), a task's outputs are kept
+workflow's files are data sets (:mod:`twinsched.workflows.files`), a task's outputs are kept
 on the tier where it ran (the tier's storage), external inputs start on the tier their
 :class:`~twinsched.workflows.dag.DataPlacement` names. A read costs nothing where a replica
 is on the reader's tier, else its bytes over the widest path's bandwidth
@@ -21,7 +21,7 @@ import numpy as np
 from twinsched.model.cluster import F64, I64
 from twinsched.model.datasets import read_costs
 from twinsched.workflows.dag import DAG
-from twinsched.workflows.data import model_with_outputs, workflow_data
+from twinsched.workflows.files import model_with_outputs, workflow_data
 from twinsched.workflows.platform import Platform
 
 

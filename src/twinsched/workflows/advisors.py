@@ -126,8 +126,10 @@ def end_times(dag: DAG, platform: Platform, task: int, node_of_task: I64, nodes:
 class AdvisedScore(BaseScore):
     """The advice as a score: ``MAX_SCORE`` on the planned node, elsewhere
     ``floor(99 * earliest end / end)`` over the candidate nodes (the end: inputs' stage-in,
-    then the work at the node's speed), so alone it picks what :class:`AdvisedScheduler`
-    picks, and composed (``advised+data``) it trades the advice against the other scores.
+    then the work at the node's speed). Alone it picks the planned node when eligible, else
+    a node ending within 1 % of the earliest (ties: the plugin scheduler's per-seed ranks,
+    where :class:`AdvisedScheduler` takes the lowest index); composed (``advised+data``) it
+    trades the advice against the other scores.
     Pods that are not tasks of the workflow score 0 everywhere."""
 
     name = ADVISED

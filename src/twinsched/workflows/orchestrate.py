@@ -7,9 +7,11 @@ arrive at time 0, and each other task arrives (``Arrive``) when its last parent 
 one :class:`~twinsched.scheduling.controller.SchedulerController` (queue sort, filters, the
 scheduler, validation, fallback, Bind) decides the pending tasks; a class that found no node
 is skipped for the rest of the cycle, as on the twin (``twin/controller/replica.py``). A
-bound task first waits for its inputs (:func:`~twinsched.workflows.transfers.stage_in`:
-from its parents' nodes, external inputs from their tier), then runs its work at the node's
-speed (:func:`task_run`).
+bound task first waits for its inputs (:func:`~twinsched.workflows.transfers.stage_in`,
+priced by the data model: its parents' outputs from their tiers, external inputs from theirs),
+then runs its work at the node's speed (:func:`task_run`). The workflow's files as data sets
+(:mod:`twinsched.workflows.files`) live in the run's context for the score ``data``
+(``fgd+data``, ``advised*2+data``); each task's outputs get their replica as it ends.
 
 With faults (``model/faults.py``, drawn by ``sim/faults.py`` per seed), a node that goes down
 takes its running tasks with it: they are unbound, pending again, and run again from the

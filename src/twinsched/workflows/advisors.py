@@ -11,9 +11,12 @@ plans the whole workflow on the platform as today; its plan becomes :class:`Advi
   (its inputs' stage-in, then its work at the node's speed; lowest index on ties). The
   controller validates the answer and binds it, as any scheduler's.
 
-Any registered scheduler of the cluster (``fgd``, ``bestfit``, later ``fgd+data``) can take
-the advised priorities instead of the advised nodes: :func:`twinsched.workflows.orchestrate.run`
-takes the scheduler by name.
+Any registered scheduler of the cluster (``fgd``, ``bestfit``, ``fgd+data``) can take the
+advised priorities instead of the advised nodes: :func:`twinsched.workflows.orchestrate.run`
+takes the scheduler by name. :class:`AdvisedScore` is the advice as a score plugin, so it
+composes with the cluster's plugins in their syntax (:func:`composed`): ``advised+data`` adds
+the data score (``scheduling/heuristics/data.py``: the cost of bringing the task's inputs to
+the node) to the advice, ``advised*2+data`` weighs the advice twice.
 """
 
 from __future__ import annotations
@@ -23,16 +26,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import I64, BoolA
+from twinsched.model.cluster import F64, I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import (
+    MAX_SCORE,
+    BaseScore,
     Decision,
     Placement,
     PodView,
     Reason,
     RunContext,
+    Scores,
     Unschedulable,
 )
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.workflows.dag import DAG
 from twinsched.workflows.placement import Schedule
 from twinsched.workflows.platform import Platform, from_scenario
@@ -96,11 +103,9 @@ class AdvisedScheduler:
             return Placement(planned)
         if not eligible.any():
             return Unschedulable(Reason.NO_ELIGIBLE_NODE, "no eligible node")
-        node_of_task = self.task_nodes(state)
-        wait = stage_in(self.dag, self._platform, task, node_of_task).seconds
-        end = wait + self.dag.work_s[task] / self._platform.speed
-        end = np.where(eligible, end, np.inf)
-        return Placement(int(np.argmin(end)))
+        nodes = np.flatnonzero(eligible)
+        end = end_times(self.dag, self._platform, task, self.task_nodes(state), nodes)
+        return Placement(int(nodes[np.argmin(end)]))
 
     def task_nodes(self, state: ClusterState) -> I64:
         """Per task, the node its pod ran or runs on (-1: not bound yet)."""
@@ -108,3 +113,63 @@ class AdvisedScheduler:
         mine = self._task >= 0
         node[self._task[mine]] = state.pod_node[: self._task.size][mine]
         return node
+
+
+def end_times(dag: DAG, platform: Platform, task: int, node_of_task: I64, nodes: I64) -> F64:
+    """Seconds from now until ``task`` would end on each of ``nodes``: the stage-in of its
+    inputs, then its work at the node's speed."""
+    wait = stage_in(dag, platform, task, node_of_task).seconds[nodes]
+    out: F64 = wait + dag.work_s[task] / platform.speed[nodes]
+    return out
+
+
+class AdvisedScore(BaseScore):
+    """The advice as a score: ``MAX_SCORE`` on the planned node, elsewhere
+    ``floor(99 * earliest end / end)`` over the candidate nodes (the end: inputs' stage-in,
+    then the work at the node's speed). Alone it picks the planned node when eligible, else
+    a node ending within 1 % of the earliest (ties: the plugin scheduler's per-seed ranks,
+    where :class:`AdvisedScheduler` takes the lowest index); composed (``advised+data``) it
+    trades the advice against the other scores.
+    Pods that are not tasks of the workflow score 0 everywhere."""
+
+    name = ADVISED
+    cacheable = False  # depends on the task and on where its parents ran
+
+    def __init__(self, dag: DAG, advice: Advice, prefix: str = "") -> None:
+        self.inner = AdvisedScheduler(dag, advice, prefix)
+
+    def prepare(self, state: ClusterState, ctx: RunContext) -> None:
+        self.inner.reset(state, ctx)
+
+    def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
+        inner = self.inner
+        task = int(inner._task[pod.index]) if pod.index < inner._task.size else -1
+        if task < 0 or inner._platform is None or nodes.size == 0:
+            return Scores(np.zeros(nodes.size, dtype=np.int64))
+        end = end_times(inner.dag, inner._platform, task, inner.task_nodes(state), nodes)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(end > 0, end.min() / end, 1.0)
+        values = np.floor((MAX_SCORE - 1) * rel).astype(np.int64)
+        values[nodes == inner._planned[task]] = MAX_SCORE
+        return Scores(values)
+
+
+def composed(name: str, dag: DAG, advice: Advice, prefix: str = "") -> PluginScheduler:
+    """``advised`` summed with registered score plugins, in their composition syntax:
+    ``advised+data``, ``advised*2+data*3`` (weights: positive integers)."""
+    from twinsched.scheduling import registry
+
+    plugins: list[tuple[object, int]] = []
+    for part in name.split("+"):
+        base, _, weight = (x.strip() for x in part.partition("*"))
+        if weight and not (weight.isdigit() and int(weight) > 0):
+            raise TwinschedError(f"weight of '{base}' in '{name}' must be a positive integer")
+        if base == ADVISED:
+            plugins.append((AdvisedScore(dag, advice, prefix), int(weight or 1)))
+            continue
+        made = registry.create(base)
+        if not isinstance(made, PluginScheduler) or len(made.plugins) != 1:
+            raise TwinschedError(f"'{base}' in '{name}' is not a score plugin, so it cannot be "
+                                 "composed with +")  # fmt: skip
+        plugins.append((made.plugins[0][0], int(weight or 1)))
+    return PluginScheduler(name, plugins)  # type: ignore[arg-type]

@@ -7,9 +7,11 @@ arrive at time 0, and each other task arrives (``Arrive``) when its last parent 
 one :class:`~twinsched.scheduling.controller.SchedulerController` (queue sort, filters, the
 scheduler, validation, fallback, Bind) decides the pending tasks; a class that found no node
 is skipped for the rest of the cycle, as on the twin (``twin/controller/replica.py``). A
-bound task first waits for its inputs (:func:`~twinsched.workflows.transfers.stage_in`:
-from its parents' nodes, external inputs from their tier), then runs its work at the node's
-speed (:func:`task_run`).
+bound task first waits for its inputs (:func:`~twinsched.workflows.transfers.stage_in`,
+priced by the data model: its parents' outputs from their tiers, external inputs from theirs),
+then runs its work at the node's speed (:func:`task_run`). The workflow's files as data sets
+(:mod:`twinsched.workflows.files`) live in the run's context for the score ``data``
+(``fgd+data``, ``advised*2+data``); each task's outputs get their replica as it ends.
 
 With faults (``model/faults.py``, drawn by ``sim/faults.py`` per seed), a node that goes down
 takes its running tasks with it: they are unbound, pending again, and run again from the
@@ -32,9 +34,11 @@ from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import Binding, SchedulerController, queue_order
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
+from twinsched.scheduling.heuristics.data import MODEL_KEY
 from twinsched.sim.engine import Engine, Kind
-from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler
+from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler, composed
 from twinsched.workflows.dag import DAG
+from twinsched.workflows.files import live_model, mark_written, workflow_data
 from twinsched.workflows.platform import Platform, from_scenario
 from twinsched.workflows.pods import Gate, task_pods
 from twinsched.workflows.transfers import stage_in
@@ -78,9 +82,13 @@ def task_run(
 
 
 def make_scheduler(name: str, dag: DAG, advice: Advice) -> Scheduler:
-    """``advised`` (the advisor's nodes) or any registered scheduler of the cluster."""
+    """``advised`` (the advisor's nodes), ``advised`` composed with score plugins
+    (``advised+data``, ``advised*2+data``: :func:`~twinsched.workflows.advisors.composed`) or
+    any registered scheduler of the cluster (``fgd``, ``fgd+data``)."""
     if name == ADVISED:
         return AdvisedScheduler(dag, advice)
+    if name.split("+")[0].split("*")[0].strip() == ADVISED or f"+{ADVISED}" in name:
+        return composed(name, dag, advice)
     return registry.create(name)
 
 
@@ -106,6 +114,10 @@ class WorkflowRun:
         self.platform = from_scenario(self.scenario)
         self.state = ClusterState(scenario.nodes, pods, scenario.links, validate=validate)
         ctx = RunContext.create(self.scenario, seed, pods)
+        # The workflow's files as data sets (task t is pod t), for the score ``data``; task
+        # outputs get their replica as the tasks end.
+        self.data = live_model(workflow_data(dag, self.platform))
+        ctx.scratch[MODEL_KEY] = self.data
         self.control = SchedulerController(
             self.state, make_scheduler(scheduler, dag, advice), ctx,
             registry.create(fallback) if fallback else None, queue_order,
@@ -172,6 +184,7 @@ class WorkflowRun:
         task, attempt = self._runs[payload]
         if attempt != self.attempt[task] or self.state.phase[task] != Phase.RUNNING:
             return  # a run lost to a node failure
+        mark_written(self.data, task, int(self.state.pod_node[task]))
         self.state.apply(Release(task))
         self.finish[task] = now
         for child in self.gate.complete(task):

@@ -1,12 +1,15 @@
 """Bytes a workflow moves between tiers, and the time a task waits for its inputs on a node.
 
-Pure functions over the workflow's arrays, shared by the list heuristics' figures and the
-orchestration through the cluster's controller (:mod:`twinsched.workflows.orchestrate`), so
-both count the same bytes. A file crosses tiers when its writer ran in another tier than its
-reader; external inputs start in the tier their :class:`~twinsched.workflows.dag.DataPlacement`
-names (the edge in ``bench/workflows_controller.py``). Bytes inside a tier are not counted
-(the tier's own network or shared storage). Once a data-set model exists in ``model/``, these
-two functions are the place to swap it in: every figure of this package goes through them.
+Priced by the data model (``model/datasets.py``, the one owner of transfer pricing): the
+workflow's files are data sets (:mod:`twinsched.workflows.files`), a task's outputs are kept
+on the tier where it ran (the tier's storage), external inputs start on the tier their
+:class:`~twinsched.workflows.dag.DataPlacement` names. A read costs nothing where a replica
+is on the reader's tier, else its bytes over the widest path's bandwidth
+(:func:`~twinsched.model.datasets.read_costs`); so only bytes that cross tiers count. Pure
+functions over the workflow's arrays, shared by the heuristics' figures (bytes of a plan)
+and the orchestration through the cluster's controller (:mod:`twinsched.workflows.orchestrate`),
+so both count the same bytes. The heuristics' own plans keep their model (latency plus
+bytes over bandwidth, ``workflows/placement.py``) to plan with.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from typing import NamedTuple
 import numpy as np
 
 from twinsched.model.cluster import F64, I64
+from twinsched.model.datasets import read_costs
 from twinsched.workflows.dag import DAG
+from twinsched.workflows.files import model_with_outputs, workflow_data
 from twinsched.workflows.platform import Platform
 
 
@@ -28,38 +33,30 @@ class StageIn(NamedTuple):
 
 
 def bytes_moved(dag: DAG, platform: Platform, node: I64) -> float:
-    """Bytes that cross tiers when task ``t`` runs on ``node[t]``: parent-to-child files whose
-    two tasks ran in different tiers, plus external inputs read outside the tier holding them."""
-    tier = platform.tier[node]
-    crossing = tier[dag.parent] != tier[dag.child]
-    total = float(dag.size_bytes[crossing].sum())
-    for d in dag.inputs:
-        if int(tier[d.task]) != platform.tier_index(d.location):
-            total += d.size_bytes
-    return total
+    """Bytes that cross tiers when task ``t`` runs on ``node[t]``: every data set a task reads
+    with no replica on its tier (parents' outputs are on their tiers, inputs on theirs)."""
+    model = model_with_outputs(workflow_data(dag, platform), dag, node)
+    pods = np.repeat(np.arange(dag.n), np.diff(model.read_ptr))
+    data = model.read_idx
+    local = model.pool_replica[data, model.node_pool[node[pods]]]
+    return float(model.size_bytes[data][~local].sum())
 
 
 def stage_in(dag: DAG, platform: Platform, task: int, node: I64) -> StageIn:
     """For every node of ``platform``: how long task ``task`` waits there for its inputs once
     bound, and the bytes that cross tiers to get them, given where its parents ran
-    (``node[parent]``). Parents on the same node move nothing; transfers run in parallel, so
-    the wait is the slowest one (the heuristics' model, ``workflows/placement.py``)."""
-    tiers = platform.tier
+    (``node[parent]``). Each read is priced by the data model; reads run in parallel, so the
+    wait is the slowest one."""
+    model = workflow_data(dag, platform)
+    reads = model.reads(task)
     seconds = np.zeros(platform.n)
     moved = np.zeros(platform.n)
-    for d in dag.inputs:
-        if d.task != task:
-            continue
-        held = platform.tier_index(d.location)
-        seconds = np.maximum(seconds, platform.transfer_s(d.size_bytes, held, tiers))
-        moved += np.where(tiers != held, d.size_bytes, 0.0)
-    edges = dag.in_edges(task)
-    if edges.size:
-        where = node[dag.parent[edges]]  # (E,) nodes the parents ran on
-        sizes = dag.size_bytes[edges]
-        src = tiers[where]
-        times = platform.transfer_s(sizes[:, None], src[:, None], tiers[None, :])  # (E, N)
-        times[np.arange(edges.size), where] = 0.0  # same node: nothing moves
-        seconds = np.maximum(seconds, times.max(axis=0))
-        moved += (sizes[:, None] * (src[:, None] != tiers[None, :])).sum(axis=0)
+    if reads.size == 0:
+        return StageIn(seconds, moved)
+    model = model_with_outputs(model, dag, node)
+    everywhere = np.arange(platform.n)
+    for d in reads.tolist():
+        secs, size = read_costs(model, np.array([d]), everywhere)
+        seconds = np.maximum(seconds, secs)
+        moved += size
     return StageIn(seconds, moved)

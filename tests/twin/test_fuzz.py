@@ -18,7 +18,7 @@ from tests.twin.fuzzing import Report, fuzz
 from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.core.settings import TwinSettings
 
-BUDGET = {"sqlite": 200, "postgresql": 160}  # bench/fuzz_twin.py runs more
+BUDGET = {"sqlite": 400, "postgresql": 320}
 
 
 def _fuzzed(url: str, requests: int) -> Report:

@@ -66,7 +66,6 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=ARTEFACTS / f"{name}.png", full_page=True)
 
 
-@pytest.mark.timing
 def test_fed_by_a_run_counts_and_live_binding(twin: Twin, page: Page) -> None:
     scenario = traces.load("synthetic-continuum", "3")
     seen = requests_of(page)
@@ -194,7 +193,7 @@ def test_large_cluster_fast_and_no_memory_growth(twin: Twin, browser: Any) -> No
     finally:
         context.close()
     assert figures["nodes"] == "1000" and figures["pods"] == "10000"
-    assert figures["interactive_s"] < 3.0, figures  # a regression guard (a loaded machine)
+    assert figures["interactive_s"] < 1.0, figures  # a timing test: it runs alone
     # deltas come as the twin changes (several changes between two looks make one delta):
     # at least one during the soak, whatever the machine's load
     assert 1 <= figures["frames"] <= figures["patches"] + 1, figures

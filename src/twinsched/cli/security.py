@@ -63,11 +63,14 @@ def verifier(
     """A service's verifier: its own token(s), as admin, and the tokens of ``tokens_db``;
     ``require_read_token`` without any of them is refused (no token could ever read)."""
     from twinsched.errors import TwinschedError
-    from twinsched.store.db import engine_for
-    from twinsched.store.history import TokenStore
     from twinsched.twin.auth import TokenVerifier
 
-    store = TokenStore(engine_for(tokens_db)) if tokens_db else None
+    store = None
+    if tokens_db:  # the store (its extra) only when tokens are kept in one
+        from twinsched.store.db import engine_for
+        from twinsched.store.history import TokenStore
+
+        store = TokenStore(engine_for(tokens_db))
     found = TokenVerifier(legacy, store)
     if require_read_token and not found.enabled:
         raise TwinschedError("--require-read-token needs --token or --tokens-db")

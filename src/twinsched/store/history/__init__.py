@@ -7,14 +7,9 @@ their revisions and pod events in ``apps.py`` (``v0009_apps``); tokens and the a
 ``access.py`` (``v0010_twin_access``).
 """
 
+from twinsched.model.access import AuditEntry, StoredToken
 from twinsched.store.history import apps  # noqa: F401  (its tables join the metadata)
-from twinsched.store.history.access import (
-    AuditEntry,
-    AuditLog,
-    StoredToken,
-    TokenNotFoundError,
-    TokenStore,
-)
+from twinsched.store.history.access import AuditLog, TokenNotFoundError, TokenStore
 from twinsched.store.history.lease import LeaseHeldError, LeaseLostError
 from twinsched.store.history.query import CompactResult, Series, Window, compact, read_window
 from twinsched.store.history.sessions import (

@@ -12,11 +12,11 @@ hashing and the checks are ``twin/auth``'s.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from twinsched.model.access import AuditEntry, StoredToken
 from twinsched.store.db import StoreError
 from twinsched.store.history.tables import F64, metadata
 
@@ -50,37 +50,6 @@ audit = sa.Table(
 
 class TokenNotFoundError(StoreError):
     """No token has this id (the message names it)."""
-
-
-@dataclass(frozen=True)
-class StoredToken:
-    """One row of ``twin_tokens``: everything but a secret."""
-
-    id: str
-    name: str
-    role: str
-    namespaces: tuple[str, ...]
-    salt: str
-    hash: str
-    created: float
-    created_by: str
-    revoked: float | None = None
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    """One write request: who (a token's name, ``anonymous`` or ``invalid token``), what
-    (method, path, namespace) and when (Unix seconds), and the status it got."""
-
-    time: float
-    who: str
-    method: str
-    path: str
-    status: int
-    token_id: str | None = None
-    role: str | None = None
-    namespace: str | None = None
-    id: int | None = None
 
 
 class TokenStore:

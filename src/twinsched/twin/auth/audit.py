@@ -10,7 +10,7 @@ import threading
 from collections import deque
 from typing import Protocol
 
-from twinsched.store.history.access import AuditEntry
+from twinsched.model.access import AuditEntry
 
 MEMORY_KEPT = 10_000
 

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.routing import Mount, compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from twinsched.store.history.access import AuditEntry
+from twinsched.model.access import AuditEntry
 from twinsched.twin.auth.audit import AuditSink
 from twinsched.twin.auth.policy import Rule, rule_for, verdict
 from twinsched.twin.auth.tokens import Principal, TokenVerifier

@@ -20,9 +20,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from twinsched.errors import TwinschedError
-from twinsched.store.history.access import StoredToken, TokenStore
+from twinsched.model.access import StoredToken
+
+if TYPE_CHECKING:  # the store (its extra) only where tokens are kept in a database
+    from twinsched.store.history.access import TokenStore
 
 PREFIX = "tws"
 ALL_NAMESPACES = "*"

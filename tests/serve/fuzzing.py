@@ -56,6 +56,7 @@ EXTRA = ("lost acknowledged writes", "hangs")  # columns of this table beyond Ta
 # a hang. CPU, not wall time: on a shared 2-core machine a request can wait for a core far
 # longer than it works (the wall-clock outliers are counted apart, in ``late``).
 HANG_S = 1.0
+READS = ("POST /filter", "POST /prioritize")  # no state changed: safe to ask twice
 
 
 @dataclass
@@ -231,19 +232,28 @@ def _one(report: Report, cluster: ServiceCluster, raw: SyncASGI, case: Any) -> N
     tally = report.tally(target)
     tally.tried += 1
     before = cluster.bindings()
-    started, cpu = time.perf_counter(), time.process_time()
-    try:
+
+    def send() -> Any:
         if isinstance(case, Hostile):
             headers = {**JSON, **(AUTH if case.auth else {})}
-            response: Any = raw.request(case.method, case.path, content=case.body, headers=headers)
-        else:
-            response = case.call(headers=AUTH)
+            return raw.request(case.method, case.path, content=case.body, headers=headers)
+        return case.call(headers=AUTH)
+
+    started, cpu = time.perf_counter(), time.process_time()
+    try:
+        response = send()
     except Exception as exc:  # out of the app: a client sees a dropped connection
         tally.tracebacks += 1
         tally.server_errors += 1
         report.examples.append(f"{target}: {exc!r:.200}")
         return
     took, worked = time.perf_counter() - started, time.process_time() - cpu
+    if worked > HANG_S and target.startswith(READS):
+        # the process's CPU counts every thread (a pause of the collector, a thread left by an
+        # earlier test): a read is asked again, and a hang is one that repeats
+        cpu = time.process_time()
+        send()
+        worked = min(worked, time.process_time() - cpu)
     if worked > HANG_S:  # the event loop held for that long
         report.hangs[target] += 1
         report.examples.append(f"{target}: {worked:.1f} s of CPU ({took:.1f} s wall)")

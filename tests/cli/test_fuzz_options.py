@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli.fuzzing import TARGETS, Target, fuzz, sandbox
 
-EXAMPLES = 12  # per option: 720 invocations, about 15 s in all
+EXAMPLES = 6  # per option (bench/fuzz_cli.py runs 150)
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda t: t.name)

@@ -10,14 +10,25 @@ import json
 
 import pytest
 
-from tests.regression.fingerprint import STORE, cases, run_case
+from tests.regression.fingerprint import STORE, cases, run_case, suite_cases
 
 RECORDED = json.loads(STORE.read_text())
-OPENB = sorted(label for label in RECORDED if label.startswith("openb/"))
+SUITE = suite_cases()
+OPENB = sorted(label for label in SUITE if label.startswith("openb/"))
 
 
 def test_every_case_was_recorded() -> None:
     assert sorted(cases()) == sorted(RECORDED)
+
+
+def test_the_suite_checks_every_scheduler_and_mode() -> None:
+    """Only other seeds (and the look-ahead's longer cut) are left to the full check."""
+
+    def kind(label: str) -> str:
+        return label.rsplit("/", 1)[0].split("@")[0]
+
+    assert {kind(label) for label in SUITE} == {kind(label) for label in RECORDED}
+    assert len(SUITE) >= 40
 
 
 @pytest.mark.parametrize("label", OPENB)

@@ -1,14 +1,15 @@
 """Every recorded run that is not an openb fill-up (the continuum, the episode) makes exactly
-the decisions it made before (``test_fingerprints.py`` holds the openb cases)."""
+the decisions it made before (``test_fingerprints.py`` holds the openb cases; both check
+:func:`~tests.regression.fingerprint.suite_cases`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.regression.fingerprint import cases, run_case
-from tests.regression.test_fingerprints import OPENB, RECORDED
+from tests.regression.test_fingerprints import OPENB, RECORDED, SUITE
 
-OTHERS = sorted(set(RECORDED) - set(OPENB))
+OTHERS = sorted(set(SUITE) - set(OPENB))
 
 
 @pytest.mark.parametrize("label", OTHERS)

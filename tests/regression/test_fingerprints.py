@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.regression.fingerprint import STORE, cases, run_case, suite_cases
+from tests.regression.fingerprint import STORE, case_kind, cases, run_case, suite_cases
 
 RECORDED = json.loads(STORE.read_text())
 SUITE = suite_cases()
@@ -23,11 +23,7 @@ def test_every_case_was_recorded() -> None:
 
 def test_the_suite_checks_every_scheduler_and_mode() -> None:
     """Only other seeds (and the look-ahead's longer cut) are left to the full check."""
-
-    def kind(label: str) -> str:
-        return label.rsplit("/", 1)[0].split("@")[0]
-
-    assert {kind(label) for label in SUITE} == {kind(label) for label in RECORDED}
+    assert {case_kind(label) for label in SUITE} == {case_kind(label) for label in RECORDED}
     assert len(SUITE) >= 40
 
 

@@ -47,4 +47,8 @@ def test_pods_fed_through_the_twin_are_bound_by_the_controller_and_finish(
         bandit,
         "fgd",
     }
-    assert controller.stats.reads <= 2  # at its start, and once after the feeder's PUT
+    # at its start, once after the feeder's PUT, and once after each write the twin refused
+    # (on a loaded machine a batch can stay late LATE_TRIES times while the feeder moves on)
+    errors = controller.stats.errors
+    assert controller.stats.reads <= 2 + errors["http_409"], errors
+    assert set(errors) <= {"late_batch", "http_409"}, errors

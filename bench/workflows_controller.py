@@ -76,7 +76,11 @@ def verdict(label: str, best: Row, blind: Row, span: dict[Row, list[float]],
     of_means = float(np.mean(span[best]) / np.mean(span[blind]))
     saved_total = 1.0 - a_bytes.sum() / b_bytes.sum() if b_bytes.sum() > 0 else 0.0
     print(f"{label}: {'/'.join(best)} vs {'/'.join(blind)}")
-    by_instance = (rel.reshape(-1, k).mean(axis=0), saved.reshape(-1, k).mean(axis=0))
+    per_seed = saved.reshape(-1, k)
+    counted = (~np.isnan(per_seed)).sum(axis=0)  # seeds where the blind one moves bytes
+    of_instance = np.where(counted > 0, np.nansum(per_seed, axis=0) / np.maximum(counted, 1),
+                           np.nan)  # fmt: skip
+    by_instance = (rel.reshape(-1, k).mean(axis=0), of_instance)
     for what, (r, v) in (("per instance", by_instance), ("per pair", (rel, saved))):
         v = v[~np.isnan(v)]
         ok = "PASS" if float(v.mean()) >= 0.30 and float(r.mean()) <= 1.05 else "FAIL"

@@ -129,10 +129,12 @@ def per_instance(best: Row, blind: Row, span: dict[Row, list[float]],
     k = len(names)
     rel = np.asarray(span[best]) / np.asarray(span[blind])
     a, b = np.asarray(moved[best]), np.asarray(moved[blind])
-    print(f"  {'instance':<42} {'makespan x':>10} {'GB blind':>10} {'GB aware':>10}")
+    sb, sa = np.asarray(span[blind]), np.asarray(span[best])
+    print(f"  {'instance':<42} {'makespan x':>10} {'s blind':>9} {'s aware':>9} {'GB blind':>10} "
+          f"{'GB aware':>10}")  # fmt: skip
     for i, name in enumerate(names):
-        print(f"  {name:<42} {rel[i::k].mean():10.3f} {b[i::k].mean():10.3f} "
-              f"{a[i::k].mean():10.3f}")  # fmt: skip
+        print(f"  {name:<42} {rel[i::k].mean():10.3f} {sb[i::k].mean():9.1f} "
+              f"{sa[i::k].mean():9.1f} {b[i::k].mean():10.3f} {a[i::k].mean():10.3f}")  # fmt: skip
 
 
 def main() -> None:

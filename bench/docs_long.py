@@ -46,6 +46,7 @@ HOW: dict[str, str] = {
     "docs/store.md: twinsched twin snapshot http://127.0.0.1:8181 --scenario live": RUN,
     "docs/twin.md: python bench/whatif_accuracy.py": RUN,
     "docs/data.md: python bench/data_placement.py --seeds 100,101,102,103,104": RUN,
+    "docs/data.md: python bench/workflows_controller.py": RUN,
     "docs/data.md: twinsched run --trace synthetic-continuum-data --mode replay --schedulers fgd,fgd+data --validate --no-record": RUN,
     "docs/data.md: python bench/data_placement.py --seeds 100,101 --pods 300 --median-gb 0.5": RUN,
     "docs/twin.md: python bench/whatif_speed.py": RUN,

@@ -200,6 +200,7 @@ LONG: dict[str, str] = {
     "docs/telemetry.md: python bench/broker.py --batches 200 --kills 5": BENCH,
     "docs/telemetry.md: python bench/predict.py": BENCH,
     "docs/data.md: python bench/data_placement.py --seeds 100,101,102,103,104": BENCH,
+    "docs/data.md: python bench/workflows_controller.py": BENCH,
     (
         "docs/data.md: twinsched run --trace synthetic-continuum-data --mode replay --schedulers "
         "fgd,fgd+data --validate --no-record"

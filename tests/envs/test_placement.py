@@ -214,3 +214,31 @@ def test_public_api() -> None:
     assert gym.spec(ENV_ID).entry_point == "twinsched.envs.placement:ClusterPlacementEnv"
     with pytest.raises(AttributeError, match="no attribute"):
         _ = envs.Nope
+
+
+def test_bytes_moved_is_charged_as_the_share_of_the_pods_inputs_that_cross_the_links() -> None:
+    from twinsched.model.datasets import data_model, read_costs
+
+    config = EnvConfig(trace="synthetic-continuum-data", variants=("0",), segment_length=40,
+                       rewards=RewardWeights(allocation=0.0, bytes_moved=1.0))  # fmt: skip
+    env = ClusterPlacementEnv(config)
+    act = masked_random(3)
+    env.reset(seed=2)
+    ep = env.episode
+    model = data_model(ep.run.scenario, ep.pods)
+    assert model is not None
+    charged = []
+    while True:
+        pod = ep.current
+        assert pod is not None
+        _, r, terminated, truncated, info = env.step(act(env))
+        node = int(ep.state.pod_node[pod])
+        reads = model.reads(pod)
+        _, moved = read_costs(model, reads, np.array([node]))
+        expected = 100.0 * moved[0] / model.size_bytes[reads].sum()
+        assert info["reward_terms"]["bytes_moved"] == pytest.approx(expected)
+        assert r == pytest.approx(-expected)
+        charged.append(expected)
+        if terminated or truncated:
+            break
+    assert min(charged) == 0.0 and max(charged) == 100.0  # local inputs free, remote ones all

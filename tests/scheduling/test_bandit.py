@@ -9,11 +9,20 @@ import pytest
 
 from tests.builders import scenario
 from twinsched.errors import TwinschedError
+from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import Scenario, every_nth
+from twinsched.model.datasets import data_model, read_costs
+from twinsched.model.events import Arrive
+from twinsched.model.state import ClusterState
 from twinsched.report.rewards import best_member_by_context, mean_rewards, pooled_curve
 from twinsched.scheduling import registry
+from twinsched.scheduling.controller import SchedulerController
 from twinsched.scheduling.fanout.bandit import Thompson
+from twinsched.scheduling.fanout.evaluator import reference
+from twinsched.scheduling.framework import RunContext
+from twinsched.scheduling.ilp.targets import TargetContext
 from twinsched.sim import run_fillup
+from twinsched.traces.registry import load
 
 MEMBERS = "bestfit|leastallocated"
 SEEDS = (20, 21, 22)  # not among the seeds 0-17 that chose the bandit's defaults
@@ -107,3 +116,33 @@ def test_parameters_round_trip_in_the_name() -> None:
     assert registry.create("bandit/s=0.1/l=4:fgd|bestfit").name == "bandit/s=0.1/l=4:fgd|bestfit"
     assert registry.create("bandit/s=0.03:fgd").name == "bandit/s=0.03:fgd"  # as written
     assert registry.create("aggregate:fgd@2.0|bestfit").name == "aggregate:fgd@2.0|bestfit"
+
+
+def test_the_evaluator_can_weigh_bytes_moved() -> None:
+    """``/b=1``: the reward ranks options by the share of the pod's input bytes they move,
+    so the data-aware member's answers earn more; the default ignores bytes."""
+    sc = load("synthetic-continuum-data", "0")
+    data = data_model(sc)
+    assert data is not None
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    ctx = RunContext.create(sc, 0)
+    tctx = TargetContext(typical_pods(ctx.workload), ctx.node_rank)
+    state.apply(Arrive(0))
+    view = SchedulerController(state, registry.create("fgd"), ctx).views[0]
+    eligible = np.ones(sc.nodes.n, dtype=bool)
+    plain = reference(state, view, eligible, tctx)
+    weighed = reference(state, view, eligible, tctx, 1.0, data)
+    reads = data.reads(0)
+    _, moved = read_costs(data, reads, weighed.node)
+    share = moved / data.size_bytes[reads].sum()
+    expected = np.floor(100 * (1 - share) + 1e-9).astype(np.int64)
+    assert np.array_equal(weighed.value - plain.value // 101 * 101, expected)
+    assert share.min() < share.max()  # some nodes hold the input, others do not
+    runs = [run_fillup(sc, f"bandit{b}:fgd|fgd+data", 0, target_pct=20).rewards
+            for b in ("", "/b=1")]  # fmt: skip
+    plain_means, bytes_means = (mean_rewards(t) for t in runs)
+    assert bytes_means["fgd+data"] > bytes_means["fgd"]
+    assert plain_means["fgd+data"] != bytes_means["fgd+data"]
+    assert registry.create("bandit/b=1:fgd|fgd+data").name == "bandit/b=1:fgd|fgd+data"
+    with pytest.raises(TwinschedError, match=r"b=2 must be a number in 0\.\.1"):
+        registry.create("bandit/b=2:fgd|bestfit")

@@ -42,18 +42,27 @@ def twin(twin_url: str) -> Iterator[TwinClient]:
         yield client
 
 
-@pytest.mark.parametrize("scheduler", ["advised", "fgd"])
+@pytest.mark.parametrize(
+    ("advisor", "scheduler", "instance"),
+    [
+        ("heft", "advised", INSTANCE),
+        ("heft", "fgd", INSTANCE),
+        ("heft-data", "advised", "1000genome-chameleon-8ch-250k-001"),
+    ],
+)
 def test_a_submitted_workflow_runs_through_the_controller_as_in_process(
-    twin: TwinClient, twin_url: str, scheduler: str
+    twin: TwinClient, twin_url: str, advisor: str, scheduler: str, instance: str
 ) -> None:
     cluster = continuum(3, pods=0)
-    dag = load_instance(find_instance(INSTANCE), inputs_at="edge")
-    advice = advise(dag, from_scenario(cluster), "heft")
-    sub = parse_submission(submission_of(dag, advice.priority, name=f"montage-{scheduler}"))
+    dag = load_instance(find_instance(instance), inputs_at="edge")
+    advice = advise(dag, from_scenario(cluster), advisor)
+    sub = parse_submission(submission_of(dag, advice.priority, name=f"wf-{advisor}-{scheduler}"))
     expected = WorkflowRun(dag_of(sub), cluster, advice, scheduler).run()
 
     answer = twin.submit_workflow(sub.model_dump())
     assert answer["pods"] == dag.n and 0 < answer["pending"] < dag.n
+    queued = [p["id"] for p in frame(twin.get_state())["queue"]["pods"]]  # /ui's queue
+    assert queued and all(q.startswith(f"{sub.name}/") for q in queued)
     assert twin.workflow(sub.name)["tasks"][0]["id"] == dag.names[0]
     out = run_on_twin(twin_url, TOKEN, sub, advice, scheduler)
     assert out.makespan_s == pytest.approx(expected.makespan_s, rel=1e-12)
@@ -104,3 +113,47 @@ def test_a_task_pod_already_in_the_twin_is_refused(twin: TwinClient) -> None:
     twin.submit_workflow(small(name="twice"))
     with pytest.raises(TwinClientError, match="already in the twin"):
         twin.submit_workflow(small(name="twice"))
+
+
+def with_data(doc: dict[str, Any], dataset: dict[str, Any], reads: list[str]) -> dict[str, Any]:
+    """``doc`` with one data set and one pod reading ``reads``."""
+    pod = {"id": "reader", "reads": reads, "requests": {"cpu_milli": 100, "memory_mib": 64},
+           "timestamps": {"arrival_s": 0}}  # fmt: skip
+    return {**doc, "data": {"datasets": [dataset]}, "jobs": [{"id": "readers", "pods": [pod]}]}
+
+
+GOOD_SET = {"id": "camera", "size_bytes": 10**9, "replicas": [{"pool": "edge"}]}
+
+
+@pytest.mark.parametrize(
+    ("dataset", "reads", "field"),
+    [
+        ({**GOOD_SET, "replicas": []}, ["camera"], "data.datasets[0].replicas"),
+        ({**GOOD_SET, "size_bytes": 2**61}, ["camera"], "data.datasets[0].size_bytes"),
+        ({**GOOD_SET, "size_bytes": 0}, ["camera"], "data.datasets[0].size_bytes"),
+        (GOOD_SET, ["nope"], "jobs[0].pods[0].reads[0]"),
+    ],
+)
+def test_a_document_with_bad_data_is_refused_naming_the_field_and_nothing_is_stored(
+    twin: TwinClient, twin_url: str, dataset: dict[str, Any], reads: list[str], field: str
+) -> None:
+    version, doc = twin.get_versioned_state()
+    raw = doc.model_dump(mode="json")
+    url = twin_url + "/api/v1/state"
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    answer = httpx.put(url, json=with_data(raw, dataset, reads), headers=auth)
+    assert answer.status_code == 422, answer.text
+    assert field in answer.text, answer.text
+    after_version, after = twin.get_versioned_state()
+    assert after_version == version and after.data is None and after == doc
+
+
+def test_the_same_document_with_good_data_is_kept(twin: TwinClient, twin_url: str) -> None:
+    _, doc = twin.get_versioned_state()
+    url, auth = twin_url + "/api/v1/state", {"Authorization": f"Bearer {TOKEN}"}
+    answer = httpx.put(url, json=with_data(doc.model_dump(mode="json"), GOOD_SET, ["camera"]),
+                       headers=auth)  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    kept = twin.get_state()
+    assert kept.data is not None and kept.data.datasets[0].id == "camera"
+    twin.put_state(doc, source="workflow test")  # as the module's other tests expect it

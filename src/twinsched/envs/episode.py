@@ -16,7 +16,9 @@ import numpy as np
 from twinsched.envs.rewards import StepTerms, energy_pct, frag_added_pct, gpu_pct, node_power_w
 from twinsched.errors import TwinschedError
 from twinsched.metrics.fragmentation import TypicalPods, typical_pods
+from twinsched.metrics.transfer import moved_share
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Scenario
+from twinsched.model.datasets import data_model
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.ai.features import (
     F32,
@@ -114,6 +116,7 @@ class Episode:
         self.pods, self.state, self.control = self.run.pods, self.run.state, self.run.control
         self.views = self.control.views
         self.features = FeatureRows(self.state, variant.typical)
+        self._data = data_model(sc, self.pods)  # None without data sets
         self.total_gpu = sc.nodes.total_gpu_milli
         nodes = sc.nodes
         self._dynamic_w = float((nodes.power_peak_w - nodes.power_idle_w).sum())
@@ -182,12 +185,19 @@ class Episode:
             fragmentation=frag_added_pct(float(rows[node, FRAG_ADDED]), self.total_gpu),
             energy=energy_pct(self._node_power(node) - before, self._dynamic_w),
             latency=float(rows[node, LATENCY]),
+            bytes_moved=self._moved_pct(i, node),
         )
         self.cursor = i + 1
         self._advance()
         unscheduled = gpu_pct(self._unscheduled_milli, self.total_gpu)
         self._unscheduled_milli = 0
         return replace(placed, unscheduled=unscheduled)
+
+    def _moved_pct(self, pod: int, node: int) -> float:
+        """% of the pod's input bytes that cross the links to ``node`` (0 without data)."""
+        if self._data is None:
+            return 0.0
+        return 100.0 * float(moved_share(self._data, pod, np.array([node]))[0])
 
     def info(self) -> dict[str, float | int | str]:
         """Progress figures of the run so far."""

@@ -12,9 +12,12 @@ Every term is in percent of a cluster-wide quantity, so weights of 1 weigh them 
 * ``latency``: the features' ``latency`` column of the chosen node (latency to the pod's data
   over its bound; 0 when the pod has none).
 * ``unscheduled``: GPU milli of the pods rejected since the last step, in % of cluster GPU.
+* ``bytes_moved``: the share of the pod's input bytes that no replica holds on the chosen node
+  or its nodepool, so would cross the links, in % (``metrics/transfer.py``'s ``moved_share``;
+  0 for a pod that reads nothing or a scenario without data sets, ``docs/data.md``).
 
 Positive terms are rewarded and the others penalised: ``reward = a x allocation -
-f x fragmentation - e x energy - l x latency - u x unscheduled``.
+f x fragmentation - e x energy - l x latency - u x unscheduled - b x bytes_moved``.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ class Terms:
     energy: float = 0.0
     latency: float = 0.0
     unscheduled: float = 0.0
+    bytes_moved: float = 0.0
 
 
 SIGNS = {"allocation": 1.0, "fragmentation": -1.0, "energy": -1.0, "latency": -1.0,
-         "unscheduled": -1.0}  # fmt: skip
+         "unscheduled": -1.0, "bytes_moved": -1.0}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from twinsched.model.cluster import F64, I64, BoolA
-from twinsched.model.datasets import DataModel, path_bandwidth
+from twinsched.model.datasets import DataModel, path_bandwidth, read_costs
 
 J_PER_KWH = 3.6e6
 
@@ -79,6 +79,19 @@ def placement_moved(model: DataModel, pod_node: I64, bandwidth_mbps: F64 | None 
         wsecs = np.where(away, np.where(wbw > 0, wsize * 8.0 / (wbw * 1e6), np.inf), 0.0)
     total = float(size.sum() + wsize.sum())
     return Moved(total, float(secs.sum() + wsecs.sum()), total * model.j_per_byte / J_PER_KWH)
+
+
+def moved_share(model: DataModel, pod: int, nodes: I64) -> F64:
+    """Per node of ``nodes``: the share (0..1) of the bytes pod ``pod`` reads that no replica
+    holds there, so would cross the links (0 for a pod that reads nothing): the objective
+    ``bytes_moved`` of the evaluator and of the environment's reward, per decision."""
+    reads = model.reads(pod)
+    total = float(model.size_bytes[reads].sum())
+    if reads.size == 0 or total <= 0:
+        return np.zeros(nodes.size)
+    _, moved = read_costs(model, reads, nodes)
+    out: F64 = moved / total
+    return out
 
 
 def moved_summary(moved: Moved) -> dict[str, float]:

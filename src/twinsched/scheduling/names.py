@@ -92,8 +92,13 @@ class BanditParams:
 
     s: float = 0.03
     l: int = 2  # noqa: E741 (the name's own key)
-    SPANS: ClassVar[dict[str, Span]] = {"s": Span(1e-6, 10.0), "l": Span(1, 20, whole=True)}
-    ABOUT: ClassVar[dict[str, str]] = {"s": "reward prior std", "l": "load buckets"}
+    b: float = 0.0  # the evaluator's weight of bytes moved (issue 40), 0: FGD's score alone
+    SPANS: ClassVar[dict[str, Span]] = {
+        "s": Span(1e-6, 10.0), "l": Span(1, 20, whole=True), "b": Span(0.0, 1.0),
+    }  # fmt: skip
+    ABOUT: ClassVar[dict[str, str]] = {
+        "s": "reward prior std", "l": "load buckets", "b": "bytes-moved weight of the reward",
+    }  # fmt: skip
 
 
 class _Family(Protocol):

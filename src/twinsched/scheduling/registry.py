@@ -107,7 +107,8 @@ PATTERNS = {
     "aggregate:A|B@W": "every member answers, the evaluator scores each answer, a vote weighted "
     "by the job's profile or @W (default 1) binds one; ties go to the higher member scores",
     "bandit/s=0.03/l=2:A|B": "contextual bandit over the members: Thompson sampling per pod "
-    "kind and load bucket, learning from the evaluator's reward during the run",
+    "kind and load bucket, learning from the evaluator's reward during the run (/b=W: the "
+    "weight of bytes moved in that reward)",
 }
 
 
@@ -258,4 +259,5 @@ def _fan_out(node: Aggregate | Bandit) -> Scheduler:
     from twinsched.scheduling.fanout.bandit import Bandit as BanditScheduler
 
     p = node.params
-    return BanditScheduler(members, fallback, scale=p.s, levels=p.l, name=node.text)
+    return BanditScheduler(members, fallback, scale=p.s, levels=p.l, name=node.text,
+                           bytes_weight=p.b)  # fmt: skip

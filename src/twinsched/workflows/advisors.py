@@ -27,6 +27,7 @@ import numpy as np
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, I64, BoolA
+from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import (
     MAX_SCORE,
@@ -101,11 +102,18 @@ class AdvisedScheduler:
         planned = int(self._planned[task])
         if planned >= 0 and eligible[planned]:
             return Placement(planned)
+        if planned >= 0 and self.busy_with_tasks(state, planned):
+            return Unschedulable(Reason.NO_NODE_CHOSEN, "waits for its planned node")
         if not eligible.any():
             return Unschedulable(Reason.NO_ELIGIBLE_NODE, "no eligible node")
         nodes = np.flatnonzero(eligible)
         end = end_times(self.dag, self._platform, task, self.task_nodes(state), nodes)
         return Placement(int(nodes[np.argmin(end)]))
+
+    def busy_with_tasks(self, state: ClusterState, node: int) -> bool:
+        """Whether a task of the workflow runs on ``node`` (so that it will free up)."""
+        mine = np.flatnonzero(self._task >= 0)
+        return bool(np.any((state.pod_node[mine] == node) & (state.phase[mine] == Phase.RUNNING)))
 
     def task_nodes(self, state: ClusterState) -> I64:
         """Per task, the node its pod ran or runs on (-1: not bound yet)."""

@@ -32,6 +32,10 @@ BUILT_INS: dict[str, tuple[str | Factory, str]] = {
     "heft": (_H + "heft", "HEFT: decreasing upward rank, earliest finish time with transfers"),
     "cpop": (_H + "cpop", "CPOP: upward + downward rank; the critical path on its fastest node"),
     "portfolio": (_H + "portfolio", "every heuristic above, simulated; keeps the best makespan"),
+    "heft-data": (
+        "twinsched.workflows.locality:heft_data",
+        "HEFT in the controller's model, then tasks next to their data within 3 % of its end",
+    ),
 }
 SCHEDULERS: Registry[Factory] = Registry("workflow scheduler", BUILT_INS, ENTRY_POINT_GROUP)
 

@@ -75,11 +75,13 @@ class Bandit(Ensemble):
         scale: float = DEFAULT_SCALE,
         levels: int = DEFAULT_LEVELS,
         name: str | None = None,
+        bytes_weight: float = 0.0,
     ) -> None:
-        super().__init__(members, fallback)
+        super().__init__(members, fallback, bytes_weight=bytes_weight)
         self.scale, self.levels = scale, levels
         params = "" if scale == DEFAULT_SCALE else f"/s={scale:.15g}"
         params += "" if levels == DEFAULT_LEVELS else f"/l={levels}"
+        params += f"/b={bytes_weight:.15g}" if bytes_weight else ""
         self.name = name or f"bandit{params}:" + "|".join(self.member_names)
         self.policy = Thompson(
             KINDS * levels, len(self.member_names), scale, np.random.default_rng(0)

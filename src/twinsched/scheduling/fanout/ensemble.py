@@ -15,6 +15,7 @@ import numpy as np
 
 from twinsched.metrics.fragmentation import typical_pods
 from twinsched.model.cluster import BoolA
+from twinsched.model.datasets import DataModel, data_model
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.controller import _needs_fallback
 from twinsched.scheduling.fanout.aggregator import aggregate, profile_weights
@@ -29,6 +30,7 @@ from twinsched.scheduling.framework import (
     Unschedulable,
     min_max_normalize,
 )
+from twinsched.scheduling.heuristics.data import MODEL_KEY
 from twinsched.scheduling.ilp.targets import TargetContext
 
 KINDS = 4  # pod kinds of a context: CPU only, GPU share, one whole GPU, several GPUs
@@ -59,6 +61,17 @@ def context_of(state: ClusterState, pod: PodView, levels: int) -> int:
     return pod_kind(pod) * levels + load_bucket(state, levels)
 
 
+def run_data(state: ClusterState, ctx: RunContext) -> DataModel | None:
+    """The run's data sets over its pods (the one the score ``data`` keeps), or None."""
+    cached = ctx.scratch.get(MODEL_KEY)
+    if isinstance(cached, DataModel) and cached.read_ptr.size == state.pods.n + 1:
+        return cached
+    model = data_model(ctx.scenario, state.pods)
+    if model is not None:
+        ctx.scratch[MODEL_KEY] = model
+    return model
+
+
 class Ensemble:
     kind = "aggregate"
     levels = 4  # load buckets of the context recorded with each decision
@@ -69,9 +82,11 @@ class Ensemble:
         fallback: Scheduler,
         weights: Mapping[str, float] | None = None,
         name: str | None = None,
+        bytes_weight: float = 0.0,
     ) -> None:
         """``members`` by the names they were written with; ``fallback`` replaces a member's
-        answer that is "no decision" or invalid, so that every member has a candidate."""
+        answer that is "no decision" or invalid, so that every member has a candidate.
+        ``bytes_weight``: the evaluator's weight of the bytes a pod moves (``evaluator.py``)."""
         self.member_names = list(members)
         given = dict(weights or {})
         self.name = name or f"{self.kind}:" + "|".join(
@@ -86,6 +101,8 @@ class Ensemble:
         self._profiles: dict[str, Any] = {}
         self._job_of: list[str] = []  # per pod of the run, its job's name
         self._tctx: TargetContext | None = None
+        self.bytes_weight = bytes_weight
+        self._data: DataModel | None = None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         for s in [*self.members, self._fallback]:
@@ -98,6 +115,7 @@ class Ensemble:
         pods = state.pods
         self._job_of = [pods.job_names[j] for j in pods.job.tolist()] if self._profiles else []
         self._tctx = TargetContext(typical_pods(ctx.workload), ctx.node_rank)
+        self._data = run_data(state, ctx) if self.bytes_weight > 0 else None
 
     def fan_out(
         self, state: ClusterState, pod: PodView, eligible: BoolA
@@ -117,7 +135,7 @@ class Ensemble:
             if bad:
                 decision = self._fallback.place(state, pod, eligible)
             candidates[name], fell_back[name] = decision, bad
-        ref = reference(state, pod, eligible, self._tctx)
+        ref = reference(state, pod, eligible, self._tctx, self.bytes_weight, self._data)
         regrets = [ref.best - ref.of(pod, d) for d in candidates.values()]
         for name, regret in zip(self.member_names, regrets, strict=True):
             self.cards[name].add(regret, fell_back[name])

@@ -4,6 +4,12 @@ The reference is the single-pod ILP solved exactly by enumerating every eligible
 (node, and GPU for a share pod). Its objective is the one ``ilp-alloc`` uses: placing the
 pod at all first (allocation), then FGD's fragmentation score of the option. Regret is the
 optimum's value minus the chosen option's; zero regret counts as an optimal decision.
+
+With a ``bytes_weight`` ``b`` in (0, 1] and a run with data sets (``docs/data.md``), the
+objective ``bytes_moved`` enters the score: ``(1 - b) x FGD's score + b x (100 - % of the
+pod's input bytes that would cross the links to the option's node)``, floored, still in
+0..100 so that allocation comes first. ``b = 1`` ranks options by bytes moved alone
+(``bandit/b=1:A|B``).
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from twinsched.metrics.transfer import moved_share
 from twinsched.model.cluster import I64, BoolA
+from twinsched.model.datasets import DataModel
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import Decision, Placement, PodView
 from twinsched.scheduling.ilp.targets import TargetContext, allocation_reward, fgd_option_scores
@@ -42,11 +50,28 @@ class Reference:
         return int(self.value[hit[0]]) if hit.size else 0
 
 
-def reference(state: ClusterState, pod: PodView, eligible: BoolA, tctx: TargetContext) -> Reference:
-    """The exact single-pod optimum's landscape: allocation first, then FGD's score."""
+def reference(
+    state: ClusterState,
+    pod: PodView,
+    eligible: BoolA,
+    tctx: TargetContext,
+    bytes_weight: float = 0.0,
+    data: DataModel | None = None,
+) -> Reference:
+    """The exact single-pod optimum's landscape: allocation first, then FGD's score (mixed
+    with the bytes the pod would move when ``bytes_weight`` > 0 and ``data`` is given)."""
     nodes = np.flatnonzero(eligible)
     rn, rg, score = fgd_option_scores(state, pod, nodes, tctx)
+    if bytes_weight > 0 and data is not None and pod.index < data.read_ptr.size - 1:
+        score = mixed_scores(score, moved_share(data, pod.index, rn), bytes_weight)
     return Reference(rn, rg, allocation_reward(pod) * SCORE_SPAN + score)
+
+
+def mixed_scores(fgd: I64, moved: np.ndarray, bytes_weight: float) -> I64:
+    """``(1 - b) x fgd + b x 100 x (1 - moved share)``, floored: 0..100 as FGD's scores."""
+    mixed = (1.0 - bytes_weight) * fgd + bytes_weight * 100.0 * (1.0 - moved)
+    out: I64 = np.floor(mixed + 1e-9).astype(np.int64)
+    return out
 
 
 def reward_of(regret: int) -> float:

@@ -28,13 +28,33 @@ if ! has_image "$image"; then
   rm -rf "$context"
   mkdir -p "$context"
   if [ -n "${WHEELHOUSE:-}" ]; then
-    cp -r "$WHEELHOUSE" "$context/wheelhouse"
+    cp -r "$WHEELHOUSE" "$context/wheels"
   else
-    "$root/deploy/wheelhouse.sh" "$context/wheelhouse"
+    "$root/deploy/wheelhouse.sh" "$context/wheels"
+  fi
+  # twinsched's wheel apart from its dependencies', so that the Dockerfile's deps stage (the
+  # slow install) is taken from the engine's cache while only pyproject.toml stays the same
+  mkdir -p "$context/wheelhouse/deps" "$context/wheelhouse/app"
+  mv "$context/wheels"/twinsched-*.whl "$context/wheelhouse/app/"
+  mv "$context/wheels"/*.whl "$context/wheelhouse/deps/"
+  rm -rf "$context/wheels"
+  # the deps stage as an image of its own, named by the dependencies' wheels, the base and
+  # the Dockerfile: built once, then every build of a changed source tree starts from it
+  deps_key="$( { (cd "$context/wheelhouse/deps" && ls); echo "$base"; cat deploy/Dockerfile; } |
+    sha256sum | cut -c1-12)"
+  deps_image="localhost/twinsched-deps:$deps_key"
+  # --network none: the build reaches nothing (the wheels come from the context)
+  if ! has_image "$deps_image"; then
+    echo "$ENGINE build $deps_image (the dependencies) ..." >&2
+    "$ENGINE" build -q --network none --build-arg "PYTHON_IMAGE=$base" --target deps \
+      -f deploy/Dockerfile -t "$deps_image" "$context" >"$CACHE/build-image.log" 2>&1 ||
+      { tail -30 "$CACHE/build-image.log" >&2; exit 1; }
+    "$ENGINE" images --format '{{.Repository}}:{{.Tag}}' | grep -E "(^|/)twinsched-deps:" |
+      grep -v ":$deps_key\$" | xargs -r "$ENGINE" rmi >/dev/null 2>&1 || true
   fi
   echo "$ENGINE build $image (base $base) ..." >&2
-  # --network none: the build reaches nothing (the wheels come from the context)
-  "$ENGINE" build -q --network none --build-arg "PYTHON_IMAGE=$base" -f deploy/Dockerfile \
+  "$ENGINE" build -q --network none --build-arg "PYTHON_IMAGE=$base" \
+    --build-arg "DEPS_IMAGE=$deps_image" -f deploy/Dockerfile \
     -t "$image" "$context" >"$CACHE/build-image.log" 2>&1 || { tail -30 "$CACHE/build-image.log" >&2; exit 1; }
   rm -rf "$context"
   # the build stage's image (its label) and all but the newest three of these tags

@@ -103,7 +103,7 @@ def test_the_dockerfile_keeps_the_issue_rules() -> None:
     ("change", "problem"),
     [
         (lambda t: t.replace("USER 10001:10001", "USER root"), "non-root"),
-        (lambda t: t.replace("COPY --from=build /opt/twinsched", "COPY src"), "build context"),
+        (lambda t: t.replace("COPY --from=installed /opt/twinsched", "COPY src"), "build context"),
         (lambda t: t.replace("[twin,serve]", "[twin,server]"), "unknown extra 'server'"),
         (lambda t: t.replace('ENTRYPOINT ["twinsched"]', 'ENTRYPOINT ["python"]'), "entry point"),
     ],
@@ -118,10 +118,19 @@ def test_the_build_context_sends_only_the_wheelhouse() -> None:
     assert [s for s in lines if not s.startswith("#")] == ["*", "!wheelhouse/"]
     text = DOCKERFILE.read_text()
     copies = [args for stage in stages(text) for op, args in stage if op in {"COPY", "ADD"}]
-    assert [a for a in copies if "--from=" not in a] == ["wheelhouse /wheelhouse"]
+    # the dependencies' wheels and twinsched's apart: the slow install is a cached layer
+    assert [a for a in copies if "--from=" not in a] == [
+        "wheelhouse/deps /wheelhouse",
+        "wheelhouse/app /app",
+    ]
     assert "--no-index" in text  # the wheels only, never a package index
 
 
 def test_the_base_is_a_build_argument() -> None:
     froms = [args for op, args in instructions(DOCKERFILE.read_text()) if op == "FROM"]
-    assert froms == ["${PYTHON_IMAGE} AS build", "${PYTHON_IMAGE} AS runtime"]
+    assert froms == [
+        "${PYTHON_IMAGE} AS deps",
+        "${DEPS_IMAGE} AS build",
+        "${DEPS_IMAGE} AS installed",
+        "${PYTHON_IMAGE} AS runtime",
+    ]

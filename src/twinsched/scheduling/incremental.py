@@ -64,6 +64,8 @@ class Entry:
     score: I32  # per shape id: the score (NO_SCORE: not computed yet)
     share: I16 | None  # per shape id: the share GPU (-1: none)
     generation: int  # the shape numbering the tables follow
+    top: int = -1  # the node :meth:`ClassKeys.best` would give (-1: not known)
+    top_key: int = 0  # its key
 
     @property
     def nbytes(self) -> int:
@@ -77,6 +79,19 @@ def _renumbered(table: T, previous: I64, missing: int) -> T:
     out: T = np.full(previous.size, missing, dtype=table.dtype)
     out[known] = table[previous[known]]
     return out
+
+
+def _follow_top(entry: Entry, node: int) -> None:
+    """Keep ``entry.top`` the first node of the largest key after ``node``'s key changed,
+    or forget it when that cannot be told without a scan (the top node's key fell)."""
+    key = int(entry.key[node])
+    if node == entry.top:
+        if key < entry.top_key:
+            entry.top = -1
+        else:
+            entry.top_key = key
+    elif key > entry.top_key or (key == entry.top_key and node < entry.top):
+        entry.top, entry.top_key = node, key
 
 
 def block_size(n: int) -> int:
@@ -160,7 +175,10 @@ class ClassKeys:
                 if self._blocks > 1:
                     b = node // self._block
                     entry.blocks[b] = entry.padded[b * self._block : (b + 1) * self._block].max()
+                if entry.top >= 0:
+                    _follow_top(entry, node)
         else:
+            entry.top = -1
             entry.key[stale] = -1
             self._fill(entry, state, pod, stale[eligible[stale]])
             if self._blocks > 1:
@@ -172,11 +190,16 @@ class ClassKeys:
 
     def best(self, entry: Entry) -> int:
         """The node of the largest key (the first such node): -1 keys mean none eligible."""
+        if entry.top >= 0:  # kept through the single-node changes since it was found
+            return entry.top
         if self._blocks == 1:
-            return int(entry.key.argmax())
-        b = int(entry.blocks.argmax())
-        start = b * self._block
-        return start + int(entry.padded[start : start + self._block].argmax())
+            top = int(entry.key.argmax())
+        else:
+            b = int(entry.blocks.argmax())
+            start = b * self._block
+            top = start + int(entry.padded[start : start + self._block].argmax())
+        entry.top, entry.top_key = top, int(entry.key[top])
+        return top
 
     def _shapes(self) -> ShapeIndex:
         if self._index is None:

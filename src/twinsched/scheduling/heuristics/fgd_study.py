@@ -21,8 +21,6 @@ class BestFit(BaseScore):
 
     name = "bestfit"
     normalizes = True
-    shape_columns = ("cpu", "gpus")  # free CPU and the sum of the GPUs' free milli
-    cheap_score = True
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         cpu_after = state.cpu_free[nodes] - pod.cpu_milli

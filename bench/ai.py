@@ -18,9 +18,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import statistics
+import time
 from pathlib import Path
 
-from decisions import decide_all  # bench/ is the script's folder
+import decisions  # bench/ is the script's folder
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.policy import Policy, random_policy
@@ -38,7 +39,7 @@ def measure(make: object, variant: str, seed: int) -> tuple[float, int, int]:
     sched: Scheduler = make()  # type: ignore[operator]
     ctx = RunContext.create(sc, seed)
     control = SchedulerController(state, sched, ctx, registry.create("fgd"))
-    seconds, _ = decide_all(state, control)
+    seconds, _ = decisions.decide_all(state, control)
     return seconds, pods.n, sc.nodes.n
 
 
@@ -49,7 +50,9 @@ def main() -> None:
     parser.add_argument("--variant", default="default")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
+    decisions.CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     policy = Policy.load(args.policy) if args.policy else random_policy()

@@ -239,6 +239,9 @@ class BaseScore:
     # ``shapes.SHAPE_COLUMNS`` ("cpu", "memory", "gpus": free CPU, free memory, each
     # GPU's free milli); None: unknown, so it is recomputed per node instead of per shape.
     shape_columns: tuple[str, ...] | None = None
+    # True: computing the score costs less than looking it up per shape, except over many
+    # nodes at once (a new pod class): the shape tables then serve those fills only.
+    cheap_score = False
 
     def prepare(self, state: ClusterState, ctx: RunContext) -> None:
         return None

@@ -40,6 +40,7 @@ MIN_CLASSES = 4  # kept whatever the budget says
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
 ONE_BY_ONE = 32  # up to this many shapes to score, one by one
 FEW_NODES = 4  # up to this many changed nodes, keyed one by one (with a plain-Python score)
+BIG_FILL = 16384  # a cheap score is looked up per shape from this many nodes on (a fresh class)
 NO_SCORE = np.iinfo(np.int32).min  # a shape's score not computed yet for the class
 MAX_SCORE = np.iinfo(np.int32).max  # the shape tables hold int32 scores
 
@@ -63,6 +64,8 @@ class Entry:
     score: I32  # per shape id: the score (NO_SCORE: not computed yet)
     share: I16 | None  # per shape id: the share GPU (-1: none)
     generation: int  # the shape numbering the tables follow
+    top: int = -1  # the node :meth:`ClassKeys.best` would give (-1: not known)
+    top_key: int = 0  # its key
 
     @property
     def nbytes(self) -> int:
@@ -76,6 +79,19 @@ def _renumbered(table: T, previous: I64, missing: int) -> T:
     out: T = np.full(previous.size, missing, dtype=table.dtype)
     out[known] = table[previous[known]]
     return out
+
+
+def _follow_top(entry: Entry, node: int) -> None:
+    """Keep ``entry.top`` the first node of the largest key after ``node``'s key changed,
+    or forget it when that cannot be told without a scan (the top node's key fell)."""
+    key = int(entry.key[node])
+    if node == entry.top:
+        if key < entry.top_key:
+            entry.top = -1
+        else:
+            entry.top_key = key
+    elif key > entry.top_key or (key == entry.top_key and node < entry.top):
+        entry.top, entry.top_key = node, key
 
 
 def block_size(n: int) -> int:
@@ -99,8 +115,12 @@ class ClassKeys:
         columns: tuple[str, ...] | None,
         one: ScoreOne | None = None,
         budget: int = CACHE_BYTES,
+        cheap: bool = False,
     ) -> None:
         self._combined, self.columns, self.budget = combined, columns, budget
+        # Nodes from which a fill goes through the shape tables: a cheap score (``cheap``)
+        # costs less to compute than to look up, except over many nodes sharing few shapes.
+        self._shape_from = -1 if columns is None else BIG_FILL if cheap else 0
         self.shape_cap = 0  # shapes numbered before starting over (0: the index's default)
         self._score_one = one or self._one_of_many
         self._one_by_one = ONE_BY_ONE if one is not None else 0
@@ -139,7 +159,7 @@ class ClassKeys:
         end = len(state.changes)
         if entry.seen == end:
             return entry
-        if self.columns is not None:
+        if self._shape_from == 0:
             self._shapes().update()
         if end - entry.seen == 1:  # one node changed: no call into the log's arrays
             nodes: list[int] | None = state.changes[-1:]
@@ -155,7 +175,10 @@ class ClassKeys:
                 if self._blocks > 1:
                     b = node // self._block
                     entry.blocks[b] = entry.padded[b * self._block : (b + 1) * self._block].max()
+                if entry.top >= 0:
+                    _follow_top(entry, node)
         else:
+            entry.top = -1
             entry.key[stale] = -1
             self._fill(entry, state, pod, stale[eligible[stale]])
             if self._blocks > 1:
@@ -167,11 +190,16 @@ class ClassKeys:
 
     def best(self, entry: Entry) -> int:
         """The node of the largest key (the first such node): -1 keys mean none eligible."""
+        if entry.top >= 0:  # kept through the single-node changes since it was found
+            return entry.top
         if self._blocks == 1:
-            return int(entry.key.argmax())
-        b = int(entry.blocks.argmax())
-        start = b * self._block
-        return start + int(entry.padded[start : start + self._block].argmax())
+            top = int(entry.key.argmax())
+        else:
+            b = int(entry.blocks.argmax())
+            start = b * self._block
+            top = start + int(entry.padded[start : start + self._block].argmax())
+        entry.top, entry.top_key = top, int(entry.key[top])
+        return top
 
     def _shapes(self) -> ShapeIndex:
         if self._index is None:
@@ -184,8 +212,6 @@ class ClassKeys:
         blocks = np.full(self._blocks, -1, dtype=np.int64)
         none = np.zeros(0, dtype=np.int32)
         entry = Entry(padded, padded[: self._n], blocks, None, len(state.changes), none, None, 0)
-        if self.columns is not None:
-            self._shapes().update()
         self._entries[pod.cls] = entry
         self._bytes += entry.nbytes
         self._fill(entry, state, pod, np.flatnonzero(eligible))
@@ -203,9 +229,10 @@ class ClassKeys:
 
     def _one(self, entry: Entry, state: ClusterState, pod: PodView, node: int) -> None:
         """One eligible node's key (and share GPU), with scalars."""
-        if self._index is None:
+        if self._shape_from != 0:
             score, gpu = self._score_one(state, pod, node)
         else:
+            assert self._index is not None
             sid = int(self._index.shape_of[node])
             if entry.generation != self._index.generation or sid >= entry.score.size:
                 self._fit(entry, self._index)
@@ -230,10 +257,11 @@ class ClassKeys:
         """The keys (and share GPUs) of eligible ``nodes``."""
         if nodes.size == 0:
             return
-        index = self._index
-        if index is None:
+        if not 0 <= self._shape_from <= nodes.size:
             values, share = self._combined(state, pod, nodes)
         else:
+            index = self._shapes()
+            index.update()
             if entry.generation != index.generation or entry.score.size < index.size:
                 self._fit(entry, index)
             ids = index.shape_of[nodes]
@@ -254,8 +282,7 @@ class ClassKeys:
         self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64, ids: I64
     ) -> None:
         """Score the shapes ``ids`` of ``nodes`` for the class: a few one by one (plain
-        Python, as a single node is), many at once (a shape met twice is scored twice then:
-        no sort to find out)."""
+        Python, as a single node is), many at once (one node per shape)."""
         if ids.size <= self._one_by_one:
             for node, sid in zip(nodes.tolist(), ids.tolist(), strict=True):
                 if entry.score[sid] == NO_SCORE:
@@ -264,7 +291,12 @@ class ClassKeys:
                     if gpu is not None:
                         self._shares(entry)[sid] = gpu
             return
-        got, got_share = self._combined(state, pod, nodes)
+        # One node per shape: the score is pure in the shape, so any of its nodes will do
+        # (a fresh class on 100,000 nodes meets a few hundred shapes).
+        rep = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+        rep[ids] = nodes
+        ids = np.flatnonzero(rep >= 0)
+        got, got_share = self._combined(state, pod, rep[ids])
         if got.size and not NO_SCORE < got.min() <= got.max() <= MAX_SCORE:
             raise ValueError(f"scores {got.min()}..{got.max()}: the shape tables hold int32")
         entry.score[ids] = got

@@ -64,7 +64,9 @@ class PluginScheduler:
             len(self.plugins) == 1 or not any(p.normalizes for p, _ in self.plugins)
         )
         one = getattr(self._only, "score_one", None)  # one node's score in plain Python
-        self._cache = ClassKeys(self._combined, shape_columns(p for p, _ in self.plugins), one)
+        cheap = all(getattr(p, "cheap_score", False) for p, _ in self.plugins)
+        columns = shape_columns(p for p, _ in self.plugins)
+        self._cache = ClassKeys(self._combined, columns, one, cheap=cheap)
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx

@@ -7,6 +7,7 @@ pod where the weighted fragmentation grows least: ``int(100 sigmoid((F - F') / 1
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import struct
@@ -67,7 +68,7 @@ def share_candidates(left: I64, milli: int) -> tuple[I64, I64]:
 
 @functools.cache
 def _row_format(g: int) -> struct.Struct:
-    """A node row as bytes: free CPU, GPU model, each GPU's free milli (at most 1000)."""
+    """A node row as bytes: CPU level, GPU model, each GPU's free milli (at most 1000)."""
     return struct.Struct(f"<qh{g}H")
 
 
@@ -85,11 +86,13 @@ class FragmentationGradient(BaseScore):
 
     def __init__(self) -> None:
         self.typical: TypicalPods | None = None
-        self._frag: dict[bytes, float] = {}  # (CPU, model, GPUs' free milli) -> F
+        self._frag: dict[bytes, float] = {}  # (CPU level, model, GPUs' free milli) -> F
+        self._cpus: list[int] = []  # the typical pods' distinct CPU requests, ascending
 
     def prepare(self, state: ClusterState, ctx: RunContext) -> None:
         self.typical = typical_pods(ctx.workload)
         self._frag = {}
+        self._cpus = sorted(set(self.typical.cpu_milli.tolist()))
 
     def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
         """:meth:`score` of one node in plain Python: fragmentation of the rows before and
@@ -119,7 +122,11 @@ class FragmentationGradient(BaseScore):
         return best // (g + 1), g - best % (g + 1)
 
     def _row_fragmentation(self, cpu: int, model: int, left: list[int]) -> float:
-        key = _row_format(len(left)).pack(cpu, model, *left)  # a few bytes, not a tuple of ints
+        # A row's fragmentation reads its free CPU only through ``cpu >= t.cpu`` for each
+        # typical pod t: rows whose CPU passes the same typical requests (the same *level*)
+        # have the same value, to the bit, so they share one memo entry.
+        level = bisect.bisect_right(self._cpus, cpu)
+        key = _row_format(len(left)).pack(level, model, *left)  # a few bytes, not a tuple
         frag = self._frag.get(key)
         if frag is None:
             if len(self._frag) >= MEMO_ROWS:

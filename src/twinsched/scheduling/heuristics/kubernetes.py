@@ -47,6 +47,8 @@ def mean_used(state: ClusterState, pod: PodView, node: int) -> float:
 
 class LeastAllocated(BaseScore):
     name = "leastallocated"
+    shape_columns = ("cpu", "memory", "gpus")  # capacities are static: part of every shape
+    cheap_score = True
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
         used, has = used_fractions(state, pod, nodes)

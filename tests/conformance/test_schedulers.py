@@ -70,7 +70,7 @@ def test_replay_deterministic_and_sound(name: str, continuum: Scenario) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_fillup_deterministic_on_the_real_trace(name: str, openb: Scenario) -> None:
-    target = 10 if name.startswith("ilp-") else 60  # ILP windows cost a solve each
+    target = 8 if name.startswith("ilp-") else 30  # ILP windows cost a solve each
     a = run_fillup(openb, name, 3, target_pct=target)
     b = run_fillup(openb, name, 3, target_pct=target)
     assert a.curve == b.curve and a.summary == b.summary

@@ -22,10 +22,17 @@ def gpus_of(mask: int) -> tuple[int, ...]:
     return tuple(g for g in range(mask.bit_length()) if mask >> g & 1)
 
 
-@pytest.mark.parametrize("cache_capable", [True, False], ids=["nodeCacheCapable", "full-nodes"])
+# every scheduler in nodeCacheCapable mode; full node lists (the other transport, the same
+# cluster code behind it) for a heuristic and a shipped model
 @pytest.mark.parametrize(
-    "scheduler", ["fgd", "bestfit", "ai:openb-gates", "ai:openb-rerank"]
-)  # + the shipped models
+    ("scheduler", "cache_capable"),
+    [
+        *((name, True) for name in ("fgd", "bestfit", "ai:openb-gates", "ai:openb-rerank")),
+        ("fgd", False),
+        ("ai:openb-rerank", False),
+    ],
+    ids=lambda value: {True: "nodeCacheCapable", False: "full-nodes"}.get(value, str(value)),
+)
 def test_same_placements_as_fillup(
     openb_slice: Scenario,
     scheduler: str,

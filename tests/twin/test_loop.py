@@ -33,10 +33,10 @@ def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwinProcess]:
 @pytest.mark.parametrize("scheduler", ["fgd", "leastallocated+labels"])
 def test_fillup_over_http_equals_in_process(twin: TwinProcess, scheduler: str) -> None:
     scenario = traces.load("synthetic-continuum", "3")
-    local = run_fillup(scenario, scheduler, 1, target_pct=40)
+    local = run_fillup(scenario, scheduler, 1, target_pct=20)
     with TwinClient(twin.url, TOKEN) as client:
         loop = TwinLoop(client, verify=True)  # read back before every decision
-        remote = run_fillup(scenario, scheduler, 1, target_pct=40, observers=[loop])
+        remote = run_fillup(scenario, scheduler, 1, target_pct=20, observers=[loop])
         pods = client.pods()
     assert remote.curve == local.curve
     assert remote.summary == local.summary

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from twinsched.errors import TwinschedError
+from twinsched.model.bandit_posterior import Posterior, of_arrays
 from twinsched.model.cluster import F64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.fanout.ensemble import KINDS, Ensemble, context_of
 from twinsched.scheduling.fanout.evaluator import SCORE_SPAN, reward_of
-from twinsched.scheduling.fanout.posterior import Posterior, of_arrays
 from twinsched.scheduling.fanout.returns import ToGo, missed
 from twinsched.scheduling.framework import Decision, PodView, RunContext, Scheduler
 from twinsched.scheduling.names import BanditParams

@@ -76,7 +76,9 @@ def checked(data: dict[str, Any]) -> Posterior:
         raise TwinschedError(f"posterior: rewards must lie in {MIN_REWARD:g}..0")
     # Cauchy-Schwarz: sum of squares >= sum^2 / n (and 0 when nothing was learned)
     floor = np.where(count > 0, total**2 / np.maximum(count, 1), 0.0)
-    if (squares < floor * (1 - 1e-9) - 1e-12).any() or ((count == 0) & ((squares != 0) | (total != 0))).any():
+    if (squares < floor * (1 - 1e-9) - 1e-12).any() or (
+        (count == 0) & ((squares != 0) | (total != 0))
+    ).any():
         raise TwinschedError("posterior: sums of squares below what the sums imply")
     return Posterior(
         tuple(members), count.astype(np.int64).tolist(), total.tolist(), squares.tolist()

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from twinsched.cli.console import expected_errors, make_console
-from twinsched.cli.options import DbOpt, SeedsOpt, TraceOpt, VariantOpt, parse_seeds
+from twinsched.cli.options import (
+    DbOpt,
+    SeedsOpt,
+    TraceOpt,
+    VariantOpt,
+    checked_opt,
+    float_opt,
+    parse_seeds,
+)
 
 if TYPE_CHECKING:
     from twinsched.scheduling.fanout.bandit import Bandit
@@ -72,14 +80,22 @@ def run_command(
 @app.command("warm")
 def warm_command(
     name: NameArg,
-    runs: Annotated[str, typer.Option(help="Stored run ids, e.g. 1-8 (twinsched runs list).")],
+    runs: Annotated[
+        str,
+        checked_opt(
+            "Stored run ids, e.g. 1-8 (twinsched runs list) "
+            "[run ids: integers and low-high ranges, at most 10000]",
+            parse_seeds,
+        ),
+    ],
     scenario: KeyOpt = "alibaba-gpu-2023",
     weight: Annotated[
-        float, typer.Option(help="Share of each run's decisions counted, >0..1.")
+        float, float_opt("Share of each run's decisions counted", 0.0, 1.0, open_lo=True)
     ] = 1.0,
     db: DbOpt = None,
 ) -> None:
     """Add stored runs' reward tables (every member's reward) to the kept posterior."""
+    from twinsched.errors import TwinschedError
     from twinsched.scheduling.fanout.warm import warm_posterior
     from twinsched.store.bandits import load_posterior, save_posterior
     from twinsched.store.runs import get_run
@@ -90,6 +106,10 @@ def warm_command(
         tables = [r.rewards for r in results if r is not None and r.rewards]
         start = load_posterior(name, scenario, "fillup", db)
         posterior, used = warm_posterior(tables, bandit.member_names, bandit.levels, start, weight)
+        if not used:
+            raise TwinschedError(
+                f"no stored run among {runs} has the members and contexts of {name}"
+            )
         saved = save_posterior(name, scenario, "fillup", posterior, db)
         make_console().print(
             f"warmed {name} for {scenario} (fillup) from {used} of {len(results)} runs "

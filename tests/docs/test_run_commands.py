@@ -446,6 +446,12 @@ LONG: dict[str, str] = {
     ),
     "docs/scheduling.md: python bench/bandit.py --node-step 8 --pod-step 16 --seeds 20-22": BENCH,
     "docs/scheduling.md: python bench/bandit.py --seeds 0-2": BENCH,
+    'docs/scheduling.md: python bench/bandit.py --members "fgd|bestfit" --node-step 8 '
+    "--pod-step 16 --train-seeds 0-7 --seeds 10-17": BENCH,
+    'docs/scheduling.md: python bench/bandit.py --members "fgd|bestfit" --node-step 8 '
+    "--pod-step 16 --train-seeds 10-17 --seeds 0-7": BENCH,
+    'docs/scheduling.md: python bench/bandit.py --members "fgd|bestfit" --train-seeds 3-5 '
+    "--seeds 0-2": BENCH,
     "docs/scheduling.md: twinsched run --mode replay --schedulers fgd,leastallocated,bestfit "
     "--aggregate --weights fgd=2,leastallocated=1.5": (
         "each pod goes to every member and the evaluator: about 30 s here; "

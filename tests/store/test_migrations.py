@@ -40,7 +40,7 @@ def test_downgrade_to_base_and_upgrade_again(db: str) -> None:
     upgrade(engine)
     assert current_revision(engine) == head_revision()
     everything = TABLES | {"run_decisions", "scenario_columns", "sweeps", "sweep_runs",
-                           "run_listing"}  # fmt: skip
+                           "run_listing", "bandit_states"}  # fmt: skip
     assert _tables(engine) >= everything == STORE_TABLES
 
 

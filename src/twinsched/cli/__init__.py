@@ -13,6 +13,7 @@ import typer
 from twinsched.cli import (
     agent,
     apps,
+    bandits,
     distil,
     explain,
     flow,
@@ -45,6 +46,7 @@ app.add_typer(learning.app)  # autoscale, forecast-backtest, forecasters, polici
 app.add_typer(workflows.app, name="workflow", help="Task DAGs across the continuum.")
 app.add_typer(store.app, name="scenarios", help="The scenario store.")
 app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results.")
+app.add_typer(bandits.app, name="bandits", help="Bandit posteriors kept across runs.")
 app.command("explain")(explain.explain_command)
 app.add_typer(models.app, name="models", help="Models: ai:NAME schedulers, forecasters.")
 app.add_typer(twin.app, name="twin", help="The digital twin service.")

@@ -93,11 +93,16 @@ class BanditParams:
     s: float = 0.03
     l: int = 2  # noqa: E741 (the name's own key)
     b: float = 0.0  # the evaluator's weight of bytes moved (issue 40), 0: FGD's score alone
+    h: int = 0  # reward to go over this many later decisions (fanout/returns.py), 0: myopic
+    g: float = 1.0  # its discount per decision
+    f: float = 1.0  # its weight of a later pod left without an option (per GPU)
     SPANS: ClassVar[dict[str, Span]] = {
         "s": Span(1e-6, 10.0), "l": Span(1, 20, whole=True), "b": Span(0.0, 1.0),
+        "h": Span(0, 100_000, whole=True), "g": Span(0.0, 1.0), "f": Span(0.0, 1000.0),
     }  # fmt: skip
     ABOUT: ClassVar[dict[str, str]] = {
         "s": "reward prior std", "l": "load buckets", "b": "bytes-moved weight of the reward",
+        "h": "reward-to-go horizon", "g": "its discount", "f": "its weight of a missed pod",
     }  # fmt: skip
 
 

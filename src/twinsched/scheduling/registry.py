@@ -257,7 +257,9 @@ def _fan_out(node: Aggregate | Bandit) -> Scheduler:
 
         return Ensemble(members, fallback, dict(node.weights), name=node.text)
     from twinsched.scheduling.fanout.bandit import Bandit as BanditScheduler
+    from twinsched.scheduling.fanout.returns import ToGo
 
     p = node.params
+    togo = ToGo(p.h, p.g, p.f)
     return BanditScheduler(members, fallback, scale=p.s, levels=p.l, name=node.text,
-                           bytes_weight=p.b)  # fmt: skip
+                           bytes_weight=p.b, togo=togo)  # fmt: skip

@@ -268,3 +268,17 @@ class SweepRunRow(Base):
     run_id: Mapped[int] = mapped_column(
         Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True
     )
+
+
+class BanditStateRow(Base):
+    """A bandit's posterior kept across runs, by its name, scenario and mode (revision 0011):
+    each run of ``twinsched run --keep-bandit`` starts from it and writes back what it learned."""
+
+    __tablename__ = "bandit_states"
+
+    name: Mapped[str] = mapped_column(String(500), primary_key=True)  # the bandit's name
+    scenario: Mapped[str] = mapped_column(String(255), primary_key=True)
+    mode: Mapped[str] = mapped_column(String(32), primary_key=True)  # fillup, replay, ...
+    posterior: Mapped[dict[str, Any]] = mapped_column(JSON)  # model/bandit_posterior.py, checked
+    runs: Mapped[int] = mapped_column(Integer)  # runs that added to it
+    updated: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -21,10 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from twinsched.errors import TwinschedError
+from twinsched.model.bandit_posterior import Posterior, of_arrays
 from twinsched.model.cluster import F64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.fanout.ensemble import KINDS, Ensemble, context_of
 from twinsched.scheduling.fanout.evaluator import SCORE_SPAN, reward_of
+from twinsched.scheduling.fanout.returns import ToGo, missed
 from twinsched.scheduling.framework import Decision, PodView, RunContext, Scheduler
 from twinsched.scheduling.names import BanditParams
 
@@ -59,6 +62,17 @@ class Thompson:
         draw = mean + std * self.rng.standard_normal(mean.size)
         return int(np.argmax(draw))
 
+    def start_from(self, prior: Posterior, members: list[str]) -> None:
+        """Continue from ``prior`` (same members in the same order, same contexts)."""
+        if list(prior.members) != members or prior.shape != self.count.shape:
+            raise TwinschedError(
+                f"kept posterior is for {'|'.join(prior.members)} with {prior.shape[0]} "
+                f"contexts, not {'|'.join(members)} with {self.count.shape[0]}"
+            )
+        self.count = np.asarray(prior.count, dtype=np.int64)
+        self.total = np.asarray(prior.total, dtype=np.float64)
+        self.squares = np.asarray(prior.squares, dtype=np.float64)
+
     def update(self, context: int, arm: int, reward: float) -> None:
         self.count[context, arm] += 1
         self.total[context, arm] += reward
@@ -76,12 +90,17 @@ class Bandit(Ensemble):
         levels: int = DEFAULT_LEVELS,
         name: str | None = None,
         bytes_weight: float = 0.0,
+        togo: ToGo = ToGo(),
     ) -> None:
         super().__init__(members, fallback, bytes_weight=bytes_weight)
+        self.togo = togo
+        self.credit = togo.credit()
+        self.prior: Posterior | None = None  # where the next run starts (a kept posterior)
         self.scale, self.levels = scale, levels
         params = "" if scale == DEFAULT_SCALE else f"/s={scale:.15g}"
         params += "" if levels == DEFAULT_LEVELS else f"/l={levels}"
         params += f"/b={bytes_weight:.15g}" if bytes_weight else ""
+        params += togo.name_part()
         self.name = name or f"bandit{params}:" + "|".join(self.member_names)
         self.policy = Thompson(
             KINDS * levels, len(self.member_names), scale, np.random.default_rng(0)
@@ -91,12 +110,28 @@ class Bandit(Ensemble):
         super().reset(state, ctx)
         rng = np.random.default_rng((ctx.seed, _STREAM))
         self.policy = Thompson(KINDS * self.levels, len(self.member_names), self.scale, rng)
+        self.credit = self.togo.credit()
+        if self.prior is not None:
+            self.policy.start_from(self.prior, self.member_names)
+
+    def posterior(self) -> Posterior:
+        """What the run learned, its pending returns credited (truncated at its last decision):
+        the prior of a later run (``twinsched/store/bandits.py`` keeps it)."""
+        for known in self.credit.flush():
+            self.policy.update(*known)
+        p = self.policy
+        return of_arrays(self.member_names, p.count, p.total, p.squares)
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         context = context_of(state, pod, self.levels)
-        candidates, regrets, _ = self.fan_out(state, pod, eligible)
+        candidates, regrets, ref = self.fan_out(state, pod, eligible)
         arm = self.policy.choose(context)
-        self.policy.update(context, arm, reward_of(regrets[arm]))  # the chosen arm's only
+        if self.togo.myopic:
+            self.policy.update(context, arm, reward_of(regrets[arm]))  # the chosen arm's only
+        else:
+            miss = missed(pod.gpu_request, pod.cpu_milli) if ref.value.size == 0 else 0.0
+            for known in self.credit.add(context, arm, reward_of(regrets[arm]), miss):
+                self.policy.update(*known)
         self.log.add(pod.index, context, arm, regrets[arm], regrets)
         return list(candidates.values())[arm]
 

@@ -28,8 +28,16 @@ s.e. over the instances) and per pair, the makespan ratio and the bytes saved (w
 blind one moves bytes), and in totals (ratio of means); passed when >= 30 % fewer bytes at
 <= 5 % longer makespan.
 
+Each (instance, seed) is drawn once for every method (``workflows/variation.py``: the edge
+node holding the inputs, or ``--inputs-on tier``: the edge's storage; the links' background
+load; runtime noise), and every row through the controller moves data over shared links
+(``WorkflowRun(links=True)``: ``workflows/staging.py``), with prefetch towards the planned
+nodes where the scheduler follows the advice; ``SCHEDULER@bind``: without prefetch. The
+``alone`` rows are plans in their own model (no shared links): shown, not in the test.
+
 Run: ``.venv/bin/python bench/workflows_controller.py [--seeds 100,101,102,103,104]
-[--advisors heft,heft-data] [--schedulers advised,advised*2+data,...] [--instances all]``.
+[--advisors heft,heft-data] [--schedulers advised,advised*2+data,...] [--instances all]
+[--inputs-on node|tier]``.
 """
 
 from __future__ import annotations
@@ -114,7 +122,7 @@ def measure(args: argparse.Namespace) -> Measured:
     for seed in seeds:
         nodes = continuum(seed, pods=0)
         for base in dags:
-            dag, cluster = draw_run(base, nodes, seed)  # the same draw for every method
+            dag, cluster = draw_run(base, nodes, seed, args.inputs_on == "node")  # for all
             platform = from_scenario(cluster)
             for advisor in args.advisors.split(","):
                 advice = advise(dag, platform, advisor)
@@ -130,7 +138,8 @@ def measure(args: argparse.Namespace) -> Measured:
                     span.setdefault((advisor, scheduler), []).append(out.makespan_s)
                     moved.setdefault((advisor, scheduler), []).append(out.bytes_moved / 1e9)
     print(f"{len(dags)} WfCommons instances x seeds {args.seeds} ({len(seeds) * len(dags)} "
-          f"pairs), inputs at {args.inputs_at}, synthetic-continuum nodes")  # fmt: skip
+          f"pairs), inputs at {args.inputs_at} ({args.inputs_on}), synthetic-continuum "
+          "nodes")  # fmt: skip
     return span, moved, [dag.name for dag in dags]
 
 
@@ -156,6 +165,9 @@ def main() -> None:
                         help="advised, or registered schedulers of the cluster")  # fmt: skip
     parser.add_argument("--instances", default="all", help="comma-separated names or all")
     parser.add_argument("--inputs-at", default="edge")
+    parser.add_argument("--inputs-on", default="node", choices=("node", "tier"),
+                        help="inputs on one node of their tier drawn per seed, or in the "
+                        "tier's storage")  # fmt: skip
     parser.add_argument("--aware", default=AWARE, help="ADVISOR/PATH: the data-aware row tested")
     args = parser.parse_args()
     began = time.process_time()

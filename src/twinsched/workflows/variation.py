@@ -62,10 +62,12 @@ def draw_inputs(dag: DAG, scenario: Scenario, rng: np.random.Generator) -> DAG:
     return replace(dag, inputs=tuple(inputs))
 
 
-def draw_run(dag: DAG, scenario: Scenario, seed: int) -> tuple[DAG, Scenario]:
-    """The workflow and the cluster as seed ``seed`` has them (module docstring)."""
+def draw_run(dag: DAG, scenario: Scenario, seed: int, on_node: bool = True) -> tuple[DAG, Scenario]:
+    """The workflow and the cluster as seed ``seed`` has them (module docstring);
+    ``on_node=False`` leaves the inputs in their nodepool's storage (links and runtimes
+    drawn alike)."""
     rng = rng_for(dag.name, seed)
     links = draw_links(scenario.links, rng)
     work = dag.work_s * np.exp(rng.normal(0.0, RUNTIME_SIGMA, size=dag.n))
     drawn = draw_inputs(replace(dag, work_s=work), scenario, rng)
-    return drawn, replace(scenario, links=links)
+    return (drawn if on_node else replace(dag, work_s=work)), replace(scenario, links=links)

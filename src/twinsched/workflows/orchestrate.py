@@ -12,6 +12,10 @@ priced by the data model: its parents' outputs from their tiers, external inputs
 then runs its work at the node's speed (:func:`task_run`). The workflow's files as data sets
 (:mod:`twinsched.workflows.files`) live in the run's context for the score ``data``
 (``fgd+data``, ``advised*2+data``); each task's outputs get their replica as it ends.
+With ``links=True`` the data moves over shared links instead (:mod:`twinsched.workflows.staging`:
+one flow per data set, bandwidth divided between the flows on a link), a bound task runs when
+its last flow has landed, and where the scheduler follows the advice its inputs are prefetched
+towards the planned nodes as soon as they exist.
 
 With faults (``model/faults.py``, drawn by ``sim/faults.py`` per seed), a node that goes down
 takes its running tasks with it: they are unbound, pending again, and run again from the

@@ -28,8 +28,16 @@ s.e. over the instances) and per pair, the makespan ratio and the bytes saved (w
 blind one moves bytes), and in totals (ratio of means); passed when >= 30 % fewer bytes at
 <= 5 % longer makespan.
 
+Each (instance, seed) is drawn once for every method (``workflows/variation.py``: the edge
+node holding the inputs, or ``--inputs-on tier``: the edge's storage; the links' background
+load; runtime noise), and every row through the controller moves data over shared links
+(``WorkflowRun(links=True)``: ``workflows/staging.py``), with prefetch towards the planned
+nodes where the scheduler follows the advice; ``SCHEDULER@bind``: without prefetch. The
+``alone`` rows are plans in their own model (no shared links): shown, not in the test.
+
 Run: ``.venv/bin/python bench/workflows_controller.py [--seeds 100,101,102,103,104]
-[--advisors heft,heft-data] [--schedulers advised,advised*2+data,...] [--instances all]``.
+[--advisors heft,heft-data] [--schedulers advised,advised*2+data,...] [--instances all]
+[--inputs-on node|tier]``.
 """
 
 from __future__ import annotations
@@ -45,10 +53,13 @@ from twinsched.workflows.locality import CONTROLLER_MODEL
 from twinsched.workflows.orchestrate import WorkflowRun
 from twinsched.workflows.platform import from_scenario
 from twinsched.workflows.transfers import bytes_moved
+from twinsched.workflows.variation import draw_run
 from twinsched.workflows.wfcommons import find_instance, instance_paths, load_instance
 
 HELD_OUT = "100,101,102,103,104"  # development used seeds 0-10
-SCHEDULERS = "advised,advised*2+data,fgd,fgd+data,bestfit,bestfit+data"
+SCHEDULERS = "advised,advised@bind,advised*2+data,fgd,fgd+data,bestfit,bestfit+data"
+BIND = "@bind"  # a path suffix: no prefetch (each input moves once its task is bound)
+ALONE = "alone"  # a plan in its own model (no shared links): shown, not in the test
 AWARE = "heft-data/advised"  # the data-aware placement of the issue's test, named in advance
 Row = tuple[str, str]
 
@@ -61,6 +72,11 @@ def mean_se(values: list[float]) -> str:
 
 def aware(row: Row) -> bool:
     return "data" in row[0] or "data" in row[1]
+
+
+def comparable(row: Row) -> bool:
+    """Measured in the shared link model (every row but a plan in its own model)."""
+    return row[1] != ALONE
 
 
 def verdict(label: str, best: Row, blind: Row, span: dict[Row, list[float]],
@@ -104,22 +120,26 @@ def measure(args: argparse.Namespace) -> Measured:
     span: dict[Row, list[float]] = {}
     moved: dict[Row, list[float]] = {}
     for seed in seeds:
-        cluster = continuum(seed, pods=0)
-        platform = from_scenario(cluster)
-        for dag in dags:
+        nodes = continuum(seed, pods=0)
+        for base in dags:
+            dag, cluster = draw_run(base, nodes, seed, args.inputs_on == "node")  # for all
+            platform = from_scenario(cluster)
             for advisor in args.advisors.split(","):
                 advice = advise(dag, platform, advisor)
                 if advice.plan.meta.get("model") != CONTROLLER_MODEL:  # its own model: alone
-                    span.setdefault((advisor, "alone"), []).append(advice.plan.makespan)
-                    moved.setdefault((advisor, "alone"), []).append(
+                    span.setdefault((advisor, ALONE), []).append(advice.plan.makespan)
+                    moved.setdefault((advisor, ALONE), []).append(
                         bytes_moved(dag, platform, advice.plan.node) / 1e9
                     )
                 for scheduler in args.schedulers.split(","):
-                    out = WorkflowRun(dag, cluster, advice, scheduler, seed=seed).run()
+                    name, prefetch = scheduler.removesuffix(BIND), not scheduler.endswith(BIND)
+                    out = WorkflowRun(dag, cluster, advice, name, seed=seed, links=True,
+                                      prefetch=prefetch).run()  # fmt: skip
                     span.setdefault((advisor, scheduler), []).append(out.makespan_s)
                     moved.setdefault((advisor, scheduler), []).append(out.bytes_moved / 1e9)
     print(f"{len(dags)} WfCommons instances x seeds {args.seeds} ({len(seeds) * len(dags)} "
-          f"pairs), inputs at {args.inputs_at}, synthetic-continuum nodes")  # fmt: skip
+          f"pairs), inputs at {args.inputs_at} ({args.inputs_on}), synthetic-continuum "
+          "nodes")  # fmt: skip
     return span, moved, [dag.name for dag in dags]
 
 
@@ -130,10 +150,10 @@ def per_instance(best: Row, blind: Row, span: dict[Row, list[float]],
     rel = np.asarray(span[best]) / np.asarray(span[blind])
     a, b = np.asarray(moved[best]), np.asarray(moved[blind])
     sb, sa = np.asarray(span[blind]), np.asarray(span[best])
-    print(f"  {'instance':<42} {'makespan x':>10} {'s blind':>9} {'s aware':>9} {'GB blind':>10} "
-          f"{'GB aware':>10}")  # fmt: skip
+    print(f"  {'instance (mean ± s.e. over seeds)':<42} {'makespan x':>17} {'s blind':>9} "
+          f"{'s aware':>9} {'GB blind':>10} {'GB aware':>10}")  # fmt: skip
     for i, name in enumerate(names):
-        print(f"  {name:<42} {rel[i::k].mean():10.3f} {sb[i::k].mean():9.1f} "
+        print(f"  {name:<42} {mean_se(list(rel[i::k])):>17} {sb[i::k].mean():9.1f} "
               f"{sa[i::k].mean():9.1f} {b[i::k].mean():10.3f} {a[i::k].mean():10.3f}")  # fmt: skip
 
 
@@ -145,6 +165,9 @@ def main() -> None:
                         help="advised, or registered schedulers of the cluster")  # fmt: skip
     parser.add_argument("--instances", default="all", help="comma-separated names or all")
     parser.add_argument("--inputs-at", default="edge")
+    parser.add_argument("--inputs-on", default="node", choices=("node", "tier"),
+                        help="inputs on one node of their tier drawn per seed, or in the "
+                        "tier's storage")  # fmt: skip
     parser.add_argument("--aware", default=AWARE, help="ADVISOR/PATH: the data-aware row tested")
     args = parser.parse_args()
     began = time.process_time()
@@ -158,7 +181,7 @@ def main() -> None:
         print(f"{row[0]:<10} {row[1]:<16} {mean_se(ratio):>20} "
               f"{mean_se(span[row]):>22} {mean_se(moved[row]):>20}")  # fmt: skip
     best = tuple(args.aware.split("/", 1))
-    blind = [r for r in span if not aware(r)]
+    blind = [r for r in span if not aware(r) and comparable(r)]
     if best not in span or not blind:
         return
     fastest = min(blind, key=lambda r: float(np.mean(np.asarray(span[r]) / span[first])))

@@ -534,6 +534,7 @@ LONG: dict[str, str] = {
         "in a thread) and tests/twin/test_controller_faults.py (real processes)"
     ),
     "docs/workflows.md: python bench/workflows_controller.py": BENCH,
+    "docs/workflows.md: python bench/workflows_controller.py --inputs-on tier": BENCH,
     "docs/workflows.md: twinsched workflow run all --out out/workflows": (
         "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
     ),

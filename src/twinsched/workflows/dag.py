@@ -67,6 +67,8 @@ class DataPlacement:
     task: int
     size_bytes: float
     location: str  # a nodepool name; the data must travel between it and the task's node
+    node: str = ""  # one node of that nodepool holding it (its neighbours read it over the
+    # pool's own network); empty: the nodepool's storage, local to all its nodes
 
 
 class Adjacency(NamedTuple):

@@ -9,8 +9,9 @@ nodepool, the tier-to-tier links are the model's links):
   the tier of its node: the tier's storage, local to every node of the tier), read by the
   child before it runs;
 * external input ``j`` (:class:`~twinsched.workflows.dag.DataPlacement`): data set ``i{j}``
-  with one replica on the tier its ``location`` names (the edge in
-  ``bench/workflows_controller.py``), read by its task.
+  with one replica on the tier its ``location`` names, or on its ``node`` of that tier when
+  it names one (``bench/workflows_controller.py``: one edge node per workflow, drawn per
+  seed by :mod:`twinsched.workflows.variation`), read by its task.
 
 So a task pod ``reads`` its in-edges' and inputs' data sets and ``writes`` its out-edges'
 (the model's CSR over pods: task ``t`` is pod ``t``). The price of a read is the data model's
@@ -58,9 +59,15 @@ def workflow_data(dag: DAG, platform: Platform, spec: DataSpec | None = None) ->
     tiers = len(platform.tier_names)
     held = np.zeros((d, tiers), dtype=bool)
     home = np.zeros(d, dtype=np.int64)
+    on_node = [np.zeros(0, dtype=np.int64) for _ in range(d)]
     for j, placement in enumerate(inputs):
-        held[m + j, platform.tier_index(placement.location)] = True
         home[m + j] = platform.tier_index(placement.location)
+        if placement.node:  # a node replica: local to that node only
+            on_node[m + j] = np.array([platform.node_names.index(placement.node)])
+        else:
+            held[m + j, home[m + j]] = True
+    sources = held.copy()
+    sources[m + np.arange(len(inputs)), home[m:]] = True
     reads: list[list[int]] = [[] for _ in range(dag.n)]
     writes: list[list[int]] = [[] for _ in range(dag.n)]
     for k, (p, c) in enumerate(zip(dag.parent.tolist(), dag.child.tolist(), strict=True)):
@@ -74,8 +81,9 @@ def workflow_data(dag: DAG, platform: Platform, spec: DataSpec | None = None) ->
     model = DataModel(
         spec if spec is not None else DataSpec(),
         tuple([f"e{k}" for k in range(m)] + [f"i{j}" for j in range(len(inputs))]),
-        sizes, held, held.copy(), tuple(np.zeros(0, dtype=np.int64) for _ in range(d)),
-        home, np.full(d, -1, dtype=np.int64), platform.tier.astype(np.int64),
+        sizes, held, sources, tuple(on_node),
+        home, np.array([int(x[0]) if x.size else -1 for x in on_node], dtype=np.int64),
+        platform.tier.astype(np.int64),
         platform.bandwidth_bytes_s * 8.0 / 1e6, read_ptr, read_idx, write_ptr, write_idx,
     )  # fmt: skip
     if spec is None:
@@ -89,12 +97,13 @@ def model_with_outputs(model: DataModel, dag: DAG, node: I64) -> DataModel:
     """``model`` with a replica of every edge data set on the tier where its writer ran
     (``node[task]``, -1: not placed: no replica yet)."""
     m = dag.parent.size
-    held = model.pool_replica.copy()
+    held, source = model.pool_replica.copy(), model.source_pool.copy()
     where = node[dag.parent]
     placed = np.flatnonzero(where >= 0)
-    held[placed, model.node_pool[where[placed]]] = True
-    held[:m][where < 0] = False
-    return replace(model, pool_replica=held, source_pool=held.copy())
+    for rows in (held, source):
+        rows[placed, model.node_pool[where[placed]]] = True
+        rows[:m][where < 0] = False
+    return replace(model, pool_replica=held, source_pool=source)
 
 
 def live_model(model: DataModel) -> DataModel:

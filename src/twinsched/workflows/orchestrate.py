@@ -12,6 +12,10 @@ priced by the data model: its parents' outputs from their tiers, external inputs
 then runs its work at the node's speed (:func:`task_run`). The workflow's files as data sets
 (:mod:`twinsched.workflows.files`) live in the run's context for the score ``data``
 (``fgd+data``, ``advised*2+data``); each task's outputs get their replica as it ends.
+With ``links=True`` the data moves over shared links instead (:mod:`twinsched.workflows.staging`:
+one flow per data set, bandwidth divided between the flows on a link), a bound task runs when
+its last flow has landed, and where the scheduler follows the advice its inputs are prefetched
+towards the planned nodes as soon as they exist.
 
 With faults (``model/faults.py``, drawn by ``sim/faults.py`` per seed), a node that goes down
 takes its running tasks with it: they are unbound, pending again, and run again from the
@@ -41,6 +45,7 @@ from twinsched.workflows.dag import DAG
 from twinsched.workflows.files import live_model, mark_written, workflow_data
 from twinsched.workflows.platform import Platform, from_scenario
 from twinsched.workflows.pods import Gate, task_pods
+from twinsched.workflows.staging import Staging
 from twinsched.workflows.transfers import stage_in
 
 if TYPE_CHECKING:
@@ -107,7 +112,12 @@ class WorkflowRun:
         horizon_s: float | None = None,
         fallback: str | None = DEFAULT_FALLBACK,
         validate: bool = False,
+        links: bool = False,
+        prefetch: bool = True,
     ) -> None:
+        """``links``: move data over shared links (:mod:`twinsched.workflows.staging`), and
+        with ``prefetch`` towards the planned nodes when ``scheduler`` follows the advice;
+        else each read is priced alone at bind (``workflows/transfers.py``, as the twin)."""
         pods = task_pods(dag, advice.priority, scenario.labels)
         self.dag, self.advice, self.scheduler_name = dag, advice, scheduler
         self.scenario = replace(scenario, pods=pods)
@@ -137,6 +147,15 @@ class WorkflowRun:
         self.reruns = self.failures = 0
         self._runs: list[tuple[int, int]] = []  # completion payload -> (task, attempt)
         self._cycle_due = False
+        self.staging = Staging(dag, self.platform, self.data, validate) if links else None
+        self._held: dict[int, int] = {}  # task waiting for inputs -> its completion payload
+        self._transfer_gen = 0
+        names = {name: i for i, name in enumerate(self.platform.node_names)}
+        follows = ADVISED in scheduler.replace("*", "+").split("+")
+        self.planned = (
+            np.array([names.get(n, -1) for n in advice.node_names], dtype=np.int64)
+            if links and prefetch and follows else None
+        )  # fmt: skip
 
     def run(self) -> Orchestration:
         """Replay to the end; a task left pending when nothing can happen is an error."""
@@ -144,7 +163,10 @@ class WorkflowRun:
             self.state.apply(Arrive(t))
         for k, (time, _, _) in enumerate(self.faults):
             self.engine.at(time, Kind.NODE, k)
+        if self.staging is not None and self.planned is not None:
+            self.staging.prefetch_inputs(self.planned, 0.0)
         self._due(0.0)
+        self._transfers()
         while self.engine.step(self._handle):
             if self.gate.finished:
                 break
@@ -155,9 +177,10 @@ class WorkflowRun:
                 f"workflow {self.dag.name!r}: tasks never ran ({', '.join(left)}, ...): "
                 "no node of the cluster can take them"
             )
+        moved = self.moved if self.staging is None else self.staging.moved
         return Orchestration(
             self.dag.name, self.advice.heuristic, self.control.scheduler.name,
-            float(self.finish.max(initial=0.0)), self.moved, self.reruns, self.failures,
+            float(self.finish.max(initial=0.0)), moved, self.reruns, self.failures,
             self.state.pod_node.copy(), self.start.copy(), self.finish.copy(),
             sum(self.control.fallbacks.values()),
         )  # fmt: skip
@@ -173,18 +196,45 @@ class WorkflowRun:
         if kind is Kind.SCHEDULE:
             self._cycle_due = False
             self.cycle(now)
+            self._transfers()
+            return
+        if kind is Kind.TRANSFER:
+            if payload == self._transfer_gen and self.staging is not None:
+                for task in self.staging.arrivals(now):
+                    self._run_now(task, now)
+                self._transfers()
             return
         if kind is Kind.COMPLETE:
             self._complete(payload, now)
         elif kind is Kind.NODE:
             self._node(payload)
         self._due(now)
+        self._transfers()
+
+    def _transfers(self) -> None:
+        """Schedule the next end of a flow (an older event is ignored by its number)."""
+        if self.staging is None:
+            return
+        self._transfer_gen += 1
+        end = self.staging.next_end()
+        if np.isfinite(end):
+            self.engine.at(end, Kind.TRANSFER, self._transfer_gen)
+
+    def _run_now(self, task: int, now: float) -> None:
+        """``task``'s inputs are in: it runs its work at its node's speed."""
+        payload = self._held.pop(task, None)
+        if payload is None or self.state.phase[task] != Phase.RUNNING:
+            return
+        speed = float(self.platform.speed[int(self.state.pod_node[task])])
+        self.engine.at(now + float(self.dag.work_s[task]) / speed, Kind.COMPLETE, payload)
 
     def _complete(self, payload: int, now: float) -> None:
         task, attempt = self._runs[payload]
         if attempt != self.attempt[task] or self.state.phase[task] != Phase.RUNNING:
             return  # a run lost to a node failure
         mark_written(self.data, task, int(self.state.pod_node[task]))
+        if self.staging is not None and self.planned is not None:
+            self.staging.prefetch_outputs(task, self.planned, now)
         self.state.apply(Release(task))
         self.finish[task] = now
         for child in self.gate.complete(task):
@@ -201,6 +251,9 @@ class WorkflowRun:
         for task in np.flatnonzero(lost).tolist():
             self.state.apply(Unbind(task))
             self.reruns += 1
+            self._held.pop(task, None)
+            if self.staging is not None:
+                self.staging.drop(task)
 
     # -- one cycle ---------------------------------------------------------------------------
     def cycle(self, now: float) -> list[Binding]:
@@ -219,11 +272,16 @@ class WorkflowRun:
         return binds
 
     def _started(self, task: int, node: int, now: float) -> None:
-        seconds, moved = task_run(self.dag, self.platform, task, node, self.state.pod_node)
-        self.moved += moved
         self.attempt[task] += 1
         self.start[task] = now
         self._runs.append((task, int(self.attempt[task])))
+        if self.staging is not None:
+            self._held[task] = len(self._runs) - 1
+            if self.staging.bind(task, node, now):
+                self._run_now(task, now)
+            return
+        seconds, moved = task_run(self.dag, self.platform, task, node, self.state.pod_node)
+        self.moved += moved
         self.engine.at(now + seconds, Kind.COMPLETE, len(self._runs) - 1)
 
 
@@ -236,6 +294,7 @@ def run(
     seed: int = 0,
     faults: FaultSpec | None = None,
     validate: bool = False,
+    links: bool = False,
 ) -> Orchestration:
     """``dag`` through the controller on ``scenario``'s cluster: ``advisor``'s priorities,
     and nodes from ``scheduler`` (``advised``: the advisor's; else a registered scheduler)."""
@@ -243,5 +302,5 @@ def run(
 
     advice = advise(dag, from_scenario(scenario), advisor)
     return WorkflowRun(
-        dag, scenario, advice, scheduler, seed=seed, faults=faults, validate=validate
+        dag, scenario, advice, scheduler, seed=seed, faults=faults, validate=validate, links=links
     ).run()

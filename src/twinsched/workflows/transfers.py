@@ -33,12 +33,14 @@ class StageIn(NamedTuple):
 
 
 def bytes_moved(dag: DAG, platform: Platform, node: I64) -> float:
-    """Bytes that cross tiers when task ``t`` runs on ``node[t]``: every data set a task reads
-    with no replica on its tier (parents' outputs are on their tiers, inputs on theirs)."""
+    """Bytes moved when task ``t`` runs on ``node[t]``: every data set a task reads with no
+    replica on its tier nor on its node (parents' outputs are on their tiers, inputs on their
+    tiers or nodes)."""
     model = model_with_outputs(workflow_data(dag, platform), dag, node)
     pods = np.repeat(np.arange(dag.n), np.diff(model.read_ptr))
     data = model.read_idx
     local = model.pool_replica[data, model.node_pool[node[pods]]]
+    local |= model.home_node[data] == node[pods]  # a node replica, on the reader's node
     return float(model.size_bytes[data][~local].sum())
 
 

@@ -61,6 +61,17 @@ def objective(
     return sum(w * ratio(m, metrics[m], reference[m]) for m, w in weights.items()) / total
 
 
+def guard_penalty(
+    metrics: Mapping[str, float],
+    baseline: Mapping[str, float],
+    guarded: Sequence[str],
+    tolerance: float,
+) -> float:
+    """How far the ``guarded`` metrics are worse than ``baseline``'s beyond ``tolerance`` (a
+    fraction): the sum of the ratios' excess over ``1 + tolerance``, 0 when none is."""
+    return sum(max(0.0, ratio(m, metrics[m], baseline[m]) - 1.0 - tolerance) for m in guarded)
+
+
 def change_pct(metric: str, value: float, best: float) -> float:
     """How much worse ``value`` is than ``best`` in % (negative: better)."""
     higher = METRICS[metric][1]

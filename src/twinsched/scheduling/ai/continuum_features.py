@@ -4,9 +4,11 @@ Every feature is in [0, 1], higher meaning "the heuristic would prefer this node
 comes from a heuristic: the heuristics' scores (:data:`HEURISTIC_FEATURES`, each score
 plugin's value / 100, min-max scaled where the plugin normalises), the node's place in the
 node list (``firstfit``'s order), its tier (one column per tier name), whether a CPU pod
-would sit on a GPU node, the watts the pod adds there and the carbon intensity of its tier
-now (low is 1). :func:`node_features` is a pure function of the state, the pod, the
-candidates and the grid signal; :class:`FeatureSource` holds the plugins of one run.
+would sit on a GPU node, whether the node runs another pod of the pod's job (a gang that
+shares nodes restarts less often when one fails), the watts the pod adds there and the
+carbon intensity of its tier now (low is 1). :func:`node_features` is a pure function of
+the state, the pod, the candidates and the grid signal; :class:`FeatureSource` holds the
+plugins of one run.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ HEURISTIC_FEATURES = (
 TIERS = ("edge", "cloud", "hpc")  # the continuum's nodepools, one column each
 NODE_FEATURES = (
     *HEURISTIC_FEATURES, "node_order", *(f"tier_{t}" for t in TIERS), "gpu_node_cpu_pod",
-    "low_power", "low_intensity",
+    "job_here", "low_power", "low_intensity",
 )  # fmt: skip
 POD_KINDS = ("cpu", "gpu")  # a weight vector per kind: pods without GPUs, pods with
 
@@ -47,6 +49,13 @@ def _plugins() -> list[ScorePlugin]:
         LeastAllocated(), MostAllocated(), BalancedAllocation(), BestFit(),
         FragmentationGradient(), CarbonScore(),
     ]  # fmt: skip
+
+
+def job_members(job: I64) -> dict[int, I64]:
+    """Job id -> the indices of its pods, for jobs of more than one pod."""
+    order = np.argsort(job, kind="stable")
+    ids, starts, counts = np.unique(job[order], return_index=True, return_counts=True)
+    return {int(j): order[s : s + c] for j, s, c in zip(ids, starts, counts, strict=True) if c > 1}
 
 
 def scaled(values: F64) -> F64:
@@ -64,9 +73,11 @@ def node_features(
     nodes: I64,
     heuristic: F64,
     grid: GridSignal,
+    job_nodes: I64,
 ) -> F64:
     """The (candidates, :data:`NODE_FEATURES`) matrix; ``heuristic`` holds the heuristics'
-    scores of the candidates in [0, 1], one column per :data:`HEURISTIC_FEATURES`."""
+    scores of the candidates in [0, 1], one column per :data:`HEURISTIC_FEATURES`;
+    ``job_nodes`` the nodes running other pods of the pod's job."""
     n = max(state.nodes.n - 1, 1)
     pool_names = state.nodes.pool_names
     pools = state.nodes.pool[nodes]
@@ -80,7 +91,7 @@ def node_features(
     intensity = grid.intensity_now()[pools]
     columns = [
         *heuristic.T, 1.0 - nodes / n, *tiers, has_gpu & (pod.gpu_count == 0),
-        rate_scores(watts) / MAX_SCORE, 1.0 - scaled(intensity),
+        np.isin(nodes, job_nodes), rate_scores(watts) / MAX_SCORE, 1.0 - scaled(intensity),
     ]  # fmt: skip
     return np.column_stack([np.asarray(c, dtype=np.float64) for c in columns])
 
@@ -92,9 +103,11 @@ class FeatureSource:
         self.plugins = _plugins()
         self._ctx: RunContext | None = None
         self._static: StaticGrid | None = None
+        self._members: dict[int, I64] = {}
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx, self._static = ctx, None
+        self._members = job_members(state.pods.job)
         for plugin in self.plugins:
             plugin.prepare(state, ctx)
 
@@ -112,4 +125,7 @@ class FeatureSource:
         for j, plugin in enumerate(self.plugins):
             values = plugin.score(state, pod, nodes).values
             scores[:, j] = plugin.normalize(values) if plugin.normalizes else values
-        return node_features(state, pod, nodes, scores / MAX_SCORE, self.grid(state))
+        members = self._members.get(int(state.pods.job[pod.index]))
+        placed = state.pod_node[members] if members is not None else np.zeros(0, np.int64)
+        job_nodes = placed[placed >= 0]
+        return node_features(state, pod, nodes, scores / MAX_SCORE, self.grid(state), job_nodes)

@@ -10,7 +10,10 @@ dispatches on it, ``docs/ai.md``). Sections and keys:
   nodepool (``outage_pool``, ``outage_from_s``, ``outage_for_s``) and ``energy`` (metered
   with the synthetic carbon profile);
 * ``[objective]``: ``weights`` of the metrics of :data:`~twinsched.metrics.objective.METRICS`
-  and the ``reference`` heuristic every seed's metrics are divided by;
+  and the ``reference`` heuristic every seed's metrics are divided by; a ``guard``
+  heuristic with ``guard_weight`` and ``tolerance``: each metric outside the weights that is
+  worse than the guard's on the same seed by more than ``tolerance`` (a fraction) adds its
+  excess ratio times ``guard_weight`` (:func:`~twinsched.metrics.objective.guard_penalty`);
 * ``[method]``: ``name`` (``es``), the ``start`` weights of the scorer (feature -> weight),
   ``generations``, ``population``, ``episodes`` (training seeds per generation), ``sigma``,
   ``lr``;
@@ -67,6 +70,7 @@ SCHEMA: Schema = {
     },
     "objective": {
         "weights": table(_key_of(tuple(METRICS)), number(0, 1000)), "reference": name(),
+        "guard": name(), "guard_weight": number(0, 1e6), "tolerance": number(0, 10),
     },
     "method": {
         "name": _choice("es"), "start": table(_key_of(NODE_FEATURES), number(-1e3, 1e3)),
@@ -96,6 +100,9 @@ class ContinuumRecipe:
 
     weights: tuple[tuple[str, float], ...]
     reference: str = "fgd"
+    guard: str = ""  # the heuristic no other metric may be worse than (empty: none)
+    guard_weight: float = 0.0
+    tolerance: float = 0.0
     trace: str = "synthetic-continuum"
     mode: str = "replay"
     train_seeds: tuple[int, ...] = tuple(range(100, 108))
@@ -122,7 +129,9 @@ class ContinuumRecipe:
             "kind": "continuum", "trace": self.trace, "mode": self.mode,
             "train_seeds": list(self.train_seeds), "val_seeds": list(self.val_seeds),
             "dynamics": vars(self.dynamics), "objective": dict(self.weights),
-            "reference": self.reference, "start": dict(self.start), "method": "es",
+            "reference": self.reference, "guard": self.guard,
+            "guard_weight": self.guard_weight, "tolerance": self.tolerance,
+            "start": dict(self.start), "method": "es",
             "generations": self.generations, "population": self.population,
             "episodes": self.episodes, "sigma": self.sigma, "lr": self.lr, "seed": self.seed,
         }  # fmt: skip

@@ -49,6 +49,8 @@ def test_the_shipped_continuum_recipes_read(name: str) -> None:
     assert not set(recipe.val_seeds) & set(range(10, 20))  # 10-19 are held out
     assert not set(recipe.train_seeds) & set(range(20))
     assert recipe.guard == "bestfit" and recipe.reference == "fgd"
+    card = ROOT / "src/twinsched/scheduling/ai/shipped_models" / name / "1" / "card.json"
+    assert json.loads(card.read_text())["spec"] == recipe.record()  # the recipe it shipped with
 
 
 def test_unknown_keys_and_odd_populations_are_refused(tmp_path: Path) -> None:

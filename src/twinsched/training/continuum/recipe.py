@@ -55,10 +55,6 @@ def _choice(*allowed: str) -> Rule:
     return Rule(" or ".join(repr(a) for a in allowed), convert)
 
 
-def _key_of(known: tuple[str, ...]) -> Rule:
-    return _choice(*known)
-
-
 SCHEMA: Schema = {
     "": {"seed": integer(0, SEED_MAX)},
     "scenario": {
@@ -69,11 +65,11 @@ SCHEMA: Schema = {
         "energy": flag(),
     },
     "objective": {
-        "weights": table(_key_of(tuple(METRICS)), number(0, 1000)), "reference": name(),
+        "weights": table(_choice(*METRICS), number(0, 1000)), "reference": name(),
         "guard": name(), "guard_weight": number(0, 1e6), "tolerance": number(0, 10),
     },
     "method": {
-        "name": _choice("es"), "start": table(_key_of(NODE_FEATURES), number(-1e3, 1e3)),
+        "name": _choice("es"), "start": table(_choice(*NODE_FEATURES), number(-1e3, 1e3)),
         "generations": integer(0, 10_000), "population": integer(2, 1000),
         "episodes": integer(1, 1000), "sigma": number(0, 100, open_lo=True),
         "lr": number(0, 100, open_lo=True),

@@ -382,6 +382,11 @@ LONG: dict[str, str] = {
     "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare60 --schedulers "
     "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
     "docs/ai.md: python bench/ai.py --model ai:openb-bc": BENCH,
+    "docs/ai.md: twinsched train --recipe recipes/continuum-wait-energy.toml "
+    "--out out/train-wait-energy --register continuum-wait-energy": TRAINING,
+    "docs/ai.md: twinsched train --recipe recipes/continuum-wait-carbon.toml "
+    "--out out/train-wait-carbon --register continuum-wait-carbon": TRAINING,
+    "docs/ai.md: python bench/continuum_learned.py --seeds 10-19": BENCH,
     "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=8/s=8/a=70 --baselines "
     "fgd --jobs 3": BENCH,
     "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=16/s=4/a=60 --baselines "

@@ -34,6 +34,7 @@ from twinsched.training.recipe_check import SEED_MAX
 from twinsched.training.recipe_file import WORKERS_MOST
 
 if TYPE_CHECKING:
+    from twinsched.experiments.executors import Executor
     from twinsched.model.cluster import Scenario
     from twinsched.training.specs import Recipe
 
@@ -51,6 +52,50 @@ def _effective(
     if seed is not None:
         recipe = replace(recipe, seed=seed)
     return recipe if workers is None else replace(recipe, workers=workers)
+
+
+def _continuum(recipe_file: Path) -> bool:
+    from twinsched.training.continuum.recipe import is_continuum
+
+    with expected_errors():
+        return is_continuum(recipe_file)
+
+
+def _train_continuum(
+    recipe_file: Path,
+    print_recipe: bool,
+    seed: int | None,
+    workers: int | None,
+    out: Path,
+    register: str | None,
+    models_dir: Path | None,
+    executor: Executor | None,
+) -> None:
+    """A continuum recipe (one with ``[objective]``): ES for the objective, on replays."""
+    import json
+
+    from twinsched.training.continuum import train as continuum
+    from twinsched.training.continuum.recipe import read_recipe
+
+    console = make_console()
+    recipe = read_recipe(recipe_file)
+    if seed is not None:
+        recipe = replace(recipe, seed=seed)
+    if workers is not None:
+        recipe = replace(recipe, workers=workers)
+    if print_recipe:
+        typer.echo(json.dumps(recipe.record(), indent=1))
+        return
+    done = continuum.train(recipe, out, log=console.print, executor=executor)
+    val, ref = done.trained.validation, done.trained.reference
+    console.print(
+        f"trained in {done.cpu_s:.1f} CPU s ({done.trained.runs} replays); validation "
+        f"objective {val.objective:.4f} (reference {recipe.reference}: {ref.objective:.4f}), "
+        f"fitness {val.fitness:.4f}; files in {out}"
+    )
+    if register:
+        card = continuum.register(recipe, done.trained, register, models_dir)
+        console.print(f"registered [bold]ai:{card.ref}[/]")
 
 
 def train_command(
@@ -91,6 +136,12 @@ def train_command(
     from twinsched.training.recipe_file import recipe_toml
 
     console = make_console()
+    if recipe_file is not None and _continuum(recipe_file):
+        runs_on = ray_executor(executor, address, num_cpus)
+        with expected_errors(), runs_on or nullcontext():
+            _train_continuum(recipe_file, print_recipe, seed, workers, out, register,
+                             models_dir, runs_on)  # fmt: skip
+        return
     with expected_errors():
         recipe = _effective(recipe_file, scenario, seed, workers)
     if print_recipe:

@@ -59,6 +59,10 @@ BUILT_IN_LOADERS: dict[str, tuple[str | Loader, str]] = {
         "twinsched.scheduling.ai.rerank:load_reranker",
         "FGD's best candidates reordered by a model distilled from look-ahead rollouts",
     ),
+    "twinsched.continuum": (
+        "twinsched.scheduling.ai.continuum:load_continuum",
+        "a linear score of per-node features for the continuum, trained for an objective",
+    ),
 }
 LOADERS: Registry[Loader] = Registry("model kind", BUILT_IN_LOADERS, LOADER_GROUP)
 _OBSERVE: dict[str, Observe] = {}  # kind -> observation builder, for predictor kinds

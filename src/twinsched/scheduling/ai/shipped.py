@@ -18,6 +18,8 @@ SHIPPED_ROOT = Path(__file__).with_name("shipped_models")
 # The digest of each shipped version's card and files (model_digest.version_digest), kept in
 # the source rather than beside the files, so rewriting weights and card together is caught.
 SHIPPED_DIGESTS = {
+    "continuum-wait-carbon@1": "f2f7bbebf9eb757704a05a58d284e1df86a9397cfe0f39c9297007be705d8afe",
+    "continuum-wait-energy@1": "4a0187fa61cb15398ef6049db92fd2283235ea04e07cbab2d9d3376a6d306979",
     "openb-gates@1": "06ea6ae33e6e0962f766c3027d18a368be3df0d3e8d6861c7be6d66bf33cbdaa",
     "openb-rerank@1": "e37c664bd6b2924d2ac3c663eb080386f6971179ec5e511c0a19b8b6e9987903",
 }

@@ -1,0 +1,1 @@
+"""Learned schedulers for the continuum: recipes, replays as jobs, evolution strategies."""

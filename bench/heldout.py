@@ -39,12 +39,7 @@ def main() -> None:
     args = parser.parse_args()
     names = [args.model, *args.baselines.split(",")]
     variants, seeds = args.variants.split(","), parse_seeds(args.seeds)
-    specs = [
-        RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=args.data)
-        for seed in seeds
-        for variant in variants
-        for name in names
-    ]
+    specs = fillup_specs(names, variants, seeds, args.data)
     alloc: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
     speed: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
     every = 1 if sys.stderr.isatty() else max(len(specs) // 10, 1)
@@ -109,6 +104,18 @@ def main() -> None:
                 out.writerows([variant, name, s, v] for s, v in sorted(per_seed.items()))
     if args.plot and gains:
         plot_gains(gains, args.model, args.plot)
+
+
+def fillup_specs(
+    names: list[str], variants: list[str], seeds: list[int], data: str | None
+) -> list[RunSpec]:
+    """One openb fill-up to 100 % arrived per (seed, variant, scheduler), in that order."""
+    return [
+        RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=data)
+        for seed in seeds
+        for variant in variants
+        for name in names
+    ]
 
 
 def print_speed(speed: dict[str, list[tuple[float, float, float, float]]]) -> None:

@@ -1,14 +1,12 @@
 """Placement decisions per second of a policy (ai:NAME or a policy file) next to FGD.
 
     python bench/ai.py [--model ai:NAME | --policy FILE] [--variant default] [--repeat 3]
-        [--clock cpu]
 
 The cluster is openb's full node list (1,523 nodes, CPU-only nodes included); the pods are
 one fill-up order to 100 % of GPU capacity. Decisions are filter + score + pick + bind, on
 one core, the model's runs alternating with FGD's; the last line is the ratio of their
-medians (``--clock cpu``: timed by the process's CPU time, for a shared machine). Without
-a model, an untrained policy of the default size is timed (inference cost does not depend
-on the weights). Not part of the test suite.
+medians. Without a model, an untrained policy of the default size is timed (inference cost
+does not depend on the weights). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -20,10 +18,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 
-from decisions import CLOCK, decide_all  # bench/ is the script's folder
+from decisions import decide_all  # bench/ is the script's folder
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.ai.policy import Policy, random_policy
@@ -52,9 +49,7 @@ def main() -> None:
     parser.add_argument("--variant", default="default")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
-    CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     policy = Policy.load(args.policy) if args.policy else random_policy()

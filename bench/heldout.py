@@ -36,39 +36,21 @@ def main() -> None:
     parser.add_argument("--data", help="trace data folder (default: ../shared/data)")
     parser.add_argument("--csv", type=Path, help="write every run's allocation here")
     parser.add_argument("--plot", type=Path, help="a PNG of the paired gain over FGD")
+    parser.add_argument(
+        "--resume", type=Path, help="a .partial.csv of an earlier run: its runs are read, not run"
+    )
     args = parser.parse_args()
     names = [args.model, *args.baselines.split(",")]
     variants, seeds = args.variants.split(","), parse_seeds(args.seeds)
-    specs = [
-        RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=args.data)
-        for seed in seeds
-        for variant in variants
-        for name in names
-    ]
+    specs = fillup_specs(names, variants, seeds, args.data)
     alloc: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
     speed: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
-    every = 1 if sys.stderr.isatty() else max(len(specs) // 10, 1)
+    known = read_partial(args.resume) if args.resume else {}
+    for (variant, name, seed), value in known.items():
+        alloc[variant, name][seed] = value
+    todo = [s for s in specs if (s.variant, s.scheduler, s.seed) not in known]
     partial = args.csv.with_suffix(".partial.csv") if args.csv else None
-    for done, (i, result) in enumerate(execute_many(specs, args.jobs), start=1):
-        spec = specs[i]
-        alloc[spec.variant, spec.scheduler][spec.seed] = result.summary["gpu_alloc_ratio_pct"]
-        if partial:  # every run as it finishes: a long measurement cut short keeps its runs
-            with partial.open("a") as f:
-                value = alloc[spec.variant, spec.scheduler][spec.seed]
-                f.write(f"{spec.variant},{spec.scheduler},{spec.seed},{value}\n")
-        stats = result.summary.get("scheduler_stats", {})
-        stats = stats if isinstance(stats, dict) else {}
-        rollouts = float(stats.get("rollout_decisions", stats.get("reranked_decisions", 0)))
-        speed[spec.scheduler].append(
-            (
-                float(result.summary["pods"]),
-                result.wall_seconds,
-                rollouts,
-                float(result.timings.get("rollout_seconds", 0.0)),
-            )
-        )
-        if done % every == 0 or done == len(specs):
-            print(f"{done}/{len(specs)} runs", file=sys.stderr, flush=True)
+    run_all(todo, args.jobs, partial, alloc, speed)
     header = ["variant", *names, f"{args.model} - fgd"]
     print("| " + " | ".join(header) + " |\n|---|" + "---:|" * (len(header) - 1))
     gains: dict[str, tuple[float, float]] = {}
@@ -109,6 +91,59 @@ def main() -> None:
                 out.writerows([variant, name, s, v] for s, v in sorted(per_seed.items()))
     if args.plot and gains:
         plot_gains(gains, args.model, args.plot)
+
+
+def run_all(
+    specs: list[RunSpec],
+    jobs: int,
+    partial: Path | None,
+    alloc: dict[tuple[str, str], dict[int, float]],
+    speed: dict[str, list[tuple[float, float, float, float]]],
+) -> None:
+    """Run ``specs``: each one's allocation into ``alloc`` (and ``partial``), its speed into
+    ``speed``."""
+    every = 1 if sys.stderr.isatty() else max(len(specs) // 10, 1)
+    for done, (i, result) in enumerate(execute_many(specs, jobs), start=1):
+        spec = specs[i]
+        alloc[spec.variant, spec.scheduler][spec.seed] = result.summary["gpu_alloc_ratio_pct"]
+        if partial:  # every run as it finishes: a long measurement cut short keeps its runs
+            with partial.open("a") as f:
+                value = alloc[spec.variant, spec.scheduler][spec.seed]
+                f.write(f"{spec.variant},{spec.scheduler},{spec.seed},{value}\n")
+        stats = result.summary.get("scheduler_stats", {})
+        stats = stats if isinstance(stats, dict) else {}
+        rollouts = float(stats.get("rollout_decisions", stats.get("reranked_decisions", 0)))
+        speed[spec.scheduler].append(
+            (
+                float(result.summary["pods"]),
+                result.wall_seconds,
+                rollouts,
+                float(result.timings.get("rollout_seconds", 0.0)),
+            )
+        )
+        if done % every == 0 or done == len(specs):
+            print(f"{done}/{len(specs)} runs", file=sys.stderr, flush=True)
+
+
+def read_partial(path: Path) -> dict[tuple[str, str, int], float]:
+    """(variant, scheduler, seed) -> allocation of each run a ``.partial.csv`` holds."""
+    known = {}
+    for line in path.read_text().splitlines():
+        variant, name, seed, value = line.split(",")  # scheduler names hold no comma
+        known[variant, name, int(seed)] = float(value)
+    return known
+
+
+def fillup_specs(
+    names: list[str], variants: list[str], seeds: list[int], data: str | None
+) -> list[RunSpec]:
+    """One openb fill-up to 100 % arrived per (seed, variant, scheduler), in that order."""
+    return [
+        RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=data)
+        for seed in seeds
+        for variant in variants
+        for name in names
+    ]
 
 
 def print_speed(speed: dict[str, list[tuple[float, float, float, float]]]) -> None:

@@ -406,6 +406,13 @@ LONG: dict[str, str] = {
     "docs/ai.md: python bench/heldout.py --model ai:openb-rerank --baselines fgd,bestfit "
     "--seeds 0-9 --jobs 2 --plot docs/img/heldout-rerank.png": BENCH,
     "docs/ai.md: python bench/ai.py --model ai:openb-rerank --repeat 3": BENCH,
+    "docs/ai.md: python bench/lookahead_curve.py --variants default,cpu050 --seeds 0-1 --jobs 2 "
+    "--models lookahead:fgd/c=4/h=16/s=4/a=35/g=1,lookahead:fgd/c=4/h=8/s=4/a=35/g=1,"
+    "lookahead:fgd/c=4/h=16/s=4/a=50/g=1": BENCH,
+    "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=8/s=4/a=35/g=1 --baselines "
+    "fgd --seeds 10-19 --jobs 2": BENCH,
+    "docs/ai.md: python bench/ai.py --model lookahead:fgd/c=4/h=8/s=4/a=35/g=1 --repeat 3 "
+    "--clock cpu": BENCH,
     "docs/deploy.md: pip install 'twinsched[serve]'": "installs from the package index",
     "docs/ai.md: " + RECIPE: TRAINING,
     "docs/deploy.md: " + RECIPE: TRAINING,

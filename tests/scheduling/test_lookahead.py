@@ -176,3 +176,32 @@ def test_rollouts_place_exactly_as_fgd_on_a_copy_of_the_state() -> None:
                     copy.apply(Bind(k, decision.node, decision.gpus))
                     placed += views[k].gpu_request
             assert gained[i, j] == placed
+
+
+def test_gpu_pods_only_decides_as_fgd_on_cpu_pods_and_as_the_full_look_ahead_on_the_rest() -> None:
+    """``g=1`` skips the rollouts of pods without GPUs and changes nothing else: on every
+    state of a run, a CPU pod goes where FGD puts it, a GPU pod where ``g=0`` puts it."""
+    shapes = [(2000, 4000, 1, 500), (3000, 3000, 0, 0), (1000, 2000, 1, 250),
+              (8000, 8000, 2, 1000), (6000, 9000, 0, 0), (2000, 3000, 1, 300)]  # fmt: skip
+    nodes = [(16_000, 64_000, 4, "A")] * 4 + [(32_000, 128_000, 8, "B")] * 3
+    sc = scenario(nodes, shapes * 8)
+    ctx = RunContext.create(sc, 3)
+    state = state_with(sc)
+    names = ("fgd", "lookahead:fgd/c=3/h=6/s=3/a=0", "lookahead:fgd/c=3/h=6/s=3/a=0/g=1")
+    fgd, full, gpu_only = (registry.create(n) for n in names)
+    for scheduler in (fgd, full, gpu_only):
+        scheduler.reset(state, ctx)
+    memo, views, differ = EligibleMemo(), pod_views(sc.pods), [0, 0]
+    for i, pod in enumerate(views):
+        state.apply(Arrive(i))
+        mask = memo.get(state, pod)
+        wanted = (fgd if pod.gpu_count == 0 else full).place(state, pod, mask)
+        other = (full if pod.gpu_count == 0 else fgd).place(state, pod, mask)
+        decision = gpu_only.place(state, pod, mask)
+        assert decision == wanted
+        differ[pod.gpu_count > 0] += decision != other
+        if isinstance(decision, Placement):
+            state.apply(Bind(i, decision.node, decision.gpus))
+    assert isinstance(gpu_only, LookaheadScheduler) and gpu_only.rollout_decisions > 0
+    assert gpu_only.name.endswith("/g=1")
+    assert min(differ) > 0  # on both kinds of pod the references differ somewhere

@@ -65,24 +65,30 @@ class IlpParams:
 
 @dataclass(frozen=True)
 class LookaheadParams:
-    """Candidates, horizon, samples, allocation % from which to look ahead, score window."""
+    """Candidates, horizon, samples, allocation % from which to look ahead, score window,
+    GPU pods only (``g=1``: a pod without GPUs takes the base policy's choice unrolled)."""
 
     c: int = 4
     h: int = 32
     s: int = 4
     a: float = 80.0
     d: int = 100
+    g: int = 0
     SPANS: ClassVar[dict[str, Span]] = {
         "c": Span(1, 64, whole=True), "h": Span(1, 1024, whole=True),
         "s": Span(1, 256, whole=True), "a": Span(0, 100), "d": Span(0, 100, whole=True),
+        "g": Span(0, 1, whole=True),
     }  # fmt: skip
     ABOUT: ClassVar[dict[str, str]] = {
         "c": "candidates", "h": "horizon", "s": "samples", "a": "from allocation %",
-        "d": "score window",
+        "d": "score window", "g": "GPU pods only",
     }  # fmt: skip
 
     def name(self, base: str) -> str:
-        return f"lookahead:{base}/c={self.c}/h={self.h}/s={self.s}/a={self.a:g}/d={self.d}"
+        gpu_only = "/g=1" if self.g else ""  # written only when set: older names unchanged
+        return (
+            f"lookahead:{base}/c={self.c}/h={self.h}/s={self.s}/a={self.a:g}/d={self.d}" + gpu_only
+        )
 
 
 @dataclass(frozen=True)

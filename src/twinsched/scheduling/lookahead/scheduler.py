@@ -83,7 +83,7 @@ class LookaheadScheduler:
         self._compared = self._values = None
         view = self._index.view(pod)
         decision = self.base.place(state, view, eligible)
-        if not isinstance(decision, Placement) or not self._contested(state):
+        if not isinstance(decision, Placement) or not self._contested(state, view):
             return decision
         cands = self._candidates(state, view, eligible)
         if len(cands) < 2:
@@ -109,7 +109,9 @@ class LookaheadScheduler:
         """Wall seconds spent in rollouts (kept apart from :meth:`stats`: not deterministic)."""
         return {"rollout_seconds": round(self.rollout_seconds, 3)}
 
-    def _contested(self, state: ClusterState) -> bool:
+    def _contested(self, state: ClusterState, pod: PodView) -> bool:
+        if self.params.g and pod.gpu_count == 0:
+            return False  # rollouts practically never overrule FGD on a CPU pod (docs/ai.md)
         total = max(state.nodes.total_gpu_milli, 1)
         return 100.0 * state.allocated_gpu_milli / total >= self.params.a
 

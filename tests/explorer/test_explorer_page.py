@@ -15,6 +15,7 @@ from playwright.sync_api import Page, sync_playwright
 
 from tests.twin.browser import ARTEFACTS, axe_violations, launch, serve_in_thread
 from twinsched.explorer.app import create_app
+from twinsched.scheduling.ai.shipped import SHIPPED_DIGESTS
 from twinsched.store import get_run
 
 GROUP = "random on synthetic/continuum/1"
@@ -125,7 +126,8 @@ def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
         assert "undefined" not in page.inner_text("#sweeps-section")
         assert "10 seeds" in page.inner_text("#sweeps tbody")
         page.click("#models button[data-card='0']")
-        assert page.inner_text("#model-count") == "(3: 2 shipped, 1 yours)"
+        shipped = len(SHIPPED_DIGESTS)  # the shipped models, and the one trained above
+        assert page.inner_text("#model-count") == f"({shipped + 1}: {shipped} shipped, 1 yours)"
         assert '"name": "tiny"' in page.inner_text("#card")
         assert "val_alloc_pct" in page.inner_text("#card-figures")
         serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]

@@ -14,11 +14,12 @@ from collections.abc import Iterator
 import aio_pika
 import pytest
 
-from tests.store.conftest import db, pg_url, sqlite_url  # noqa: F401  (fixtures)
+from tests.store.conftest import pg_url, sqlite_url  # noqa: F401  (fixtures)
 from tests.twin.broker_fuzz import fuzz_broker
 from tests.twin.broker_load import batch, stored, wait
+from tests.twin.broker_streams import delete_stream, fresh_stream
 from tests.twin.conftest import tiny_document
-from tests.twin.test_broker import _raw_publish, stream  # noqa: F401  (a helper, a fixture)
+from tests.twin.test_broker import _raw_publish
 from twinsched.store.db import dispose
 from twinsched.store.history import HistoryStore, MessageId
 from twinsched.twin.broker.amqp import dead_letters
@@ -30,8 +31,27 @@ from twinsched.twin.core.service import TwinService
 QUIET_S = 3.0  # how long a dead letter must stay dead
 
 
+# Each broker once and each store once (the brokers' code meets the stores' only through
+# HistoryStore, which tests/store and tests/twin/test_broker.py run on both)
+PAIRS = [("nats", "sqlite"), ("amqp", "postgresql")]
+
+
+@pytest.fixture(params=PAIRS, ids=["-".join(pair) for pair in PAIRS])
+def pair(request: pytest.FixtureRequest) -> tuple[str, str]:
+    kind, backend = request.param
+    return kind, backend
+
+
 @pytest.fixture
-def service(db: str) -> Iterator[TwinService]:  # noqa: F811
+def stream(pair: tuple[str, str]) -> Iterator[str]:
+    url = fresh_stream(pair[0])
+    yield url
+    delete_stream(url)
+
+
+@pytest.fixture
+def service(pair: tuple[str, str], request: pytest.FixtureRequest) -> Iterator[TwinService]:
+    db = request.getfixturevalue("sqlite_url" if pair[1] == "sqlite" else "pg_url")
     store = HistoryStore(db)
     store.take_lease()
     twin = TwinService.restore(store)
@@ -57,7 +77,7 @@ def _consume_until(service: TwinService, url: str, done: str, applied: int) -> B
 
 
 def test_a_forged_sequence_number_never_stops_the_later_messages(
-    stream: str,  # noqa: F811
+    stream: str,
     service: TwinService,
 ) -> None:
     BrokerPublisher(stream).close()  # creates the stream
@@ -76,7 +96,7 @@ def test_a_forged_sequence_number_never_stops_the_later_messages(
 
 
 def test_poison_messages_are_one_dead_letter_and_never_block_the_valid_ones(
-    stream: str,  # noqa: F811
+    stream: str,
     service: TwinService,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -125,7 +145,7 @@ def _dead_lettered(url: str) -> int:
 
 
 def test_a_restarted_publisher_is_a_new_stream_and_a_reused_name_is_refused_visibly(
-    stream: str,  # noqa: F811
+    stream: str,
     service: TwinService,
 ) -> None:
     for _ in range(2):  # a publisher, then its restart: each process its own stream
@@ -147,7 +167,7 @@ def test_a_restarted_publisher_is_a_new_stream_and_a_reused_name_is_refused_visi
 
 
 def test_fuzzed_hostile_messages_are_dead_letters_and_the_valid_stream_goes_on(
-    stream: str,  # noqa: F811
+    stream: str,
     service: TwinService,
 ) -> None:
     BrokerPublisher(stream).close()

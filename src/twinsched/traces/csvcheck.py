@@ -12,11 +12,13 @@ import gzip
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from twinsched.errors import TraceFormatError
 from twinsched.model.cluster import F64
@@ -51,6 +53,8 @@ def unreadable(path: Path, exc: BaseException) -> TraceFormatError:
 
 def read_table(path: Path, required: Sequence[str], *, min_rows: int = 1) -> pd.DataFrame:
     """All columns as strings; the required ones must be in the header, ``min_rows`` rows."""
+    import pandas as pd  # only where a table is read: listing the readers stays light
+
     if not path.is_file():
         raise TraceFormatError(str(path), 0, "-", "file not found")
     try:
@@ -82,6 +86,8 @@ def int_column(
     default: int | None = None,
 ) -> npt.NDArray[np.int64]:
     """One integer column in ``[minimum, maximum]``; the first bad value names its line."""
+    import pandas as pd
+
     raw = frame[field] if field in frame.columns else pd.Series([""] * len(frame), dtype=str)
     if default is not None:
         raw = raw.where(raw.str.strip() != "", str(default))
@@ -123,6 +129,8 @@ def float_column(
 ) -> F64:
     """A finite float column in ``[minimum, maximum]`` (``empty`` replaces blank cells; None:
     blanks are errors)."""
+    import pandas as pd
+
     raw = frame[field].astype(str).str.strip()
     blank = raw.to_numpy() == ""
     values = pd.to_numeric(raw.where(~blank, "nan"), errors="coerce").to_numpy(dtype=np.float64)

@@ -19,7 +19,7 @@ from twinsched.metrics.energy import added_power_w
 from twinsched.model.cluster import F64, I64
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import MAX_SCORE, GridSignal, PodView, RunContext, ScorePlugin
-from twinsched.scheduling.heuristics.carbon import CarbonScore, StaticGrid, rate_scores
+from twinsched.scheduling.heuristics.carbon import CarbonScore, rate_scores
 from twinsched.scheduling.heuristics.fgd import FragmentationGradient
 from twinsched.scheduling.heuristics.fgd_study import BestFit
 from twinsched.scheduling.heuristics.kubernetes import (
@@ -101,23 +101,17 @@ class FeatureSource:
 
     def __init__(self) -> None:
         self.plugins = _plugins()
-        self._ctx: RunContext | None = None
-        self._static: StaticGrid | None = None
+        (self._carbon,) = (p for p in self.plugins if isinstance(p, CarbonScore))
         self._members: dict[int, I64] = {}
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
-        self._ctx, self._static = ctx, None
         self._members = job_members(state.pods.job)
         for plugin in self.plugins:
             plugin.prepare(state, ctx)
 
     def grid(self, state: ClusterState) -> GridSignal:
-        """The run's grid signal, else the seed's synthetic one at time 0 (as ``carbon``)."""
-        if self._ctx is not None and self._ctx.grid is not None:
-            return self._ctx.grid
-        if self._static is None:
-            self._static = StaticGrid(state, self._ctx.seed if self._ctx is not None else 0)
-        return self._static
+        """The grid signal the ``carbon`` plugin reads (one per run, built once)."""
+        return self._carbon.grid(state)
 
     def features(self, state: ClusterState, pod: PodView, nodes: I64) -> F64:
         """:func:`node_features` of ``nodes`` (candidates) for ``pod``."""

@@ -55,7 +55,8 @@ class CarbonScore(BaseScore):
     def prepare(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx, self._static = ctx, None
 
-    def _grid(self, state: ClusterState) -> GridSignal:
+    def grid(self, state: ClusterState) -> GridSignal:
+        """The run's grid signal, else the seed's synthetic one at time 0."""
         if self._ctx is not None and self._ctx.grid is not None:
             return self._ctx.grid
         if self._static is None:
@@ -63,7 +64,7 @@ class CarbonScore(BaseScore):
         return self._static
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
-        grid = self._grid(state)
+        grid = self.grid(state)
         request = (pod.cpu_milli, pod.gpu_count, pod.gpu_milli)
         watts = added_power_w(grid.power, state, nodes, request, grid.powered_off())
         rate = watts * grid.intensity_now()[state.nodes.pool[nodes]]

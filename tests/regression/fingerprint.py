@@ -96,11 +96,12 @@ FULL_ONLY = "openb/multigpu40/fillup/lookahead:fgd/c=4/h=32/s=4/a=35@60/0"
 def suite_cases() -> dict[str, dict[str, Any]]:
     """The cases the test suite runs: the lowest seed of every scheduler, mode and variant,
     the look-ahead cut at 45 %; the other seeds and the look-ahead at 60 % in the full check."""
+    every = cases()
     first: dict[str, str] = {}
-    for label, _fields in sorted(cases().items(), key=lambda item: item[1].get("seed", 0)):
+    for label, _fields in sorted(every.items(), key=lambda item: item[1].get("seed", 0)):
         if label != FULL_ONLY:
             first.setdefault(case_kind(label), label)
-    return {label: cases()[label] for label in sorted(first.values())}
+    return {label: every[label] for label in sorted(first.values())}
 
 
 def case_kind(label: str) -> str:

@@ -17,7 +17,7 @@ from tests.experiments.sweep_fuzzing import (
     variants,
 )
 
-EXAMPLES = 75
+EXAMPLES = 45
 SETTINGS = settings(
     max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
     suppress_health_check=list(HealthCheck),

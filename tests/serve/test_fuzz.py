@@ -35,8 +35,8 @@ from twinsched.serve.kube import Node
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]  # fmt: skip
-REQUESTS = 200  # bench/fuzz_serve.py runs more
-TWIN_REQUESTS = 150  # (a twin round trip per filter call)
+REQUESTS = 120  # bench/fuzz_serve.py runs more
+TWIN_REQUESTS = 90  # (a twin round trip per filter call)
 
 
 def test_fuzz_the_openapi() -> None:
@@ -48,7 +48,7 @@ def test_fuzz_the_openapi() -> None:
             cluster.set_nodes(rows)
 
     statuses = run_schemathesis(cluster, REQUESTS, reset)
-    assert statuses[200] > 50 and statuses[400] > 50, statuses
+    assert statuses[200] > REQUESTS // 5 and statuses[400] > REQUESTS // 5, statuses
 
 
 def test_fuzz_the_openapi_with_a_twin(tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_fuzz_the_openapi_with_a_twin(tmp_path: Path) -> None:
         finally:
             client.close()
     assert refused.status_code == 409 and "twin" in refused.json()["detail"], refused.text
-    assert statuses[200] > 20 and statuses[400] > 20, statuses
+    assert statuses[200] > TWIN_REQUESTS // 9 and statuses[400] > TWIN_REQUESTS // 9, statuses
 
 
 def run_schemathesis(

@@ -18,7 +18,7 @@ from tests.twin.fuzzing import Report, fuzz
 from twinsched.twin.api.app import close_app, create_app
 from twinsched.twin.core.settings import TwinSettings
 
-BUDGET = {"sqlite": 400, "postgresql": 320}
+BUDGET = {"sqlite": 220, "postgresql": 180}  # bench/fuzz_twin.py runs more
 
 
 def _fuzzed(url: str, requests: int) -> Report:
@@ -42,6 +42,7 @@ def test_fuzz_the_openapi(backend: str, request: pytest.FixtureRequest) -> None:
     assert total.violations == 0, table
     assert len(report.tallies) >= 13, table  # every operation was called, and the replay
     hostile = [t for t in report.tallies.values() if t.tried and t.clear]
-    assert report.statuses[200] > 20 and report.statuses[422] > 50, report.statuses
+    statuses = report.statuses
+    assert statuses[200] > 20 and statuses[422] > BUDGET[backend] // 8, statuses
     # a batch from the past (409) is drawn only now and then: test_hardening.py has its own test
     assert hostile

@@ -12,7 +12,7 @@ import pytest
 from tests.twin.conftest import AUTH, SyncASGI
 from tests.twin.fuzz_predict import changed_state, fuzz_predict, trained_twin
 
-EXAMPLES = 60  # pairs of requests: about 10 s on an idle core
+EXAMPLES = 36  # pairs of requests: about 6 s on an idle core (bench/fuzz_twin.py --predict: more)
 
 
 @pytest.fixture

@@ -16,13 +16,17 @@ seeds (100-104; development used seeds 0-10): makespan and bytes moved between t
   ``scheduling/heuristics/data.py``; ``advised*2+data``: the advice as a score, weighed
   twice, plus the data score);
 * ``heft-data``: the data-aware planner (``workflows/locality.py``: HEFT in the
-  controller's model, then tasks next to their data within 3 % of its end); it plans in the
-  controller's model, so it has no ``alone`` row: ``heft-data/advised`` runs its plan.
+  controller's model, then tasks next to their data within 3 % of its end);
+* ``heft-links``: ``heft-data`` in a model whose links queue the transfers, each transfer's
+  seconds weighed 4 times more in the earliest-end choice, locality within 30 % of that
+  plan's end (``workflows/linkplan.py``; the weight and the slack chosen on training seeds
+  0-9 by ``bench/workflows_tune.py``). Both plan in the controller's model, so they have
+  no ``alone`` row: ``ADVISOR/advised`` runs the plan.
 
 Prints one row per (advisor, path): mean ± standard error over instances x seeds of the
 makespan relative to the first row's, per pair, of the makespan (s) and of the bytes moved
 between tiers (GB). Then the issue's test for the data-aware row named in advance
-(``--aware``, ``heft-data/advised``) against the fastest data-blind row (lowest mean ratio),
+(``--aware``, ``heft-links/advised``) against the fastest data-blind row (lowest mean ratio),
 and against each other data-blind row: per instance (the mean over the seeds, then mean ±
 s.e. over the instances) and per pair, the makespan ratio and the bytes saved (where the
 blind one moves bytes), and in totals (ratio of means); passed when >= 30 % fewer bytes at
@@ -36,7 +40,7 @@ nodes where the scheduler follows the advice; ``SCHEDULER@bind``: without prefet
 ``alone`` rows are plans in their own model (no shared links): shown, not in the test.
 
 Run: ``.venv/bin/python bench/workflows_controller.py [--seeds 100,101,102,103,104]
-[--advisors heft,heft-data] [--schedulers advised,advised*2+data,...] [--instances all]
+[--advisors heft,heft-data,heft-links] [--schedulers advised,advised*2+data,...] [--instances all]
 [--inputs-on node|tier]``.
 """
 

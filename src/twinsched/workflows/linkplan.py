@@ -39,8 +39,8 @@ from twinsched.workflows.locality import BindPlacer, HeftData, Options
 from twinsched.workflows.platform import Platform
 
 NAME = "heft-links"
-WEIGHT = 4.0  # transfer seconds weighed against seconds of end (bench/workflows_tune.py)
-SLACK = 0.3  # share of the link-aware plan's end the locality pass may spend (same bench)
+WEIGHT = 32.0  # transfer seconds weighed against seconds of end (bench/workflows_tune.py)
+SLACK = 0.15  # share of the link-aware plan's end the locality pass may spend (same bench)
 
 
 class _Read(NamedTuple):

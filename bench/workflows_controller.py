@@ -18,7 +18,7 @@ seeds (100-104; development used seeds 0-10): makespan and bytes moved between t
 * ``heft-data``: the data-aware planner (``workflows/locality.py``: HEFT in the
   controller's model, then tasks next to their data within 3 % of its end);
 * ``heft-links``: ``heft-data`` in a model whose links queue the transfers, each transfer's
-  seconds weighed 4 times more in the earliest-end choice, locality within 30 % of that
+  seconds weighed 32 times more in the earliest-end choice, locality within 15 % of that
   plan's end (``workflows/linkplan.py``; the weight and the slack chosen on training seeds
   0-9 by ``bench/workflows_tune.py``). Both plan in the controller's model, so they have
   no ``alone`` row: ``ADVISOR/advised`` runs the plan.

@@ -209,6 +209,8 @@ HOW: dict[str, str] = {
     "docs/twin.md: twinsched run --trace synthetic-continuum --variant 3 --schedulers fgd --twin http://127.0.0.1:8181": RUN,
     "docs/workflows.md: python bench/workflows_controller.py": RUN,
     "docs/workflows.md: python bench/workflows_controller.py --inputs-on tier": RUN,
+    "docs/workflows.md: python bench/workflows_tune.py": RUN,
+    "docs/workflows.md: python bench/workflows_tune.py --weights 8,16,32,64 --slacks 0,0.15,0.3": RUN,
     "docs/workflows.md: twinsched workflow run all --out out/workflows": RUN,
 }
 PORT = re.compile(r"(?:--port[ =]|127\.0\.0\.1:)(\d+)")

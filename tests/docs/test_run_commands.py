@@ -547,6 +547,10 @@ LONG: dict[str, str] = {
     ),
     "docs/workflows.md: python bench/workflows_controller.py": BENCH,
     "docs/workflows.md: python bench/workflows_controller.py --inputs-on tier": BENCH,
+    "docs/workflows.md: python bench/workflows_tune.py": BENCH,
+    "docs/workflows.md: python bench/workflows_tune.py --weights 8,16,32,64 --slacks 0,0.15,0.3": (
+        BENCH
+    ),
     "docs/workflows.md: twinsched workflow run all --out out/workflows": (
         "12 WfCommons instances x 7 schedulers; tests/workflows/ runs single instances"
     ),

@@ -115,7 +115,7 @@ def test_cores_are_shared_and_never_over_committed() -> None:
 
 
 def test_unknown_scheduler_lists_the_known_ones() -> None:
-    with pytest.raises(UnknownNameError, match="known: cpop, heft, heft-data, lns"):
+    with pytest.raises(UnknownNameError, match="known: cpop, heft, heft-data, heft-links, lns"):
         create("hefty")
 
 

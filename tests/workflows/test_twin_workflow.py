@@ -48,6 +48,7 @@ def twin(twin_url: str) -> Iterator[TwinClient]:
         ("heft", "advised", INSTANCE),
         ("heft", "fgd", INSTANCE),
         ("heft-data", "advised", "1000genome-chameleon-8ch-250k-001"),
+        ("heft-links", "advised", INSTANCE),  # as in process without shared links (links=False)
     ],
 )
 def test_a_submitted_workflow_runs_through_the_controller_as_in_process(

@@ -44,7 +44,7 @@ from twinsched.scheduling.plugin_scheduler import PluginScheduler
 from twinsched.workflows.dag import DAG
 from twinsched.workflows.placement import Schedule
 from twinsched.workflows.platform import Platform, from_scenario
-from twinsched.workflows.registry import create
+from twinsched.workflows.registry import WorkflowScheduler, create
 from twinsched.workflows.transfers import stage_in
 
 ADVISED = "advised"  # the scheduler name that follows the advisor's nodes
@@ -62,7 +62,14 @@ class Advice:
 
 def advise(dag: DAG, platform: Platform, heuristic: str) -> Advice:
     """Plan ``dag`` on ``platform`` with ``heuristic``; its order and nodes as advice."""
-    plan = create(heuristic).schedule(dag, platform)
+    return advise_with(dag, platform, create(heuristic))
+
+
+def advise_with(dag: DAG, platform: Platform, scheduler: WorkflowScheduler) -> Advice:
+    """Plan ``dag`` on ``platform`` with a workflow scheduler object (say, one with other
+    parameters than its registered one); its order and nodes as advice."""
+    heuristic = scheduler.name
+    plan = scheduler.schedule(dag, platform)
     if not plan.ok:
         raise TwinschedError(f"{heuristic} cannot plan workflow {dag.name!r}: {plan.reason}")
     priority = np.zeros(dag.n, dtype=np.int64)

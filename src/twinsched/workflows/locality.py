@@ -30,7 +30,9 @@ Pure functions of the workflow and the platform; ties go to the lowest node inde
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,7 +56,17 @@ def data_priced(platform: Platform) -> Platform:
                    bandwidth_bytes_s=bandwidth)  # fmt: skip
 
 
-class _BindPlacer:
+class Options(NamedTuple):
+    """Per node, for one task: when it would be bound, when it would end (``inf``: not
+    eligible), the bytes it would move across tiers and the seconds its transfers take."""
+
+    bind: F64
+    end: F64
+    moved: F64
+    transfer_s: F64
+
+
+class BindPlacer:
     """Tasks placed so far in the controller's model; per node, when the next would end."""
 
     def __init__(self, dag: DAG, platform: Platform) -> None:
@@ -67,9 +79,9 @@ class _BindPlacer:
         self.start = np.zeros(dag.n)  # bound: the stage-in begins
         self.finish = np.zeros(dag.n)
 
-    def options(self, t: int) -> tuple[F64, F64, F64]:
-        """Per node: when task ``t`` would be bound, when it would end, bytes it would move
-        (ineligible nodes end at ``inf``)."""
+    def options(self, t: int) -> Options:
+        """Per node: when task ``t`` would be bound, when it would end, what it would move
+        (each read priced alone, in parallel: the slowest is the transfer time)."""
         c = self.dag.constraints[t]
         ready = float(self.finish[self.dag.parents(t)].max(initial=0.0))
         bind = np.maximum(ready, self.slots.free[:, c.cores - 1])
@@ -78,7 +90,7 @@ class _BindPlacer:
         wait = stage_in(self.dag, self.platform, t, self.node)
         end = bind + wait.seconds + self.dag.work_s[t] / self.platform.speed
         end[~self.eligible[self.classes[t]]] = np.inf
-        return bind, end, wait.bytes_moved
+        return Options(bind, end, wait.bytes_moved, wait.seconds)
 
     def take(self, t: int, n: int, bind: float, end: float) -> None:
         c = self.dag.constraints[t]
@@ -93,14 +105,25 @@ class _BindPlacer:
         return Schedule(NAME, self.node, self.start, self.finish, self.finish.copy(), order)
 
 
-def reference_plan(dag: DAG, platform: Platform, order: I64) -> Schedule:
-    """Step 1: every task in ``order`` on the node where it ends first."""
-    placer = _BindPlacer(dag, platform)
+Placer = Callable[[DAG, Platform], BindPlacer]  # the model a plan is made in
+
+
+def objective(options: Options, weight: float) -> F64:
+    """What the earliest-end choice minimises per node: the end, plus ``weight`` times the
+    seconds of its transfers (``weight`` 0: the end alone)."""
+    return options.end + weight * options.transfer_s if weight else options.end
+
+
+def reference_plan(dag: DAG, platform: Platform, order: I64, placer: Placer = BindPlacer,
+                   weight: float = 0.0) -> Schedule:  # fmt: skip
+    """Step 1: every task in ``order`` on the node where it ends first (its transfers
+    weighed ``weight`` more)."""
+    p = placer(dag, platform)
     for t in order.tolist():
-        bind, end, _ = placer.options(t)
-        n = int(np.argmin(end))
-        placer.take(t, n, float(bind[n]), float(end[n]))
-    return placer.schedule(order)
+        o = p.options(t)
+        n = int(np.argmin(objective(o, weight)))
+        p.take(t, n, float(o.bind[n]), float(o.end[n]))
+    return p.schedule(order)
 
 
 def latest_ends(dag: DAG, plan: Schedule, budget: float) -> F64:
@@ -131,32 +154,36 @@ def _outward(dag: DAG, platform: Platform, t: int, child_tier: I64) -> tuple[F64
     return moved, seconds
 
 
-def local_plan(dag: DAG, platform: Platform, order: I64, ref: Schedule, budget: float) -> Schedule:
+def local_plan(dag: DAG, platform: Platform, order: I64, ref: Schedule, budget: float,
+               placer: Placer = BindPlacer, weight: float = 0.0) -> Schedule:  # fmt: skip
     """Step 2: each task on the node moving fewest bytes among those ending in time."""
     latest = latest_ends(dag, ref, budget)
     child_tier = platform.tier[ref.node]
-    placer = _BindPlacer(dag, platform)
+    p = placer(dag, platform)
     for t in order.tolist():
-        bind, end, moved = placer.options(t)
+        bind, end, moved, _ = o = p.options(t)
         out_bytes, out_s = _outward(dag, platform, t, child_tier)
         moved = moved + out_bytes[platform.tier]
-        fastest = int(np.argmin(end))
+        fastest = int(np.argmin(objective(o, weight)))
         late = end + out_s[platform.tier] - out_s[child_tier[t]]
         ok = np.flatnonzero((late <= max(latest[t], end[fastest])) & np.isfinite(end))
         pick = int(ok[np.lexsort((end[ok], moved[ok]))[0]]) if ok.size else fastest
         if moved[pick] >= moved[fastest]:
             pick = fastest
-        placer.take(t, pick, float(bind[pick]), float(end[pick]))
-    return placer.schedule(order)
+        p.take(t, pick, float(bind[pick]), float(end[pick]))
+    return p.schedule(order)
 
 
 class HeftData:
-    """``heft-data``: the reference plan, then locality within :data:`SLACK` (checked)."""
+    """``heft-data``: the reference plan, then locality within :data:`SLACK` (checked).
+    ``placer`` and ``weight``: the model it plans in and the weight of transfer seconds in
+    the earliest-end choice (``workflows/linkplan.py``'s ``heft-links``)."""
 
     name = NAME
 
-    def __init__(self, slack: float = SLACK) -> None:
-        self.slack = slack
+    def __init__(self, slack: float = SLACK, placer: Placer = BindPlacer, weight: float = 0.0,
+                 name: str = NAME) -> None:  # fmt: skip
+        self.slack, self.placer, self.weight, self.name = slack, placer, weight, name
 
     def schedule(self, dag: DAG, platform: Platform) -> Schedule:
         blocked = unschedulable(dag, platform, self.name)
@@ -164,13 +191,13 @@ class HeftData:
             return blocked
         priced = data_priced(platform)
         order = ready_order(dag, upward_rank(dag, *mean_costs(dag, priced)))
-        ref = reference_plan(dag, platform, order)
+        ref = reference_plan(dag, platform, order, self.placer, self.weight)
         for share in (1.0, 0.5, 0.25):
             budget = ref.makespan * (1.0 + self.slack * share)
-            plan = local_plan(dag, platform, order, ref, budget)
+            plan = local_plan(dag, platform, order, ref, budget, self.placer, self.weight)
             if plan.makespan <= budget:
-                return replace(plan, meta=_meta(ref, share))
-        return replace(ref, meta=_meta(ref, 0.0))
+                return replace(plan, scheduler=self.name, meta=_meta(ref, share))
+        return replace(ref, scheduler=self.name, meta=_meta(ref, 0.0))
 
 
 def _meta(ref: Schedule, share: float) -> dict[str, object]:

@@ -36,6 +36,10 @@ BUILT_INS: dict[str, tuple[str | Factory, str]] = {
         "twinsched.workflows.locality:heft_data",
         "HEFT in the controller's model, then tasks next to their data within 3 % of its end",
     ),
+    "heft-links": (
+        "twinsched.workflows.linkplan:heft_links",
+        "heft-data with the links' transfers queued and weighed, locality within a slack",
+    ),
 }
 SCHEDULERS: Registry[Factory] = Registry("workflow scheduler", BUILT_INS, ENTRY_POINT_GROUP)
 

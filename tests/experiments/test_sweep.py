@@ -200,7 +200,7 @@ def test_a_sweep_killed_midway_resumes_without_recomputing(db: str, tmp_path: Pa
     spec = tmp_path / "resume.toml"
     spec.write_text(
         'name = "resume"\ntraces = ["synthetic-continuum"]\nmode = "replay"\n'
-        'schedulers = ["fgd", "bestfit", "random"]\nseeds = 6\n'
+        'schedulers = ["fgd", "bestfit", "random"]\nseeds = 4\n'
     )
     cells = load_spec(spec).cells()
     keys = [cell_key(c) for c in cells]

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from twinsched.model.names import check_safe_name
 from twinsched.store.db import StoreError, engine_for
@@ -122,6 +121,9 @@ def _link(conn: Connection, sweep_id: int, run_ids: list[int]) -> None:
 
 
 def _insert(conn: Connection, table: type[SweepRow] | type[SweepRunRow]) -> Any:
-    """An INSERT with ON CONFLICT, in the connection's dialect (both have the same clause)."""
+    """An INSERT with ON CONFLICT, in the connection's dialect (both have the same clause);
+    the dialects are imported here, not by every run that is recorded."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     return dialect.insert(table)

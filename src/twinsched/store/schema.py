@@ -84,20 +84,17 @@ ScenarioRow = Table(
     _required("meta", JSON),
 )
 
-NodePoolRow = Table(
-    "nodepools",
-    metadata,
-    _scenario_key(),
-    Column("idx", Integer, primary_key=True),
-    _required("name", Text),
-)
 
-NodeRow = Table(
+def _named_rows(name: str, *columns: Column[Any]) -> Table:
+    """A table of a scenario's named rows, keyed by ``(scenario_id, idx)``."""
+    key = (_scenario_key(), Column("idx", Integer, primary_key=True), _required("name", Text))
+    return Table(name, metadata, *key, *columns)
+
+
+NodePoolRow = _named_rows("nodepools")
+
+NodeRow = _named_rows(
     "nodes",
-    metadata,
-    _scenario_key(),
-    Column("idx", Integer, primary_key=True),
-    _required("name", Text),
     _required("pool", Integer),
     _required("cpu_milli", BigInteger),
     _required("memory_mib", BigInteger),

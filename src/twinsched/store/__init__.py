@@ -7,11 +7,10 @@ Needs the ``store`` extra: ``pip install 'twinsched[store]'``.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import typing
 
-from twinsched import extras
+from twinsched import extras, lazy
 
 # The one guard of the store: every module below runs this package's import first. Alembic
 # is only looked for here: it is imported when a database needs migrating (store/migrate.py).
@@ -60,14 +59,6 @@ if typing.TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> typing.Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'twinsched.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"twinsched.store.{_LAZY[name]}"), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
 __all__ = [
     "RunInfo",
     "ScenarioExistsError",
@@ -93,3 +84,5 @@ __all__ = [
     "sweep_info",
     "sweep_run_ids",
 ]
+
+__getattr__ = lazy.lazy_names(__name__, _LAZY)

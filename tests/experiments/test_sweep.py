@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 from typer.testing import CliRunner
 
 from tests.ray_cluster import RayCluster
@@ -49,7 +49,7 @@ def _stored(url: str, cells: list[RunSpec]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _count_runs(url: str, table: type[RunRow] | type[SweepRunRow] = RunRow) -> int:
+def _count_runs(url: str, table: Table = RunRow) -> int:
     with engine_for(url).connect() as conn:
         return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
 

@@ -10,11 +10,11 @@ from alembic.runtime.migration import MigrationContext
 from twinsched.store import db as store_db
 from twinsched.store import list_scenarios, migrate
 from twinsched.store.migrate import current_revision, downgrade, head_revision, upgrade
-from twinsched.store.schema import Base
+from twinsched.store.schema import metadata as store_metadata
 
 TABLES = {"scenarios", "nodepools", "nodes", "links", "jobs", "pods", "runs", "run_results"}
 # Tables other modules migrate in the same database (e.g. the twin's history) are not ours.
-STORE_TABLES = set(Base.metadata.tables)
+STORE_TABLES = set(store_metadata.tables)
 
 
 def _ours(name: str | None, type_: str, _parents: object) -> bool:
@@ -106,7 +106,7 @@ def test_models_match_the_migrations(db: str) -> None:
     engine = store_db.engine_for(db)
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"include_name": _ours})
-        diff = compare_metadata(context, Base.metadata)
+        diff = compare_metadata(context, store_metadata)
     assert diff == []
 
 

@@ -8,8 +8,6 @@ test_startup.py`` holds that.
 
 from __future__ import annotations
 
-import typer
-
 from twinsched.cli import (
     agent,
     apps,
@@ -30,8 +28,9 @@ from twinsched.cli import (
     ui,
     workflows,
 )
+from twinsched.cli.entry import App
 
-app = typer.Typer(
+app = App(
     help="Train, evaluate and deploy schedulers for the device-edge-cloud-HPC continuum.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from twinsched.model.cluster import F64, I64, BoolA, Pods, Scenario
-from twinsched.model.data import BYTES_PER_GB, DataError, DataSpec, parse_data, reference_problems
+
+if TYPE_CHECKING:  # the pydantic models are imported only where a data section is read
+    from twinsched.model.data import DataSpec
 
 DATA_SECTION = "data"  # the key of a scenario's meta that holds its data section
 _COPY_SUFFIX = re.compile(r"~\d+$")  # Pods.take renames repeated pods "name~k"
@@ -55,10 +57,14 @@ class DataModel:
 
     @property
     def j_per_byte(self) -> float:
+        from twinsched.model.data import BYTES_PER_GB
+
         return self.spec.energy_j_per_gb / BYTES_PER_GB
 
     def index(self, dataset: int | str) -> int:
         """A data set's row, from its row or its id; unknown ids list the known ones."""
+        from twinsched.model.data import DataError
+
         if isinstance(dataset, str):
             if dataset not in self.ids:
                 shown = ", ".join(self.ids[:20])
@@ -126,6 +132,8 @@ def data_spec(scenario: Scenario) -> DataSpec | None:
     raw = scenario.meta.get(DATA_SECTION)
     if raw is None:
         return None
+    from twinsched.model.data import DataError, DataSpec, parse_data
+
     if isinstance(raw, DataSpec):
         return raw
     if not isinstance(raw, dict):
@@ -135,6 +143,10 @@ def data_spec(scenario: Scenario) -> DataSpec | None:
 
 def data_problem(scenario: Scenario) -> str | None:
     """``path: problem`` for the first bad value or reference of the data section, or None."""
+    if scenario.meta.get(DATA_SECTION) is None:
+        return None
+    from twinsched.model.data import DataError, reference_problems
+
     try:
         spec = data_spec(scenario)
     except DataError as exc:
@@ -154,6 +166,8 @@ def data_model(scenario: Scenario, pods: Pods | None = None) -> DataModel | None
     None when it has none. Raises :class:`DataError` naming the first bad field."""
     problem = data_problem(scenario)
     if problem is not None:
+        from twinsched.model.data import DataError
+
         raise DataError(problem)
     spec = data_spec(scenario)
     if spec is None:
@@ -211,6 +225,8 @@ def with_data(scenario: Scenario, spec: DataSpec) -> Scenario:
     out = replace(scenario, meta={**scenario.meta, DATA_SECTION: spec.to_dict()})
     problem = data_problem(out)
     if problem is not None:
+        from twinsched.model.data import DataError
+
         raise DataError(problem)
     return out
 

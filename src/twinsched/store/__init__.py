@@ -8,8 +8,9 @@ Needs the ``store`` extra: ``pip install 'twinsched[store]'``.
 from __future__ import annotations
 
 import importlib.util
+import typing
 
-from twinsched import extras
+from twinsched import extras, lazy
 
 # The one guard of the store: every module below runs this package's import first. Alembic
 # is only looked for here: it is imported when a database needs migrating (store/migrate.py).
@@ -19,27 +20,44 @@ with extras.needs("store", "the scenario store needs SQLAlchemy, Alembic and psy
     if importlib.util.find_spec("alembic") is None:
         raise ImportError("No module named 'alembic'", name="alembic")
 
-from twinsched.store.api import export_scenario, import_scenario
-from twinsched.store.db import StoreError, resolve_url
-from twinsched.store.runs import RunInfo, get_run, list_runs, record_run, recorded_keys
-from twinsched.store.scenarios import (
-    ScenarioExistsError,
-    ScenarioInfo,
-    ScenarioNotFoundError,
-    delete_scenario,
-    list_scenarios,
-    load_scenario,
-    save_scenarios,
-    scenario_info,
-)
-from twinsched.store.sweeps import (
-    SweepInfo,
-    SweepNotFoundError,
-    list_sweeps,
-    register_sweep,
-    sweep_info,
-    sweep_run_ids,
-)
+# The names below are imported on first use (``__getattr__``): recording a run reads
+# ``runs.py`` and the tables, not the scenario codecs, importers and COPY paths.
+_LAZY = {
+    "export_scenario": "api", "import_scenario": "api",
+    "StoreError": "db", "resolve_url": "db",
+    "RunInfo": "runs", "get_run": "runs", "list_runs": "runs", "record_run": "runs",
+    "recorded_keys": "runs",
+    "ScenarioExistsError": "scenarios", "ScenarioInfo": "scenarios",
+    "ScenarioNotFoundError": "scenarios", "delete_scenario": "scenarios",
+    "list_scenarios": "scenarios", "load_scenario": "scenarios", "save_scenarios": "scenarios",
+    "scenario_info": "scenarios",
+    "SweepInfo": "sweeps", "SweepNotFoundError": "sweeps", "list_sweeps": "sweeps",
+    "register_sweep": "sweeps", "sweep_info": "sweeps", "sweep_run_ids": "sweeps",
+}  # fmt: skip
+
+if typing.TYPE_CHECKING:
+    from twinsched.store.api import export_scenario, import_scenario
+    from twinsched.store.db import StoreError, resolve_url
+    from twinsched.store.runs import RunInfo, get_run, list_runs, record_run, recorded_keys
+    from twinsched.store.scenarios import (
+        ScenarioExistsError,
+        ScenarioInfo,
+        ScenarioNotFoundError,
+        delete_scenario,
+        list_scenarios,
+        load_scenario,
+        save_scenarios,
+        scenario_info,
+    )
+    from twinsched.store.sweeps import (
+        SweepInfo,
+        SweepNotFoundError,
+        list_sweeps,
+        register_sweep,
+        sweep_info,
+        sweep_run_ids,
+    )
+
 
 __all__ = [
     "RunInfo",
@@ -66,3 +84,5 @@ __all__ = [
     "sweep_info",
     "sweep_run_ids",
 ]
+
+__getattr__ = lazy.lazy_names(__name__, _LAZY)

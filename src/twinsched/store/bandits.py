@@ -26,10 +26,10 @@ def load_posterior(
     """The kept posterior of bandit ``name`` on ``scenario`` in ``mode``, or None."""
     with engine_for(db).connect() as conn:
         data = conn.execute(
-            select(BanditStateRow.posterior).where(
-                BanditStateRow.name == name,
-                BanditStateRow.scenario == scenario,
-                BanditStateRow.mode == mode,
+            select(BanditStateRow.c.posterior).where(
+                BanditStateRow.c.name == name,
+                BanditStateRow.c.scenario == scenario,
+                BanditStateRow.c.mode == mode,
             )
         ).scalar_one_or_none()
     return None if data is None else checked(data)
@@ -52,7 +52,7 @@ def save_posterior(
         runs = conn.execute(
             upsert.on_conflict_do_update(
                 index_elements=["name", "scenario", "mode"],
-                set_={"posterior": data, "updated": now, "runs": BanditStateRow.runs + 1},
-            ).returning(BanditStateRow.runs)
+                set_={"posterior": data, "updated": now, "runs": BanditStateRow.c.runs + 1},
+            ).returning(BanditStateRow.c.runs)
         ).scalar_one()
     return int(runs)

@@ -15,6 +15,8 @@ def key_ids(conn: Connection, keys: Iterable[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     for start in range(0, len(wanted), 500):  # bounded IN lists
         chunk = wanted[start : start + 500]
-        rows = conn.execute(select(RunRow.spec_hash, RunRow.id).where(RunRow.spec_hash.in_(chunk)))
+        rows = conn.execute(
+            select(RunRow.c.spec_hash, RunRow.c.id).where(RunRow.c.spec_hash.in_(chunk))
+        )
         found.update({str(k): int(i) for k, i in rows})
     return found

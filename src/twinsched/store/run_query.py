@@ -23,7 +23,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select
 from twinsched.store.db import engine_for
 from twinsched.store.schema import RunListingRow, SweepRow, SweepRunRow
 
-L = RunListingRow
+L = RunListingRow.c  # the listing's columns
 MODEL_PREFIX = "ai:"  # an ``ai:NAME@VERSION`` scheduler names a model
 GROUPED = ("trace", "variant", "scheduler", "mode", "status")  # columns of the facets' GROUP BY
 FACETS = (*GROUPED, "model", "sweep")
@@ -105,12 +105,12 @@ def _conditions(query: RunQuery, skip: str = "") -> list[ColumnElement[bool]]:
         if name == skip:
             continue
         if name == "sweep":
-            linked = select(SweepRunRow.run_id).join(SweepRow).where(SweepRow.name == value)
+            linked = select(SweepRunRow.c.run_id).join(SweepRow).where(SweepRow.c.name == value)
             conds.append(L.run_id.in_(linked))
         elif name == "model":
             conds.append(L.scheduler == MODEL_PREFIX + value)
         else:
-            conds.append(getattr(L, name) == value)
+            conds.append(L[name] == value)
     if query.text:
         pattern = query.text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         cols = (L.label, L.scheduler)  # the label holds the trace, variant or scenario
@@ -124,7 +124,7 @@ def query_runs(query: RunQuery, db: str | Path | None = None) -> RunPage:
     order_by = [order.desc() if query.descending else order.asc(), L.run_id.desc()]
     with engine_for(db).connect() as conn:
         page = conn.execute(
-            select(L).where(and_(True, *_conditions(query)))
+            select(RunListingRow).where(and_(True, *_conditions(query)))
             .order_by(*order_by).offset(query.offset).limit(query.limit)
         ).all()  # fmt: skip
         total, facets = _combination_counts(conn, query)
@@ -136,7 +136,7 @@ def _combination_counts(conn: Any, query: RunQuery) -> tuple[int, dict[str, list
     """The total and the counts of every facet but sweep, from one ``GROUP BY`` of the runs
     that pass the text and sweep conditions over all the grouped columns at once."""
     outer = RunQuery({k: v for k, v in query.where.items() if k == "sweep"}, query.text)
-    cols = [getattr(L, n) for n in GROUPED]
+    cols = [L[n] for n in GROUPED]
     stmt = select(*cols, func.count()).where(and_(True, *_conditions(outer))).group_by(*cols)
     combos = [dict(zip(GROUPED, row[:-1], strict=True)) | {"n": row[-1]}
               for row in conn.execute(stmt)]  # fmt: skip
@@ -161,10 +161,10 @@ def _combination_counts(conn: Any, query: RunQuery) -> tuple[int, dict[str, list
 
 
 def _sweep_counts(conn: Any, query: RunQuery) -> list[tuple[str, int]]:
-    stmt = select(SweepRow.name, func.count()).select_from(L)
-    stmt = stmt.join(SweepRunRow, SweepRunRow.run_id == L.run_id).join(SweepRow)
-    stmt = stmt.where(and_(True, *_conditions(query, skip="sweep"))).group_by(SweepRow.name)
-    stmt = stmt.order_by(func.count().desc(), SweepRow.name).limit(FACET_VALUES)
+    stmt = select(SweepRow.c.name, func.count()).select_from(RunListingRow)
+    stmt = stmt.join(SweepRunRow, SweepRunRow.c.run_id == L.run_id).join(SweepRow)
+    stmt = stmt.where(and_(True, *_conditions(query, skip="sweep"))).group_by(SweepRow.c.name)
+    stmt = stmt.order_by(func.count().desc(), SweepRow.c.name).limit(FACET_VALUES)
     return [(str(v), int(n)) for v, n in conn.execute(stmt)]
 
 

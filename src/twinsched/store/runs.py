@@ -108,10 +108,10 @@ def _insert_run(
         scenario_id = None
         if name:
             scenario_id = conn.execute(
-                select(ScenarioRow.id).where(ScenarioRow.name == name)
+                select(ScenarioRow.c.id).where(ScenarioRow.c.name == name)
             ).scalar()
         run_id = conn.execute(
-            insert(RunRow).returning(RunRow.id),
+            insert(RunRow).returning(RunRow.c.id),
             {
                 "scenario_id": scenario_id,
                 "scenario_name": name,
@@ -176,17 +176,17 @@ def _plain(value: Any) -> Any:
 def list_runs(db: str | Path | None = None, limit: int = 100) -> list[RunInfo]:
     """The latest runs first, with their results (no decisions)."""
     with engine_for(db).connect() as conn:
-        rows = conn.execute(select(RunRow.id).order_by(RunRow.id.desc()).limit(limit)).scalars()
+        rows = conn.execute(select(RunRow.c.id).order_by(RunRow.c.id.desc()).limit(limit)).scalars()
         ids = list(rows)
     return [get_run(i, db, decisions=False) for i in ids]
 
 
 def get_run(run_id: int, db: str | Path | None = None, *, decisions: bool = True) -> RunInfo:
     with engine_for(db).connect() as conn:
-        run = conn.execute(select(RunRow).where(RunRow.id == run_id)).first()
+        run = conn.execute(select(RunRow).where(RunRow.c.id == run_id)).first()
         if run is None:
             raise StoreError(f"no run {run_id} in the store")
-        res = conn.execute(select(RunResultRow).where(RunResultRow.run_id == run_id)).first()
+        res = conn.execute(select(RunResultRow).where(RunResultRow.c.run_id == run_id)).first()
         result = None
         if res is not None:
             metrics = dict(res.metrics)
@@ -208,8 +208,8 @@ def get_run(run_id: int, db: str | Path | None = None, *, decisions: bool = True
                 Decision(pod=d.pod, node=d.node, time_s=d.time_s, reason=d.reason)
                 for d in conn.execute(
                     select(DecisionRow)
-                    .where(DecisionRow.run_id == run_id)
-                    .order_by(DecisionRow.seq)
+                    .where(DecisionRow.c.run_id == run_id)
+                    .order_by(DecisionRow.c.seq)
                 )
             ]
         return RunInfo(

@@ -38,7 +38,7 @@ from twinsched.model.datasets import data_problem
 from twinsched.model.ranges import scenario_problem
 from twinsched.store.db import StoreError, engine_for
 from twinsched.store.pgcopy import copy_in, read_columns, wire_types
-from twinsched.store.schema import Base, ScenarioRow
+from twinsched.store.schema import ScenarioRow, metadata
 
 CONTENT_TABLES = ("nodepools", "nodes", "links", "jobs", "pods")
 # Dialects that also write the column cache (colcache.py). On PostgreSQL the server packs the
@@ -82,16 +82,16 @@ class ScenarioInfo:
 
 
 _INFO_COLUMNS = [
-    ScenarioRow.id,
-    ScenarioRow.name,
-    ScenarioRow.version,
-    ScenarioRow.source,
-    ScenarioRow.source_path,
-    ScenarioRow.checksum,
-    ScenarioRow.created,
-    ScenarioRow.n_nodes,
-    ScenarioRow.n_pods,
-    ScenarioRow.meta,
+    ScenarioRow.c.id,
+    ScenarioRow.c.name,
+    ScenarioRow.c.version,
+    ScenarioRow.c.source,
+    ScenarioRow.c.source_path,
+    ScenarioRow.c.checksum,
+    ScenarioRow.c.created,
+    ScenarioRow.c.n_nodes,
+    ScenarioRow.c.n_pods,
+    ScenarioRow.c.meta,
 ]
 
 
@@ -125,7 +125,7 @@ def _save(
     json_meta = _jsonable(scenario.meta)
     _check_ranges(scenario)
     old = conn.execute(
-        select(ScenarioRow.id, ScenarioRow.version).where(ScenarioRow.name == scenario.name)
+        select(ScenarioRow.c.id, ScenarioRow.c.version).where(ScenarioRow.c.name == scenario.name)
     ).first()
     version = 1
     if old is not None:
@@ -135,7 +135,7 @@ def _save(
                 "pass replace=True (--replace) to overwrite it"
             )
         _delete_content(conn, old.id)
-        conn.execute(delete(ScenarioRow).where(ScenarioRow.id == old.id))
+        conn.execute(delete(ScenarioRow).where(ScenarioRow.c.id == old.id))
         version = old.version + 1
     row = {
         "name": scenario.name,
@@ -152,7 +152,7 @@ def _save(
     }
     content = content_columns(scenario)
     _check_text(scenario.name, content)
-    new_id = conn.execute(insert(ScenarioRow).returning(ScenarioRow.id), row).scalar()
+    new_id = conn.execute(insert(ScenarioRow).returning(ScenarioRow.c.id), row).scalar()
     assert isinstance(new_id, int)
     for table, columns in content.items():
         write_rows(conn, table, new_id, columns)
@@ -204,7 +204,7 @@ def write_rows(conn: Connection, table: str, scenario_id: int, columns: Columns)
         return
     raw: Any = conn.connection.dbapi_connection
     if conn.dialect.name == "postgresql":
-        table_obj = Base.metadata.tables[table]
+        table_obj = metadata.tables[table]
         data = {"scenario_id": np.full(n, scenario_id, dtype=np.int64), **columns}
         with raw.cursor() as cur:
             copy_in(cur, table, data, wire_types(table_obj, list(data)))
@@ -229,13 +229,13 @@ def delete_scenario(name: str, db: str | Path | None = None) -> None:
     with engine_for(db).begin() as conn:
         info = _info(conn, name)
         _delete_content(conn, info.id)
-        conn.execute(delete(ScenarioRow).where(ScenarioRow.id == info.id))
+        conn.execute(delete(ScenarioRow).where(ScenarioRow.c.id == info.id))
 
 
 # -- read ---------------------------------------------------------------------------------------
 def list_scenarios(db: str | Path | None = None) -> list[ScenarioInfo]:
     with engine_for(db).connect() as conn:
-        rows = conn.execute(select(*_INFO_COLUMNS).order_by(ScenarioRow.name)).all()
+        rows = conn.execute(select(*_INFO_COLUMNS).order_by(ScenarioRow.c.name)).all()
         return [_info_of_row(r) for r in rows]
 
 
@@ -251,9 +251,11 @@ def _info_of_row(row: Any) -> ScenarioInfo:
 
 
 def _info(conn: Connection, name: str) -> ScenarioInfo:
-    row = conn.execute(select(*_INFO_COLUMNS).where(ScenarioRow.name == name)).first()
+    row = conn.execute(select(*_INFO_COLUMNS).where(ScenarioRow.c.name == name)).first()
     if row is None:
-        known = conn.execute(select(ScenarioRow.name).order_by(ScenarioRow.name)).scalars().all()
+        known = (
+            conn.execute(select(ScenarioRow.c.name).order_by(ScenarioRow.c.name)).scalars().all()
+        )
         shown = ", ".join(known[:20]) + (" ..." if len(known) > 20 else "")
         raise ScenarioNotFoundError(
             f"no scenario '{name}' in the store; stored: {shown or '(none)'}"
@@ -270,7 +272,9 @@ def load_scenario(name: str, db: str | Path | None = None) -> Scenario:
     with engine_for(db).connect() as conn:
         info = _info(conn, name)
         row = conn.execute(
-            select(ScenarioRow.labels, ScenarioRow.gpu_models).where(ScenarioRow.id == info.id)
+            select(ScenarioRow.c.labels, ScenarioRow.c.gpu_models).where(
+                ScenarioRow.c.id == info.id
+            )
         ).one()
 
         def build(tables: Mapping[str, Mapping[str, Any]]) -> Scenario:
@@ -322,7 +326,7 @@ def read_rows(
     where = f"scenario_id = {int(scenario_id)}"
     raw: Any = conn.connection.dbapi_connection
     if conn.dialect.name == "postgresql":
-        types = wire_types(Base.metadata.tables[table], list(wanted))
+        types = wire_types(metadata.tables[table], list(wanted))
         with raw.cursor() as cur:
             out = read_columns(cur, table, where, types)
     else:

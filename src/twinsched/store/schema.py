@@ -1,20 +1,26 @@
-"""The tables of the store (SQLAlchemy 2 declarative models).
+"""The tables of the store (SQLAlchemy Core).
 
 Scenario content is one row per nodepool, node, link, job and pod, keyed by
 ``(scenario_id, idx)`` where ``idx`` is the row's position in the scenario's arrays. Label and
 GPU-model bitsets are unsigned 64-bit in memory and stored as signed BIGINT (same bits).
 Infinite durations and latencies are stored as IEEE infinity (both databases keep it).
 Run results keep metrics, curves and samples as JSON and per-pod decisions as rows.
+
+``XRow`` is the table whose rows are X (``RunRow.c.id``). Core tables, not ORM classes: the
+store only runs statements on connections, and the ORM's import and its declarative mapping
+were a third of what a recorded ``twinsched run`` spent on the store. The tables are never
+created from here: the migrations create them, and ``tests/store/test_migrations.py``
+compares the two.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Column,
     DateTime,
     Float,
     ForeignKey,
@@ -23,9 +29,9 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     String,
+    Table,
     Text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -34,251 +40,241 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+metadata = MetaData(naming_convention=NAMING)
 
 
-def _scenario_fk() -> Mapped[int]:
-    return mapped_column(Integer, ForeignKey("scenarios.id", ondelete="CASCADE"), primary_key=True)
+def _required(name: str, type_: Any, *args: Any, **kwargs: Any) -> Column[Any]:
+    """A NOT NULL column (the columns below are NOT NULL unless they say otherwise)."""
+    return Column(name, type_, *args, nullable=False, **kwargs)
 
 
-class ScenarioRow(Base):
-    __tablename__ = "scenarios"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    name: Mapped[str] = mapped_column(String(255), unique=True)
-    version: Mapped[int] = mapped_column(Integer, default=1)
-    source: Mapped[str] = mapped_column(String(64))  # the importer's name
-    source_path: Mapped[str] = mapped_column(Text, default="")
-    checksum: Mapped[str] = mapped_column(String(64))  # sha256 of the arrays, see codec.py
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    n_nodes: Mapped[int] = mapped_column(Integer)
-    n_pods: Mapped[int] = mapped_column(Integer)
-    labels: Mapped[list[Any]] = mapped_column(JSON)  # the label vocabulary, bit order
-    gpu_models: Mapped[list[Any]] = mapped_column(JSON)  # bit order of model masks
-    meta: Mapped[dict[str, Any]] = mapped_column(JSON)
+def _optional(name: str, type_: Any, *args: Any, **kwargs: Any) -> Column[Any]:
+    return Column(name, type_, *args, nullable=True, **kwargs)
 
 
-class NodePoolRow(Base):
-    __tablename__ = "nodepools"
-
-    scenario_id: Mapped[int] = _scenario_fk()
-    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(Text)
+def _float(name: str, **kwargs: Any) -> Column[Any]:
+    """A double-precision column (``Float(53)``), NOT NULL unless ``nullable=True``."""
+    kwargs.setdefault("nullable", False)
+    return Column(name, Float(53), **kwargs)
 
 
-class NodeRow(Base):
-    __tablename__ = "nodes"
-
-    scenario_id: Mapped[int] = _scenario_fk()
-    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(Text)
-    pool: Mapped[int] = mapped_column(Integer)
-    cpu_milli: Mapped[int] = mapped_column(BigInteger)
-    memory_mib: Mapped[int] = mapped_column(BigInteger)
-    gpu_count: Mapped[int] = mapped_column(Integer)
-    gpu_model: Mapped[int] = mapped_column(Integer)  # index into scenarios.gpu_models, -1
-    labels: Mapped[int] = mapped_column(BigInteger)
-    power_idle_w: Mapped[float] = mapped_column(Float(53))
-    power_peak_w: Mapped[float] = mapped_column(Float(53))
+def _scenario_key() -> Column[Any]:
+    fk = ForeignKey("scenarios.id", ondelete="CASCADE")
+    return Column("scenario_id", Integer, fk, primary_key=True)
 
 
-class LinkRow(Base):
-    __tablename__ = "links"
-
-    scenario_id: Mapped[int] = _scenario_fk()
-    source: Mapped[int] = mapped_column(Integer, primary_key=True)
-    target: Mapped[int] = mapped_column(Integer, primary_key=True)
-    latency_ms: Mapped[float] = mapped_column(Float(53))
-    bandwidth_mbps: Mapped[float] = mapped_column(Float(53))
+def _run_key() -> Column[Any]:
+    return Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
 
 
-class _BulkRows:
-    """A table shaped for bulk COPY: no foreign key and no primary-key index.
+ScenarioRow = Table(
+    "scenarios",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    _required("name", String(255), unique=True),
+    _required("version", Integer, default=1),
+    _required("source", String(64)),  # the importer's name
+    _required("source_path", Text, default=""),
+    _required("checksum", String(64)),  # sha256 of the arrays, see codec.py
+    _required("created", DateTime(timezone=True)),
+    _required("n_nodes", Integer),
+    _required("n_pods", Integer),
+    _required("labels", JSON),  # the label vocabulary, bit order
+    _required("gpu_models", JSON),  # bit order of model masks
+    _required("meta", JSON),
+)
+
+
+def _named_rows(name: str, *columns: Column[Any]) -> Table:
+    """A table of a scenario's named rows, keyed by ``(scenario_id, idx)``."""
+    key = (_scenario_key(), Column("idx", Integer, primary_key=True), _required("name", Text))
+    return Table(name, metadata, *key, *columns)
+
+
+NodePoolRow = _named_rows("nodepools")
+
+NodeRow = _named_rows(
+    "nodes",
+    _required("pool", Integer),
+    _required("cpu_milli", BigInteger),
+    _required("memory_mib", BigInteger),
+    _required("gpu_count", Integer),
+    _required("gpu_model", Integer),  # index into scenarios.gpu_models, -1
+    _required("labels", BigInteger),
+    _float("power_idle_w"),
+    _float("power_peak_w"),
+)
+
+LinkRow = Table(
+    "links",
+    metadata,
+    _scenario_key(),
+    Column("source", Integer, primary_key=True),
+    Column("target", Integer, primary_key=True),
+    _float("latency_ms"),
+    _float("bandwidth_mbps"),
+)
+
+
+def _bulk_table(name: str, *columns: Column[Any]) -> Table:
+    """A table shaped for bulk COPY: no foreign key and no primary key.
 
     On PostgreSQL a foreign key costs one lookup per row and a B-tree on (scenario_id, idx)
     about a third of the COPY time; a BRIN index on ``scenario_id`` (rows of one scenario are
     written together) finds a scenario's rows for a fraction of that. What the constraints
     would guarantee is kept by the store: it deletes a scenario's rows in the same transaction
     as the scenario, and loading checks that ``idx`` is exactly 0..n-1.
+
+    The index is BRIN on PostgreSQL, as the migrations create it (revisions 0001, 0003);
+    the table does not say ``postgresql_using="brin"``: SQLAlchemy would import its PostgreSQL
+    dialect to check that argument in every process that reads the tables, SQLite included
+    (Alembic's comparison ignores it).
     """
-
-    __mapper_args__: ClassVar[dict[str, Any]] = {"primary_key": ["scenario_id", "idx"]}
-
-    @declared_attr.directive
-    def __table_args__(cls) -> tuple[Index]:
-        name = cls.__tablename__  # type: ignore[attr-defined]
-        return (Index(f"ix_{name}_scenario_id", "scenario_id", postgresql_using="brin"),)
-
-    # Mixin columns come after a table's own unless sorted first (the migrations' order).
-    scenario_id: Mapped[int] = mapped_column(Integer, sort_order=-1)
-    idx: Mapped[int] = mapped_column(Integer, sort_order=-1)
-    name: Mapped[str] = mapped_column(Text, sort_order=-1)
-
-
-class JobRow(_BulkRows, Base):
-    """One row per job; shaped for bulk COPY like :class:`PodRow` (revision 0003).
-
-    A scenario can have almost as many jobs as pods, and the per-row foreign-key check made
-    writing them cost as much as writing the pods.
-    """
-
-    __tablename__ = "jobs"
-
-
-class PodRow(_BulkRows, Base):
-    """The biggest table, one row per pod, shaped for bulk COPY (see :class:`_BulkRows`)."""
-
-    __tablename__ = "pods"
-
-    job: Mapped[int] = mapped_column(Integer)
-    cpu_milli: Mapped[int] = mapped_column(BigInteger)
-    memory_mib: Mapped[int] = mapped_column(BigInteger)
-    gpu_count: Mapped[int] = mapped_column(Integer)
-    gpu_milli: Mapped[int] = mapped_column(Integer)
-    model_mask: Mapped[int] = mapped_column(BigInteger)
-    required_labels: Mapped[int] = mapped_column(BigInteger)
-    rejected_labels: Mapped[int] = mapped_column(BigInteger)
-    preferred_labels: Mapped[int] = mapped_column(BigInteger)
-    retracted_labels: Mapped[int] = mapped_column(BigInteger)
-    priority: Mapped[int] = mapped_column(BigInteger)
-    arrival_s: Mapped[float] = mapped_column(Float(53))
-    duration_s: Mapped[float] = mapped_column(Float(53))
-    data_pool: Mapped[int] = mapped_column(Integer)
-    max_latency_ms: Mapped[float] = mapped_column(Float(53))
-
-
-class ColumnCacheRow(Base):
-    """A scenario's content tables once more, one whole column per row (revision 0003).
-
-    ``name`` is ``table.column``; ``data`` is the column as little-endian 64-bit values, or
-    UTF-8 text joined by NUL. Written on SQLite in the same transaction as the rows, where
-    reading a million rows back costs seconds and a few blobs cost milliseconds; a load checks
-    the result against ``scenarios.checksum`` and falls back to the rows. See ``colcache.py``.
-    """
-
-    __tablename__ = "scenario_columns"
-
-    scenario_id: Mapped[int] = _scenario_fk()
-    name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-
-
-class RunRow(Base):
-    __tablename__ = "runs"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    scenario_id: Mapped[int | None] = mapped_column(
-        Integer, ForeignKey("scenarios.id", ondelete="SET NULL"), nullable=True
+    return Table(
+        name,
+        metadata,
+        _required("scenario_id", Integer),
+        _required("idx", Integer),
+        _required("name", Text),
+        *columns,
+        Index(f"ix_{name}_scenario_id", "scenario_id"),
     )
-    scenario_name: Mapped[str] = mapped_column(Text, default="")
-    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
-    status: Mapped[str] = mapped_column(String(32))
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    wall_seconds: Mapped[float | None] = mapped_column(Float(53), nullable=True)
+
+
+# One row per job, shaped for bulk COPY like the pods (revision 0003): a scenario can have
+# almost as many jobs as pods, and the per-row foreign-key check made writing them cost as
+# much as writing the pods.
+JobRow = _bulk_table("jobs")
+
+# The biggest table, one row per pod.
+PodRow = _bulk_table(
+    "pods",
+    _required("job", Integer),
+    _required("cpu_milli", BigInteger),
+    _required("memory_mib", BigInteger),
+    _required("gpu_count", Integer),
+    _required("gpu_milli", Integer),
+    _required("model_mask", BigInteger),
+    _required("required_labels", BigInteger),
+    _required("rejected_labels", BigInteger),
+    _required("preferred_labels", BigInteger),
+    _required("retracted_labels", BigInteger),
+    _required("priority", BigInteger),
+    _float("arrival_s"),
+    _float("duration_s"),
+    _required("data_pool", Integer),
+    _float("max_latency_ms"),
+)
+
+# A scenario's content tables once more, one whole column per row (revision 0003). ``name``
+# is ``table.column``; ``data`` is the column as little-endian 64-bit values, or UTF-8 text
+# joined by NUL. Written on SQLite in the same transaction as the rows, where reading a
+# million rows back costs seconds and a few blobs cost milliseconds; a load checks the result
+# against ``scenarios.checksum`` and falls back to the rows. See ``colcache.py``.
+ColumnCacheRow = Table(
+    "scenario_columns",
+    metadata,
+    _scenario_key(),
+    Column("name", String(64), primary_key=True),
+    _required("data", LargeBinary),
+)
+
+RunRow = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    _optional("scenario_id", Integer, ForeignKey("scenarios.id", ondelete="SET NULL")),
+    _required("scenario_name", Text, default=""),
+    _required("spec", JSON),
+    _required("status", String(32)),
+    _required("created", DateTime(timezone=True)),
+    _optional("started", DateTime(timezone=True)),
+    _optional("finished", DateTime(timezone=True)),
+    _float("wall_seconds", nullable=True),
     # SHA-256 of the spec's canonical JSON: one result per sweep cell (NULL: not a sweep's)
-    spec_hash: Mapped[str | None] = mapped_column(
-        String(64), nullable=True, unique=True, index=True
-    )
+    _optional("spec_hash", String(64), unique=True, index=True),
+)
 
+RunResultRow = Table(
+    "run_results",
+    metadata,
+    _run_key(),
+    _required("scheduler", Text),
+    _required("seed", BigInteger),
+    _required("trace", Text),
+    _required("mode", String(32)),
+    _required("metrics", JSON),  # RunResult.summary
+    _required("curve", JSON),
+    _required("samples", JSON),
+)
 
-class RunResultRow(Base):
-    __tablename__ = "run_results"
+# One narrow row per run, what the run explorer lists, filters, counts and sorts (revision
+# 0008): written with the run (``store/runs.py``), derived from its spec and result
+# (``store/run_query.py``'s ``listing_row``), so a page of 100,000 runs never reads a spec, a
+# curve or samples. ``alloc_pct`` is the GPU allocation at 100 % arrived for a fill-up, at
+# the end for a replay.
+RunListingRow = Table(
+    "run_listing",
+    metadata,
+    _run_key(),
+    _required("created", DateTime(timezone=True), index=True),
+    _required("status", String(32), index=True),
+    _required("label", Text),  # the scenario's name, else trace/variant
+    _required("trace", Text),
+    _required("variant", Text, index=True),
+    _required("scheduler", Text, index=True),
+    _required("mode", String(32), index=True),
+    _optional("seed", BigInteger, index=True),
+    _float("wall_s", nullable=True, index=True),
+    _float("energy_kwh", nullable=True, index=True),
+    _float("alloc_pct", nullable=True, index=True),
+    _float("alloc_end_pct", nullable=True, index=True),
+    Index("ix_run_listing_facets", "trace", "variant", "scheduler", "mode", "status"),
+)
 
-    run_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-    )
-    scheduler: Mapped[str] = mapped_column(Text)
-    seed: Mapped[int] = mapped_column(BigInteger)
-    trace: Mapped[str] = mapped_column(Text)
-    mode: Mapped[str] = mapped_column(String(32))
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)  # RunResult.summary
-    curve: Mapped[list[Any]] = mapped_column(JSON)
-    samples: Mapped[list[Any]] = mapped_column(JSON)
+DecisionRow = Table(
+    "run_decisions",
+    metadata,
+    _run_key(),
+    Column("seq", Integer, primary_key=True),
+    _float("time_s"),
+    _required("pod", Text),
+    _optional("node", Text),  # None: not placed
+    _required("reason", Text, default=""),
+)
 
+# A sweep by name, with the spec it was last run with (revision 0005).
+SweepRow = Table(
+    "sweeps",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    _required("name", String(200), unique=True),
+    _required("spec", JSON),  # the TOML's keys, as data
+    _required("cells", Integer),  # distinct cell keys of the spec's grid
+    _required("created", DateTime(timezone=True)),
+    _required("updated", DateTime(timezone=True)),
+)
 
-class RunListingRow(Base):
-    """One narrow row per run, what the run explorer lists, filters, counts and sorts
-    (revision 0008): written with the run (``store/runs.py``), derived from its spec and
-    result (``store/run_query.py``'s ``listing_row``), so a page of 100,000 runs never reads
-    a spec, a curve or samples. ``alloc_pct`` is the GPU allocation at 100 % arrived for a
-    fill-up, at the end for a replay."""
+# Which stored runs are a sweep's cells: a run (one per cell key) can be in several sweeps
+# whose grids share that cell (revision 0005).
+SweepRunRow = Table(
+    "sweep_runs",
+    metadata,
+    Column("sweep_id", Integer, ForeignKey("sweeps.id", ondelete="CASCADE"), primary_key=True),
+    Column(
+        "run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True
+    ),
+)
 
-    __tablename__ = "run_listing"
-    __table_args__ = (
-        Index("ix_run_listing_facets", "trace", "variant", "scheduler", "mode", "status"),
-    )
-
-    run_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-    )
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
-    status: Mapped[str] = mapped_column(String(32), index=True)
-    label: Mapped[str] = mapped_column(Text)  # the scenario's name, else trace/variant
-    trace: Mapped[str] = mapped_column(Text)
-    variant: Mapped[str] = mapped_column(Text, index=True)
-    scheduler: Mapped[str] = mapped_column(Text, index=True)
-    mode: Mapped[str] = mapped_column(String(32), index=True)
-    seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
-    wall_s: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
-    energy_kwh: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
-    alloc_pct: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
-    alloc_end_pct: Mapped[float | None] = mapped_column(Float(53), nullable=True, index=True)
-
-
-class DecisionRow(Base):
-    __tablename__ = "run_decisions"
-
-    run_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-    )
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    time_s: Mapped[float] = mapped_column(Float(53))
-    pod: Mapped[str] = mapped_column(Text)
-    node: Mapped[str | None] = mapped_column(Text, nullable=True)  # None: not placed
-    reason: Mapped[str] = mapped_column(Text, default="")
-
-
-class SweepRow(Base):
-    """A sweep by name, with the spec it was last run with (revision 0005)."""
-
-    __tablename__ = "sweeps"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    spec: Mapped[dict[str, Any]] = mapped_column(JSON)  # the TOML's keys, as data
-    cells: Mapped[int] = mapped_column(Integer)  # distinct cell keys of the spec's grid
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class SweepRunRow(Base):
-    """Which stored runs are a sweep's cells: a run (one per cell key) can be in several
-    sweeps whose grids share that cell (revision 0005)."""
-
-    __tablename__ = "sweep_runs"
-
-    sweep_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("sweeps.id", ondelete="CASCADE"), primary_key=True
-    )
-    run_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True
-    )
-
-
-class BanditStateRow(Base):
-    """A bandit's posterior kept across runs, by its name, scenario and mode (revision 0011):
-    each run of ``twinsched run --keep-bandit`` starts from it and writes back what it learned."""
-
-    __tablename__ = "bandit_states"
-
-    name: Mapped[str] = mapped_column(String(500), primary_key=True)  # the bandit's name
-    scenario: Mapped[str] = mapped_column(String(255), primary_key=True)
-    mode: Mapped[str] = mapped_column(String(32), primary_key=True)  # fillup, replay, ...
-    posterior: Mapped[dict[str, Any]] = mapped_column(JSON)  # model/bandit_posterior.py, checked
-    runs: Mapped[int] = mapped_column(Integer)  # runs that added to it
-    updated: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+# A bandit's posterior kept across runs, by its name, scenario and mode (revision 0011): each
+# run of ``twinsched run --keep-bandit`` starts from it and writes back what it learned.
+BanditStateRow = Table(
+    "bandit_states",
+    metadata,
+    Column("name", String(500), primary_key=True),  # the bandit's name
+    Column("scenario", String(255), primary_key=True),
+    Column("mode", String(32), primary_key=True),  # fillup, replay, ...
+    _required("posterior", JSON),  # model/bandit_posterior.py, checked
+    _required("runs", Integer),  # runs that added to it
+    _required("updated", DateTime(timezone=True)),
+)

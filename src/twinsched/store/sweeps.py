@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Table, delete, func, select
 
 from twinsched.model.names import check_safe_name
 from twinsched.store.db import StoreError, engine_for
@@ -51,14 +50,14 @@ def register_sweep(
         row = {"name": name, "spec": dict(spec), "cells": len(wanted), "updated": now}
         upsert = _insert(conn, SweepRow).values(**row, created=now)
         sweep_id = conn.execute(
-            upsert.on_conflict_do_update(index_elements=["name"], set_=row).returning(SweepRow.id)
+            upsert.on_conflict_do_update(index_elements=["name"], set_=row).returning(SweepRow.c.id)
         ).scalar_one()
         runs = set(key_ids(conn, wanted).values())
         linked = set(_linked(conn, sweep_id))
         for run_id in linked - runs:
             conn.execute(
                 delete(SweepRunRow).where(
-                    SweepRunRow.sweep_id == sweep_id, SweepRunRow.run_id == run_id
+                    SweepRunRow.c.sweep_id == sweep_id, SweepRunRow.c.run_id == run_id
                 )
             )
         _link(conn, sweep_id, sorted(runs - linked))
@@ -68,7 +67,7 @@ def register_sweep(
 def link_run(conn: Connection, name: str, run_id: int) -> None:
     """Make run ``run_id`` a cell of sweep ``name`` (registered), in ``conn``'s transaction."""
     check_safe_name(name, "sweep name")
-    sweep_id = conn.execute(select(SweepRow.id).where(SweepRow.name == name)).scalar()
+    sweep_id = conn.execute(select(SweepRow.c.id).where(SweepRow.c.name == name)).scalar()
     if sweep_id is None:
         raise StoreError(f"no sweep named {name!r} is registered: register_sweep first")
     _link(conn, sweep_id, [run_id])
@@ -84,9 +83,9 @@ def sweep_info(name: str, db: str | Path | None = None) -> SweepInfo:
     """Sweep ``name`` as stored; :class:`SweepNotFoundError` lists the stored sweeps."""
     with engine_for(db).connect() as conn:
         sweep_id = _sweep_id(conn, name)
-        row = conn.execute(select(SweepRow).where(SweepRow.id == sweep_id)).one()
+        row = conn.execute(select(SweepRow).where(SweepRow.c.id == sweep_id)).one()
         stored = conn.execute(
-            select(func.count()).select_from(SweepRunRow).where(SweepRunRow.sweep_id == sweep_id)
+            select(func.count()).select_from(SweepRunRow).where(SweepRunRow.c.sweep_id == sweep_id)
         ).scalar_one()
     return SweepInfo(row.name, dict(row.spec), row.cells, int(stored), row.created, row.updated)
 
@@ -94,14 +93,14 @@ def sweep_info(name: str, db: str | Path | None = None) -> SweepInfo:
 def list_sweeps(db: str | Path | None = None) -> list[str]:
     """The names of the stored sweeps, in alphabetical order."""
     with engine_for(db).connect() as conn:
-        return list(conn.execute(select(SweepRow.name).order_by(SweepRow.name)).scalars())
+        return list(conn.execute(select(SweepRow.c.name).order_by(SweepRow.c.name)).scalars())
 
 
 def _sweep_id(conn: Connection, name: str) -> int:
     check_safe_name(name, "sweep name")  # before any query: a NUL would fail in PostgreSQL
-    sweep_id = conn.execute(select(SweepRow.id).where(SweepRow.name == name)).scalar()
+    sweep_id = conn.execute(select(SweepRow.c.id).where(SweepRow.c.name == name)).scalar()
     if sweep_id is None:
-        known = list(conn.execute(select(SweepRow.name).order_by(SweepRow.name)).scalars())
+        known = list(conn.execute(select(SweepRow.c.name).order_by(SweepRow.c.name)).scalars())
         raise SweepNotFoundError(
             f"no sweep named {name!r} in the store; stored sweeps: {', '.join(known) or 'none'} "
             "(a sweep is stored by `twinsched sweep run`)"
@@ -110,7 +109,7 @@ def _sweep_id(conn: Connection, name: str) -> int:
 
 
 def _linked(conn: Connection, sweep_id: int) -> list[int]:
-    rows = conn.execute(select(SweepRunRow.run_id).where(SweepRunRow.sweep_id == sweep_id))
+    rows = conn.execute(select(SweepRunRow.c.run_id).where(SweepRunRow.c.sweep_id == sweep_id))
     return [int(r) for r in rows.scalars()]
 
 
@@ -121,7 +120,10 @@ def _link(conn: Connection, sweep_id: int, run_ids: list[int]) -> None:
         conn.execute(_insert(conn, SweepRunRow).on_conflict_do_nothing(), rows)
 
 
-def _insert(conn: Connection, table: type[SweepRow] | type[SweepRunRow]) -> Any:
-    """An INSERT with ON CONFLICT, in the connection's dialect (both have the same clause)."""
+def _insert(conn: Connection, table: Table) -> Any:
+    """An INSERT with ON CONFLICT, in the connection's dialect (both have the same clause);
+    the dialects are imported here, not by every run that is recorded."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     return dialect.insert(table)

@@ -48,8 +48,8 @@ def test_an_input_arrives_before_its_task_is_bound_when_the_plan_is_known(
     hpc = from_scenario(cluster).tier_index("hpc")
     run = WorkflowRun(dag, cluster, advice, links=True, validate=True)
     out = run.run()
-    assert run.staging is not None
-    landed = run.staging.arrived[(1, hpc)]  # data set 1: the input (edge 0 is data set 0)
+    assert run.timing.staging is not None
+    landed = run.timing.staging.arrived[(1, hpc)]  # data set 1: the input (edge 0 is data set 0)
     edge_link = float(from_scenario(cluster).bandwidth_bytes_s[0, hpc])
     assert landed == pytest.approx(GB / edge_link)  # alone on its link from time 0
     assert landed < out.start[1] == pytest.approx(out.finish[0])  # in before b is bound
@@ -62,7 +62,7 @@ def test_an_input_arrives_before_its_task_is_bound_when_the_plan_is_known(
     # A scheduler that does not follow the plan gets no prefetch.
     blind = WorkflowRun(dag, cluster, advice, "bestfit", links=True)
     blind.run()
-    assert blind.planned is None
+    assert blind.timing.planned is None
 
 
 def test_flows_share_a_link_and_end_as_the_arithmetic_says() -> None:

@@ -141,6 +141,14 @@ def submit(
         ),
     ] = None,
     data: DataOpt = None,
+    links: Annotated[
+        bool,
+        typer.Option(
+            "--links/--no-links",
+            help="Move the data over shared links, prefetched by plan (default), or price "
+            "each read alone",
+        ),
+    ] = True,
 ) -> None:
     """Run a workflow through the cluster's scheduler controller: tasks become pods released
     as their inputs complete, in the advisor's priority order; the advisor's plan alone,
@@ -151,7 +159,8 @@ def submit(
 
     with expected_errors():
         rows = submit_and_compare(workflow, advisor, scheduler, seed, inputs_at, failures,
-                                  twin, os.environ.get("TWINSCHED_TWIN_TOKEN"), data)  # fmt: skip
+                                  twin, os.environ.get("TWINSCHED_TWIN_TOKEN"), data,
+                                  links)  # fmt: skip
     make_console(width=_WIDTH).print(_table(rows, f"{workflow} · advisor {advisor}"))
 
 

@@ -42,11 +42,12 @@ from twinsched.scheduling.heuristics.data import MODEL_KEY
 from twinsched.sim.engine import Engine, Kind
 from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler, composed
 from twinsched.workflows.dag import DAG
-from twinsched.workflows.files import live_model, mark_written, workflow_data
-from twinsched.workflows.platform import Platform, from_scenario
+from twinsched.workflows.files import live_model, workflow_data
+from twinsched.workflows.platform import from_scenario
 from twinsched.workflows.pods import Gate, task_pods
-from twinsched.workflows.staging import Staging
-from twinsched.workflows.transfers import stage_in
+from twinsched.workflows.timing import TaskTiming, follows_advice, planned_nodes, task_run
+
+__all__ = ["Orchestration", "WorkflowRun", "make_scheduler", "run", "task_run"]
 
 if TYPE_CHECKING:
     from twinsched.model.faults import FaultSpec
@@ -74,16 +75,6 @@ class Orchestration:
                 "makespan_s": self.makespan_s, "bytes_moved": self.bytes_moved,
                 "reruns": self.reruns, "node_failures": self.node_failures,
                 "fallbacks": self.fallbacks}  # fmt: skip
-
-
-def task_run(
-    dag: DAG, platform: Platform, task: int, node: int, node_of_task: I64
-) -> tuple[float, float]:
-    """(seconds from bind to completion, bytes across tiers) of ``task`` on ``node``: its
-    inputs' stage-in, then its work at the node's speed."""
-    wait = stage_in(dag, platform, task, node_of_task)
-    run = float(dag.work_s[task]) / float(platform.speed[node])
-    return float(wait.seconds[node]) + run, float(wait.bytes_moved[node])
 
 
 def make_scheduler(name: str, dag: DAG, advice: Advice) -> Scheduler:
@@ -143,19 +134,15 @@ class WorkflowRun:
         self.attempt = np.zeros(dag.n, dtype=np.int64)  # runs started per task
         self.start = np.zeros(dag.n)
         self.finish = np.zeros(dag.n)
-        self.moved = 0.0
         self.reruns = self.failures = 0
         self._runs: list[tuple[int, int]] = []  # completion payload -> (task, attempt)
         self._cycle_due = False
-        self.staging = Staging(dag, self.platform, self.data, validate) if links else None
+        follows = prefetch and follows_advice(scheduler)
+        planned = planned_nodes(advice, self.platform) if follows else None
+        self.timing = TaskTiming(dag, self.platform, self.data, links=links, planned=planned,
+                                 validate=validate)  # fmt: skip
         self._held: dict[int, int] = {}  # task waiting for inputs -> its completion payload
         self._transfer_gen = 0
-        names = {name: i for i, name in enumerate(self.platform.node_names)}
-        follows = ADVISED in scheduler.replace("*", "+").split("+")
-        self.planned = (
-            np.array([names.get(n, -1) for n in advice.node_names], dtype=np.int64)
-            if links and prefetch and follows else None
-        )  # fmt: skip
 
     def run(self) -> Orchestration:
         """Replay to the end; a task left pending when nothing can happen is an error."""
@@ -163,8 +150,7 @@ class WorkflowRun:
             self.state.apply(Arrive(t))
         for k, (time, _, _) in enumerate(self.faults):
             self.engine.at(time, Kind.NODE, k)
-        if self.staging is not None and self.planned is not None:
-            self.staging.prefetch_inputs(self.planned, 0.0)
+        self.timing.begin(0.0)
         self._due(0.0)
         self._transfers()
         while self.engine.step(self._handle):
@@ -177,10 +163,9 @@ class WorkflowRun:
                 f"workflow {self.dag.name!r}: tasks never ran ({', '.join(left)}, ...): "
                 "no node of the cluster can take them"
             )
-        moved = self.moved if self.staging is None else self.staging.moved
         return Orchestration(
             self.dag.name, self.advice.heuristic, self.control.scheduler.name,
-            float(self.finish.max(initial=0.0)), moved, self.reruns, self.failures,
+            float(self.finish.max(initial=0.0)), self.timing.moved, self.reruns, self.failures,
             self.state.pod_node.copy(), self.start.copy(), self.finish.copy(),
             sum(self.control.fallbacks.values()),
         )  # fmt: skip
@@ -199,8 +184,8 @@ class WorkflowRun:
             self._transfers()
             return
         if kind is Kind.TRANSFER:
-            if payload == self._transfer_gen and self.staging is not None:
-                for task in self.staging.arrivals(now):
+            if payload == self._transfer_gen:
+                for task in self.timing.arrivals(now):
                     self._run_now(task, now)
                 self._transfers()
             return
@@ -213,10 +198,8 @@ class WorkflowRun:
 
     def _transfers(self) -> None:
         """Schedule the next end of a flow (an older event is ignored by its number)."""
-        if self.staging is None:
-            return
         self._transfer_gen += 1
-        end = self.staging.next_end()
+        end = self.timing.next_transfer()
         if np.isfinite(end):
             self.engine.at(end, Kind.TRANSFER, self._transfer_gen)
 
@@ -225,16 +208,14 @@ class WorkflowRun:
         payload = self._held.pop(task, None)
         if payload is None or self.state.phase[task] != Phase.RUNNING:
             return
-        speed = float(self.platform.speed[int(self.state.pod_node[task])])
-        self.engine.at(now + float(self.dag.work_s[task]) / speed, Kind.COMPLETE, payload)
+        end = self.timing.work_end(task, int(self.state.pod_node[task]), now)
+        self.engine.at(end, Kind.COMPLETE, payload)
 
     def _complete(self, payload: int, now: float) -> None:
         task, attempt = self._runs[payload]
         if attempt != self.attempt[task] or self.state.phase[task] != Phase.RUNNING:
             return  # a run lost to a node failure
-        mark_written(self.data, task, int(self.state.pod_node[task]))
-        if self.staging is not None and self.planned is not None:
-            self.staging.prefetch_outputs(task, self.planned, now)
+        self.timing.ended(task, int(self.state.pod_node[task]), now)
         self.state.apply(Release(task))
         self.finish[task] = now
         for child in self.gate.complete(task):
@@ -252,8 +233,7 @@ class WorkflowRun:
             self.state.apply(Unbind(task))
             self.reruns += 1
             self._held.pop(task, None)
-            if self.staging is not None:
-                self.staging.drop(task)
+            self.timing.dropped(task)
 
     # -- one cycle ---------------------------------------------------------------------------
     def cycle(self, now: float) -> list[Binding]:
@@ -275,14 +255,11 @@ class WorkflowRun:
         self.attempt[task] += 1
         self.start[task] = now
         self._runs.append((task, int(self.attempt[task])))
-        if self.staging is not None:
+        end = self.timing.bound(task, node, self.state.pod_node, now)
+        if end is None:  # its inputs are on their way (shared links)
             self._held[task] = len(self._runs) - 1
-            if self.staging.bind(task, node, now):
-                self._run_now(task, now)
-            return
-        seconds, moved = task_run(self.dag, self.platform, task, node, self.state.pod_node)
-        self.moved += moved
-        self.engine.at(now + seconds, Kind.COMPLETE, len(self._runs) - 1)
+        else:
+            self.engine.at(end, Kind.COMPLETE, len(self._runs) - 1)
 
 
 def run(

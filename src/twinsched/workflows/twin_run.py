@@ -4,12 +4,15 @@ The twin holds the task pods (``POST /workflows``: entry tasks pending, the othe
 arrived); the controller over the twin (``twin/controller/``, the one scheduling cycle) binds
 the pending ones. :class:`TwinWorkflowRun` plays the tasks themselves, as the VTE's feeder
 plays a trace's pods (``twin/feeder.py``), but on an event clock rather than the wall clock,
-so its makespan is the in-process replay's (:mod:`twinsched.workflows.orchestrate`):
+so its makespan is the in-process replay's (:mod:`twinsched.workflows.orchestrate`): both time
+the tasks with the one :class:`~twinsched.workflows.timing.TaskTiming` (shared links and
+prefetch with ``links``, else each read priced alone), in the same order:
 
 1. ``settle()``: the controller binds what it can (in one thread: its steps until idle);
-2. the binds come back from ``GET /changes``; each task ends at its start plus its run
-   (:func:`~twinsched.workflows.orchestrate.task_run`: stage-in, then work at the node's speed);
-3. at the next completion time, one ``PATCH /state`` marks the tasks that end then
+2. the binds come back from ``GET /changes``; each task ends when its inputs are in (now, or
+   when its last flow lands) plus its work at the node's speed;
+3. flows that land before the next completion make their waiting tasks run;
+4. at the next completion time, one ``PATCH /state`` marks the tasks that end then
    ``Succeeded`` and releases (``Pending``) the children whose last parent they were.
 """
 
@@ -28,10 +31,11 @@ from twinsched.twin.client import TwinClient
 from twinsched.twin.controller.run import Settings, TwinController
 from twinsched.twin.workflow import WorkflowSubmission
 from twinsched.workflows.advisors import ADVISED, Advice, AdvisedScheduler
-from twinsched.workflows.orchestrate import task_run
+from twinsched.workflows.files import live_model, workflow_data
 from twinsched.workflows.platform import from_scenario
 from twinsched.workflows.pods import Gate
 from twinsched.workflows.submit import dag_of
+from twinsched.workflows.timing import TaskTiming, follows_advice, planned_nodes
 
 
 @dataclass(frozen=True)
@@ -46,10 +50,18 @@ class TwinOutcome:
 
 
 class TwinWorkflowRun:
-    """Plays the tasks of ``sub`` (already submitted) on the twin behind ``client``."""
+    """Plays the tasks of ``sub`` (already submitted) on the twin behind ``client``, bound by
+    ``scheduler`` (prefetch towards ``advice``'s nodes where it follows them, with ``links``)."""
 
     def __init__(
-        self, client: TwinClient, sub: WorkflowSubmission, settle: Callable[[], None]
+        self,
+        client: TwinClient,
+        sub: WorkflowSubmission,
+        settle: Callable[[], None],
+        advice: Advice,
+        scheduler: str = ADVISED,
+        *,
+        links: bool = True,
     ) -> None:
         self.client, self.sub, self.settle = client, sub, settle
         self.version, doc = client.get_versioned_state()
@@ -62,25 +74,29 @@ class TwinWorkflowRun:
         self.gate = Gate(self.dag)
         self.node = np.full(self.dag.n, -1, dtype=np.int64)
         self.started = np.zeros(self.dag.n, dtype=bool)
-        self.ends: list[tuple[float, int]] = []
+        self.ends: list[tuple[float, int, int]] = []  # (time, order pushed, task)
         self.begin = doc.timestamp
-        self.moved = 0.0
-        self.patches = 0
+        planned = planned_nodes(advice, self.platform) if follows_advice(scheduler) else None
+        data = live_model(workflow_data(self.dag, self.platform))
+        self.timing = TaskTiming(self.dag, self.platform, data, links=links, planned=planned)
+        self.patches = self.pushed = 0
         self.finish = np.zeros(self.dag.n)
         self.gpus: dict[int, list[int]] = {}  # GPUs each bound task holds
 
     def run(self) -> TwinOutcome:
         """Play until every task has succeeded; an error when tasks stay pending for good."""
+        self.timing.begin(self.begin)
         while not self.gate.finished:
             self.settle()
             self._follow()
+            self._land()
             if not self.ends:
                 left = np.flatnonzero(~self.gate.done)[:5].tolist()
                 names = ", ".join(self.dag.names[t] for t in left)
                 raise TwinschedError(f"workflow {self.sub.name!r}: {names} never bound")
             self._complete_next()
         makespan = float(self.finish.max(initial=self.begin)) - self.begin
-        return TwinOutcome(self.sub.name, makespan, self.moved, self.patches, self.begin)
+        return TwinOutcome(self.sub.name, makespan, self.timing.moved, self.patches, self.begin)
 
     def _follow(self) -> None:
         """The controller's binds of this workflow's tasks, from the twin's changes."""
@@ -98,10 +114,21 @@ class TwinWorkflowRun:
                                   float(delta["start_s"]))  # fmt: skip
 
     def _started(self, task: int, node: int, start: float) -> None:
-        seconds, moved = task_run(self.dag, self.platform, task, node, self.node)
         self.node[task], self.started[task] = node, True
-        self.moved += moved
-        heapq.heappush(self.ends, (start + seconds, task))
+        end = self.timing.bound(task, node, self.node, start)
+        if end is not None:  # else its inputs are on their way
+            self._push(end, task)
+
+    def _push(self, end: float, task: int) -> None:
+        heapq.heappush(self.ends, (end, self.pushed, task))
+        self.pushed += 1
+
+    def _land(self) -> None:
+        """The flows that land before the next completion (at the same time: after it, as in
+        process); each task whose last input is in runs its work."""
+        while (at := self.timing.next_transfer()) < (self.ends[0][0] if self.ends else np.inf):
+            for task in self.timing.arrivals(at):
+                self._push(self.timing.work_end(task, int(self.node[task]), at), task)
 
     def _complete_next(self) -> None:
         """Every task that ends at the earliest completion time, and the tasks they release,
@@ -110,8 +137,9 @@ class TwinWorkflowRun:
         deltas: list[dict[str, object]] = []
         released: list[int] = []
         while self.ends and self.ends[0][0] == now:
-            _, task = heapq.heappop(self.ends)
+            _, _, task = heapq.heappop(self.ends)
             self.finish[task] = now
+            self.timing.ended(task, int(self.node[task]), now)
             node = self.platform.node_names[int(self.node[task])]
             pod = self.sub.pod_id(self.dag.names[task])
             deltas.append({"op": "pod", "pod": pod, "phase": "Succeeded", "node": node,
@@ -132,10 +160,13 @@ def run_on_twin(
     scheduler: str = ADVISED,
     *,
     seed: int = 0,
+    links: bool = True,
 ) -> TwinOutcome:
     """Play ``sub`` (submitted) on the twin at ``url`` with, in this thread, the controller
     over the twin deciding with ``scheduler`` (``advised``: ``advice``'s nodes; else a
-    registered scheduler, taking the submitted priorities)."""
+    registered scheduler, taking the submitted priorities). ``links``: the data moves over
+    shared links, prefetched where ``scheduler`` follows the advice, as
+    ``WorkflowRun(..., links=True)``; else each read is priced alone."""
     dag = dag_of(sub)
     make = (
         (lambda: AdvisedScheduler(dag, advice, prefix=f"{sub.name}/"))
@@ -151,7 +182,7 @@ def run_on_twin(
                 pass
 
         try:
-            return TwinWorkflowRun(client, sub, settle).run()
+            return TwinWorkflowRun(client, sub, settle, advice, scheduler, links=links).run()
         finally:
             controller.stop.set()
             controller.run()  # stopped: gives the session's controller lease back
@@ -167,10 +198,12 @@ def submit_and_compare(
     twin: str | None,
     token: str | None,
     data: str | Path | None = None,
+    links: bool = True,
 ) -> list[dict[str, object]]:
     """``twinsched workflow submit``: the advisor's plan alone, the in-process replay through
     the controller (on the twin's nodes with ``twin``, else synthetic-continuum's of
-    ``seed``) and, with ``twin``, the run through the twin; one row each."""
+    ``seed``) and, with ``twin``, the run through the twin; one row each. Both runs move the
+    data over shared links with ``links``, else price each read alone."""
     from twinsched.model.faults import FaultSpec
     from twinsched.traces.synthetic import continuum
     from twinsched.workflows.advisors import advise
@@ -192,7 +225,7 @@ def submit_and_compare(
     platform = from_scenario(cluster)
     advice = advise(dag, platform, advisor)
     faults = FaultSpec(rate_per_day=failures, mttr_s=600.0) if failures else None
-    out = WorkflowRun(dag, cluster, advice, scheduler, seed=seed, faults=faults).run()
+    out = WorkflowRun(dag, cluster, advice, scheduler, seed=seed, faults=faults, links=links).run()
     rows: list[dict[str, object]] = [
         {"path": f"{advisor} alone", "makespan_s": round(advice.plan.makespan, 3),
          "GB_across_tiers": round(bytes_moved(dag, platform, advice.plan.node) / 1e9, 6),
@@ -207,7 +240,7 @@ def submit_and_compare(
         with TwinClient(twin, token) as client:
             client.submit_workflow(body)
         sub = WorkflowSubmission.model_validate(body)
-        on_twin = run_on_twin(twin, token, sub, advice, scheduler, seed=seed)
+        on_twin = run_on_twin(twin, token, sub, advice, scheduler, seed=seed, links=links)
         rows.append({"path": f"twin ({scheduler})", "makespan_s": round(on_twin.makespan_s, 3),
                      "GB_across_tiers": round(on_twin.bytes_moved / 1e9, 6),
                      "reruns": 0})  # fmt: skip

@@ -94,6 +94,24 @@ def _follow_top(entry: Entry, node: int) -> None:
         entry.top, entry.top_key = node, key
 
 
+def _follow_batch(entry: Entry, node: int, key: int) -> None:
+    """Keep ``entry.top`` after a batch of nodes changed, ``node`` (key ``key``) the best of
+    them (-1: none eligible), or forget it when that cannot be told without a scan: the
+    top node's key fell, or keys below 0 may tie (above, keys are unique per node)."""
+    top = entry.top
+    now = int(entry.key[top])
+    if now < entry.top_key:
+        entry.top = -1
+        return
+    entry.top_key = now
+    if node < 0 or key < now or node == top:
+        return
+    if key > now and key >= 0:
+        entry.top, entry.top_key = node, key
+    else:
+        entry.top = -1
+
+
 def block_size(n: int) -> int:
     """Nodes per block: a power of two near sqrt(n), at least 32."""
     return max(32, 1 << max(0, round(float(np.log2(max(n, 1))) / 2)))
@@ -178,9 +196,10 @@ class ClassKeys:
                 if entry.top >= 0:
                     _follow_top(entry, node)
         else:
-            entry.top = -1
             entry.key[stale] = -1
-            self._fill(entry, state, pod, stale[eligible[stale]])
+            best = self._fill(entry, state, pod, stale[eligible[stale]])
+            if entry.top >= 0:  # kept through the batch unless its own key fell
+                _follow_batch(entry, best, int(entry.key[best]) if best >= 0 else -1)
             if self._blocks > 1:
                 self._reblock(entry, stale)
         entry.seen = end
@@ -214,7 +233,9 @@ class ClassKeys:
         entry = Entry(padded, padded[: self._n], blocks, None, len(state.changes), none, None, 0)
         self._entries[pod.cls] = entry
         self._bytes += entry.nbytes
-        self._fill(entry, state, pod, np.flatnonzero(eligible))
+        best = self._fill(entry, state, pod, np.flatnonzero(eligible))
+        if best >= 0 and entry.key[best] >= 0:  # the argmax over every node (unique key)
+            entry.top, entry.top_key = best, int(entry.key[best])
         entry.blocks[:] = padded.reshape(self._blocks, self._block).max(axis=1)
         self._evict()
         return entry
@@ -253,10 +274,11 @@ class ClassKeys:
         values, share = self._combined(state, pod, np.array([node], dtype=np.int64))
         return int(values[0]), None if share is None else int(share[0])
 
-    def _fill(self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64) -> None:
-        """The keys (and share GPUs) of eligible ``nodes``."""
+    def _fill(self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64) -> int:
+        """The keys (and share GPUs) of eligible ``nodes``; returns the one of the largest
+        key (the first such in ``nodes``; -1: no nodes)."""
         if nodes.size == 0:
-            return
+            return -1
         if not 0 <= self._shape_from <= nodes.size:
             values, share = self._combined(state, pod, nodes)
         else:
@@ -277,6 +299,7 @@ class ClassKeys:
             self._gpus(entry)[nodes] = share
         elif entry.gpu is not None:
             entry.gpu[nodes] = -1
+        return int(nodes[key.argmax()])
 
     def _score_shapes(
         self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64, ids: I64

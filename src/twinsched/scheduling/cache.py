@@ -215,7 +215,8 @@ class ReasonMemo:
     ) -> None:
         size = len(entry.rules) + 1
         now = filters.first_rejection(state, pod, entry.rules, stale)
-        entry.per_rule -= np.bincount(entry.first[stale], minlength=size)
-        entry.per_rule += np.bincount(now, minlength=size)
+        delta = np.bincount(now, minlength=size) - np.bincount(entry.first[stale], minlength=size)
         entry.first[stale] = now
-        entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)
+        if delta.any():  # else the same counts, the same answer (its text costs the most)
+            entry.per_rule += delta
+            entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)

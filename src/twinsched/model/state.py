@@ -30,7 +30,7 @@ from twinsched.model.events import (
 SHARE_TAG = 0  # column of ``gpu_tags`` counting share pods; column k counts k-GPU pods
 # Phases as plain ints for the hot path (numpy converts an IntEnum member slowly).
 _PENDING, _RUNNING = int(Phase.PENDING), int(Phase.RUNNING)
-_UNSCHEDULABLE = int(Phase.UNSCHEDULABLE)
+_UNSCHEDULABLE, _NOT_ARRIVED = int(Phase.UNSCHEDULABLE), int(Phase.NOT_ARRIVED)
 
 
 class ClusterState:
@@ -77,7 +77,8 @@ class ClusterState:
         # after ``seen``" is one comparison per entry.
         self._log_node: I64 = np.zeros(1024, dtype=np.int64)
         self._log_prev: I64 = np.zeros(1024, dtype=np.int64)
-        self._last_entry: I64 = np.full(nodes.n, -1, dtype=np.int64)
+        self._last_entry: list[int] = [-1] * nodes.n  # per node: its last entry (a list:
+        # read and written once per change, where a NumPy scalar costs more)
         self._stale: tuple[int, int, I64] = (-1, -1, np.zeros(0, dtype=np.int64))
 
     def changed_since(self, seen: int) -> I64:
@@ -136,14 +137,17 @@ class ClusterState:
         return other
 
     def _touch(self, node: int) -> None:
-        self.version[node] += 1
+        # Once per bind: ``item`` and Python ints (a NumPy scalar costs twice as much).
+        version = self.version
+        version[node] = version.item(node) + 1
         at = len(self.changes)
         if at == self._log_node.size:
             self._log_node = np.concatenate([self._log_node, np.zeros_like(self._log_node)])
             self._log_prev = np.concatenate([self._log_prev, np.zeros_like(self._log_prev)])
+        last = self._last_entry
         self._log_node[at] = node
-        self._log_prev[at] = self._last_entry[node]
-        self._last_entry[node] = at
+        self._log_prev[at] = last[node]
+        last[node] = at
         self.changes.append(node)
 
     def _gpu_row_changed(self, node: int) -> None:
@@ -157,6 +161,20 @@ class ClusterState:
         """Apply one event; with ``validate`` the invariants are checked afterwards."""
         if self.events is not None:
             self.events.append(event)
+        kind = type(event)  # the two events of every decision first, without ``match``
+        if kind is Bind:
+            self._bind(event.pod, event.node, event.gpus)  # type: ignore[union-attr]
+        elif kind is Arrive:
+            pod = event.pod  # type: ignore[union-attr]
+            if self.phase.item(pod) != _NOT_ARRIVED:
+                self._expect(pod, Phase.NOT_ARRIVED)
+            self.phase[pod] = _PENDING
+        else:
+            self._apply_other(event)
+        if self.validate:
+            self.check_invariants()
+
+    def _apply_other(self, event: Event) -> None:
         match event:
             case Bind(pod, node, gpus):
                 self._bind(pod, node, gpus)
@@ -181,8 +199,6 @@ class ClusterState:
                 self._touch(node)
             case LinkChange(a, b, latency, bandwidth):
                 self._link(a, b, latency, bandwidth)
-        if self.validate:
-            self.check_invariants()
 
     def _link(self, a: int, b: int, latency_ms: float, bandwidth_mbps: float) -> None:
         """Set one link both ways (copies first: the scenario's arrays are shared), and touch
@@ -204,22 +220,26 @@ class ClusterState:
             raise TwinschedError(f"pod {self.pods.names[pod]} is {now}, expected {phase.name}")
 
     def _bind(self, pod: int, node: int, gpus: tuple[int, ...]) -> None:
-        self._expect(pod, Phase.PENDING)
+        # Once per decision: NumPy scalars read with ``item`` (Python ints), written once.
+        if self.phase.item(pod) != _PENDING:
+            self._expect(pod, Phase.PENDING)
         p = self.pods
-        milli, count = int(p.gpu_milli[pod]), int(p.gpu_count[pod])
+        milli, count = p.gpu_milli.item(pod), p.gpu_count.item(pod)
         if len(gpus) != count:
             raise TwinschedError(f"pod {p.names[pod]} needs {count} GPUs, got {gpus}")
-        self.cpu_free[node] -= p.cpu_milli[pod]
-        self.mem_free[node] -= p.memory_mib[pod]
-        mask = 0
-        for gpu in gpus:
-            self.gpu_left[node, gpu] -= milli
-            mask |= 1 << gpu
+        cpu, mem = self.cpu_free, self.mem_free
+        cpu[node] = cpu.item(node) - p.cpu_milli.item(pod)
+        mem[node] = mem.item(node) - p.memory_mib.item(pod)
         if gpus:
-            self.gpu_tags[node, SHARE_TAG if milli < MILLI_PER_GPU else count] += 1  # tag_of
+            left, mask = self.gpu_left, 0
+            for gpu in gpus:
+                left[node, gpu] = left.item(node, gpu) - milli
+                mask |= 1 << gpu
+            tag = SHARE_TAG if milli < MILLI_PER_GPU else count  # tag_of
+            self.gpu_tags[node, tag] = self.gpu_tags.item(node, tag) + 1
             self._gpu_row_changed(node)
-        self.allocated_gpu_milli += milli * len(gpus)
-        self.pod_gpus[pod] = mask
+            self.allocated_gpu_milli += milli * count
+            self.pod_gpus[pod] = mask  # (0 already otherwise: a pending pod holds no GPU)
         self.pod_node[pod] = node
         self.phase[pod] = _RUNNING
         self._touch(node)

@@ -128,19 +128,27 @@ class EligibleMemo:
     def __init__(self) -> None:
         self._entries: dict[int, _Eligible] = {}
         self._links = 0  # ``state.link_version`` the static rules were computed with
+        # The static rules' mask per what they read (many classes share one: most pods
+        # name no label, model or data), None where every node passes; computed once.
+        self._static: dict[tuple[object, ...], BoolA | None] = {}
+        self._state: ClusterState | None = None
 
     def get(self, state: ClusterState, pod: PodView) -> BoolA:
         """The class's mask (shared: callers must not write to it)."""
-        if state.link_version != self._links:  # a link fault: latencies changed
-            self._entries.clear()
-            self._links = state.link_version
+        if state.link_version != self._links or state is not self._state:
+            self._static.clear()  # a link fault (latencies changed), or another state
+            self._state = state
+            if state.link_version != self._links:
+                self._entries.clear()
+                self._links = state.link_version
         entry = self._entries.get(pod.cls)
         end = len(state.changes)
         if entry is None:
-            everything = np.arange(state.nodes.n, dtype=np.int64)
-            static = filters.static_rules(state, pod, everything)
-            mask = filters.fits_now(state, pod, everything) & static
-            self._entries[pod.cls] = _Eligible(None if static.all() else static, mask, end)
+            static = self._static_mask(state, pod)
+            mask = filters.fits_now(state, pod, _EVERY_NODE)
+            if static is not None:
+                mask &= static
+            self._entries[pod.cls] = _Eligible(static, mask, end)
             return mask
         if entry.seen < end:
             stale, always = state.changed_since(entry.seen), entry.static
@@ -155,6 +163,18 @@ class EligibleMemo:
                 entry.mask[stale] = fits_now
             entry.seen = end
         return entry.mask
+
+    def _static_mask(self, state: ClusterState, pod: PodView) -> BoolA | None:
+        key = (pod.gpu_count > 0, pod.model_mask, pod.required_labels, pod.rejected_labels,
+               pod.data_pool, pod.max_latency_ms)  # fmt: skip
+        if key not in self._static:
+            everything = np.arange(state.nodes.n, dtype=np.int64)
+            static = filters.static_rules(state, pod, everything)
+            self._static[key] = None if static.all() else static
+        return self._static[key]
+
+
+_EVERY_NODE = slice(None)  # every node, as a view: no index array over all nodes
 
 
 @dataclass
@@ -195,7 +215,8 @@ class ReasonMemo:
     ) -> None:
         size = len(entry.rules) + 1
         now = filters.first_rejection(state, pod, entry.rules, stale)
-        entry.per_rule -= np.bincount(entry.first[stale], minlength=size)
-        entry.per_rule += np.bincount(now, minlength=size)
+        delta = np.bincount(now, minlength=size) - np.bincount(entry.first[stale], minlength=size)
         entry.first[stale] = now
-        entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)
+        if delta.any():  # else the same counts, the same answer (its text costs the most)
+            entry.per_rule += delta
+            entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)

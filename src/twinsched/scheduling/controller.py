@@ -80,6 +80,12 @@ def _placement_error(state: ClusterState, pod: PodView, eligible: BoolA, p: Plac
         return f"node {p.node} is not eligible"
     if not p.gpus:
         return ""
+    if len(p.gpus) == 1 == pod.gpu_count:  # one GPU (a share pod's): two scalars, no row
+        g = p.gpus[0]
+        if 0 <= g < state.nodes.gpu_count.item(p.node) and (
+            state.gpu_left.item(p.node, g) >= pod.gpu_milli
+        ):
+            return ""
     if len(set(p.gpus)) != pod.gpu_count:
         return f"needs {pod.gpu_count} distinct GPUs, got {p.gpus}"
     left = state.gpu_left[p.node].tolist()
@@ -258,11 +264,13 @@ class SchedulerController:
             return decision
         node, gpus = decision.node, decision.gpus
         if not gpus:
-            gpus = self.gpus_for(index, node)
+            gpus = default_gpus(self.state, self.views[index], node)  # gpus_for, inlined
         self.state.apply(Bind(index, node, gpus))
-        by, fallback = self.decided_by(index)
-        if fallback:
-            self._fell_back.discard(index)
+        if self._fell_back and index in self._fell_back and self.fallback is not None:
+            self._fell_back.discard(index)  # decided_by, inlined: once per decision
+            by, fallback = self.fallback.name, True
+        else:
+            by, fallback = self.scheduler.name, False
         if self._watched:
             self.observers.decided(index, by, fallback)
         return Binding(index, node, gpus, by, fallback)
@@ -280,7 +288,12 @@ class SchedulerController:
 
     def _settle(self, pod: PodView, mask: BoolA, decision: Decision, explain: bool) -> Decision:
         """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
-        self._fell_back.discard(pod.index)
+        if self._fell_back:
+            self._fell_back.discard(pod.index)
+        if type(decision) is Placement and not decision.gpus:  # the common answer, checked
+            node = decision.node  # as _placement_error does (no GPUs named: nothing more)
+            if 0 <= node < len(mask) and mask[node]:
+                return decision
         why = _needs_fallback(self.state, pod, mask, decision)
         if why is not None:
             return self._fall_back(pod, mask, why, explain)

@@ -120,14 +120,18 @@ def eligible(state: ClusterState, pod: PodView, nodes: I64) -> tuple[BoolA]:
     return (mask,)
 
 
-def fits_now(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
-    """The rules on what binds and faults change: node up, CPU, memory and GPUs free."""
+def fits_now(state: ClusterState, pod: PodView, nodes: I64 | slice) -> BoolA:
+    """The rules on what binds and faults change: node up, CPU, memory and GPUs free
+    (``nodes`` a slice: over those nodes without copying them out first)."""
     mask: BoolA = state.cpu_free[nodes] >= pod.cpu_milli
     mask &= state.mem_free[nodes] >= pod.memory_mib
     if state.nodes_down:
         mask &= state.up[nodes]
-    if pod.gpu_count:
-        mask &= gpus_fit(state, pod, nodes)
+    if pod.gpu_count:  # gpus_fit, on the nodes given as indices or a slice
+        if pod.gpu_milli < MILLI_PER_GPU:
+            mask &= state.gpu_max_left[nodes] >= pod.gpu_milli  # a share pod uses one GPU
+        else:
+            mask &= state.gpu_whole_free[nodes] >= pod.gpu_count
     return mask
 
 

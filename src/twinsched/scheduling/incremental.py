@@ -58,7 +58,8 @@ class Entry:
 
     padded: I64
     key: I64
-    blocks: I64  # per block: its largest key
+    blocks: I64  # per block: its largest key, unless ``dirty``
+    dirty: BoolA  # per block: a key changed since ``blocks`` was computed
     gpu: I64 | None
     seen: int  # length of state.changes folded in
     score: I32  # per shape id: the score (NO_SCORE: not computed yet)
@@ -69,7 +70,7 @@ class Entry:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.padded, self.blocks, self.gpu, self.score, self.share)
+        arrays = (self.padded, self.blocks, self.dirty, self.gpu, self.score, self.share)
         return sum(a.nbytes for a in arrays if a is not None)
 
 
@@ -92,6 +93,24 @@ def _follow_top(entry: Entry, node: int) -> None:
             entry.top_key = key
     elif key > entry.top_key or (key == entry.top_key and node < entry.top):
         entry.top, entry.top_key = node, key
+
+
+def _follow_batch(entry: Entry, node: int, key: int) -> None:
+    """Keep ``entry.top`` after a batch of nodes changed, ``node`` (key ``key``) the best of
+    them (-1: none eligible), or forget it when that cannot be told without a scan: the
+    top node's key fell, or keys below 0 may tie (above, keys are unique per node)."""
+    top = entry.top
+    now = int(entry.key[top])
+    if now < entry.top_key:
+        entry.top = -1
+        return
+    entry.top_key = now
+    if node < 0 or key < now or node == top:
+        return
+    if key > now and key >= 0:
+        entry.top, entry.top_key = node, key
+    else:
+        entry.top = -1
 
 
 def block_size(n: int) -> int:
@@ -173,16 +192,16 @@ class ClassKeys:
                 else:
                     entry.key[node] = -1
                 if self._blocks > 1:
-                    b = node // self._block
-                    entry.blocks[b] = entry.padded[b * self._block : (b + 1) * self._block].max()
+                    entry.dirty[node // self._block] = True
                 if entry.top >= 0:
                     _follow_top(entry, node)
         else:
-            entry.top = -1
             entry.key[stale] = -1
-            self._fill(entry, state, pod, stale[eligible[stale]])
+            best = self._fill(entry, state, pod, stale[eligible[stale]])
+            if entry.top >= 0:  # kept through the batch unless its own key fell
+                _follow_batch(entry, best, int(entry.key[best]) if best >= 0 else -1)
             if self._blocks > 1:
-                self._reblock(entry, stale)
+                entry.dirty[stale // self._block] = True
         entry.seen = end
         if self._bytes > self.budget:
             self._evict()
@@ -195,6 +214,7 @@ class ClassKeys:
         if self._blocks == 1:
             top = int(entry.key.argmax())
         else:
+            self._reblock(entry)
             b = int(entry.blocks.argmax())
             start = b * self._block
             top = start + int(entry.padded[start : start + self._block].argmax())
@@ -210,22 +230,31 @@ class ClassKeys:
     def _fresh(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Entry:
         padded = np.full(self._blocks * self._block, -1, dtype=np.int64)
         blocks = np.full(self._blocks, -1, dtype=np.int64)
+        dirty = np.zeros(self._blocks, dtype=bool)
         none = np.zeros(0, dtype=np.int32)
-        entry = Entry(padded, padded[: self._n], blocks, None, len(state.changes), none, None, 0)
+        seen = len(state.changes)
+        entry = Entry(padded, padded[: self._n], blocks, dirty, None, seen, none, None, 0)
         self._entries[pod.cls] = entry
         self._bytes += entry.nbytes
-        self._fill(entry, state, pod, np.flatnonzero(eligible))
+        best = self._fill(entry, state, pod, np.flatnonzero(eligible))
+        if best >= 0 and entry.key[best] >= 0:  # the argmax over every node (unique key)
+            entry.top, entry.top_key = best, int(entry.key[best])
         entry.blocks[:] = padded.reshape(self._blocks, self._block).max(axis=1)
         self._evict()
         return entry
 
-    def _reblock(self, entry: Entry, stale: I64) -> None:
+    def _reblock(self, entry: Entry) -> None:
+        """The largest key of the blocks changed since the last scan (done only when a scan
+        is needed: the changes of several pods are folded in at once)."""
+        touched = np.flatnonzero(entry.dirty)
+        if touched.size == 0:
+            return
         grid = entry.padded.reshape(self._blocks, self._block)
-        if stale.size * 4 >= self._blocks:
+        if touched.size * 4 >= self._blocks:
             entry.blocks[:] = grid.max(axis=1)
         else:
-            touched = np.unique(stale // self._block)
             entry.blocks[touched] = grid[touched].max(axis=1)
+        entry.dirty[:] = False
 
     def _one(self, entry: Entry, state: ClusterState, pod: PodView, node: int) -> None:
         """One eligible node's key (and share GPU), with scalars."""
@@ -253,10 +282,11 @@ class ClassKeys:
         values, share = self._combined(state, pod, np.array([node], dtype=np.int64))
         return int(values[0]), None if share is None else int(share[0])
 
-    def _fill(self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64) -> None:
-        """The keys (and share GPUs) of eligible ``nodes``."""
+    def _fill(self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64) -> int:
+        """The keys (and share GPUs) of eligible ``nodes``; returns the one of the largest
+        key (the first such in ``nodes``; -1: no nodes)."""
         if nodes.size == 0:
-            return
+            return -1
         if not 0 <= self._shape_from <= nodes.size:
             values, share = self._combined(state, pod, nodes)
         else:
@@ -277,6 +307,7 @@ class ClassKeys:
             self._gpus(entry)[nodes] = share
         elif entry.gpu is not None:
             entry.gpu[nodes] = -1
+        return int(nodes[key.argmax()])
 
     def _score_shapes(
         self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64, ids: I64

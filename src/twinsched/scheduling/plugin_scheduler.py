@@ -59,6 +59,7 @@ class PluginScheduler:
         self.plugins = list(plugins)
         self._ctx: RunContext | None = None
         self._tiebreak: I64 = np.zeros(0, dtype=np.int64)
+        self._no_gpus: I64 = np.zeros(0, dtype=np.int64)
         self._only = self.plugins[0][0] if [w for _, w in self.plugins] == [1] else None
         self._fast = all(p.cacheable for p, _ in self.plugins) and (
             len(self.plugins) == 1 or not any(p.normalizes for p, _ in self.plugins)
@@ -71,6 +72,8 @@ class PluginScheduler:
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
         self._tiebreak = state.nodes.n - ctx.node_rank
+        self._no_gpus = np.full(state.nodes.n, -1, dtype=np.int64)  # no share GPU anywhere
+        self._no_gpus.flags.writeable = False  # shared by every call: made once per run
         if self._fast:
             self._cache.reset(state, self._tiebreak)
         for plugin, _ in self.plugins:
@@ -105,8 +108,11 @@ class PluginScheduler:
         n = state.nodes.n
         if self._fast:
             entry = self._cache.get(state, pod, eligible)
-            gpu = entry.gpu if entry.gpu is not None else np.full(n, -1, dtype=np.int64)
-            return entry.key, gpu
+            if entry.gpu is not None:
+                return entry.key, entry.gpu
+            if self._no_gpus.size != n:  # a state of another size than reset's
+                return entry.key, np.full(n, -1, dtype=np.int64)
+            return entry.key, self._no_gpus
         key, gpu = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
         nodes = np.flatnonzero(eligible)
         if nodes.size:

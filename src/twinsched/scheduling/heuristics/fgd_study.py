@@ -23,10 +23,13 @@ class BestFit(BaseScore):
     normalizes = True
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
-        cpu_after = state.cpu_free[nodes] - pod.cpu_milli
-        gpu_after = state.gpu_idle[nodes] - pod.gpu_request
-        s = cpu_after / CPU_SCALE * 0.5 + gpu_after / GPU_SCALE * 0.5
-        return Scores(((1.0 - s) * 100.0).astype(np.int64))
+        # ``x / SCALE * 0.5`` is ``x / (2 SCALE)`` to the bit (halving is exact), so each
+        # term is one division; the rest in place: fewer passes over a refresh's nodes.
+        s = (state.cpu_free[nodes] - pod.cpu_milli) / (2 * CPU_SCALE)
+        s += (state.gpu_idle[nodes] - pod.gpu_request) / (2 * GPU_SCALE)
+        np.subtract(1.0, s, out=s)
+        s *= 100.0
+        return Scores(s.astype(np.int64))
 
     def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
         """:meth:`score` of one node with Python floats (the same IEEE operations)."""

@@ -41,15 +41,17 @@ workers = 1
 """
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("name", ["continuum-wait-energy", "continuum-wait-carbon"])
-def test_the_shipped_continuum_recipes_read(name: str) -> None:
-    path = ROOT / "recipes" / f"{name}.toml"
+def test_the_shipped_continuum_recipes_read(name: str, version: int) -> None:
+    path = ROOT / "recipes" / f"{name}{'' if version == 1 else f'-{version}'}.toml"
     assert is_continuum(path) and not is_continuum(ROOT / "recipes" / "openb-es.toml")
     recipe = read_recipe(path)
     assert not set(recipe.val_seeds) & set(range(10, 20))  # 10-19 are held out
     assert not set(recipe.train_seeds) & set(range(20))
-    assert recipe.guard == "bestfit" and recipe.reference == "fgd"
-    card = ROOT / "src/twinsched/scheduling/ai/shipped_models" / name / "1" / "card.json"
+    assert recipe.guard == ("bestfit", "gpuclustering")[version - 1]
+    assert recipe.reference == "fgd"
+    card = ROOT / "src/twinsched/scheduling/ai/shipped_models" / name / str(version) / "card.json"
     assert json.loads(card.read_text())["spec"] == recipe.record()  # the recipe it shipped with
 
 

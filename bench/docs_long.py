@@ -149,7 +149,7 @@ HOW: dict[str, str] = {
     "docs/ai.md: python bench/ai.py --model ai:openb-bc": RUN,
     "docs/ai.md: twinsched train --recipe recipes/continuum-wait-energy.toml --out out/train-wait-energy --register continuum-wait-energy": RUN,
     "docs/ai.md: twinsched train --recipe recipes/continuum-wait-carbon.toml --out out/train-wait-carbon --register continuum-wait-carbon": RUN,
-    "docs/ai.md: python bench/continuum_learned.py --seeds 10-19": RUN,
+    "docs/ai.md: python bench/continuum_learned.py --seeds 10-19 --models ai:continuum-wait-energy@1,ai:continuum-wait-carbon@1": RUN,
     "docs/ai.md: twinsched train --recipe recipes/continuum-wait-energy-2.toml --out out/train-wait-energy-2 --register continuum-wait-energy": RUN,
     "docs/ai.md: twinsched train --recipe recipes/continuum-wait-carbon-2.toml --out out/train-wait-carbon-2 --register continuum-wait-carbon": RUN,
     "docs/ai.md: python bench/continuum_learned.py --seeds 10-19 --models ai:continuum-wait-energy@2,ai:continuum-wait-carbon@2": RUN,

@@ -386,7 +386,14 @@ LONG: dict[str, str] = {
     "--out out/train-wait-energy --register continuum-wait-energy": TRAINING,
     "docs/ai.md: twinsched train --recipe recipes/continuum-wait-carbon.toml "
     "--out out/train-wait-carbon --register continuum-wait-carbon": TRAINING,
-    "docs/ai.md: python bench/continuum_learned.py --seeds 10-19": BENCH,
+    "docs/ai.md: python bench/continuum_learned.py --seeds 10-19 "
+    "--models ai:continuum-wait-energy@1,ai:continuum-wait-carbon@1": BENCH,
+    "docs/ai.md: twinsched train --recipe recipes/continuum-wait-energy-2.toml "
+    "--out out/train-wait-energy-2 --register continuum-wait-energy": TRAINING,
+    "docs/ai.md: twinsched train --recipe recipes/continuum-wait-carbon-2.toml "
+    "--out out/train-wait-carbon-2 --register continuum-wait-carbon": TRAINING,
+    "docs/ai.md: python bench/continuum_learned.py --seeds 10-19 "
+    "--models ai:continuum-wait-energy@2,ai:continuum-wait-carbon@2": BENCH,
     "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=8/s=8/a=70 --baselines "
     "fgd --jobs 3": BENCH,
     "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=16/s=4/a=60 --baselines "

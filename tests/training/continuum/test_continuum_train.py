@@ -41,15 +41,17 @@ workers = 1
 """
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("name", ["continuum-wait-energy", "continuum-wait-carbon"])
-def test_the_shipped_continuum_recipes_read(name: str) -> None:
-    path = ROOT / "recipes" / f"{name}.toml"
+def test_the_shipped_continuum_recipes_read(name: str, version: int) -> None:
+    path = ROOT / "recipes" / f"{name}{'' if version == 1 else f'-{version}'}.toml"
     assert is_continuum(path) and not is_continuum(ROOT / "recipes" / "openb-es.toml")
     recipe = read_recipe(path)
     assert not set(recipe.val_seeds) & set(range(10, 20))  # 10-19 are held out
     assert not set(recipe.train_seeds) & set(range(20))
-    assert recipe.guard == "bestfit" and recipe.reference == "fgd"
-    card = ROOT / "src/twinsched/scheduling/ai/shipped_models" / name / "1" / "card.json"
+    assert recipe.guard == ("bestfit", "gpuclustering")[version - 1]
+    assert recipe.reference == "fgd"
+    card = ROOT / "src/twinsched/scheduling/ai/shipped_models" / name / str(version) / "card.json"
     assert json.loads(card.read_text())["spec"] == recipe.record()  # the recipe it shipped with
 
 
@@ -64,6 +66,24 @@ def test_unknown_keys_and_odd_populations_are_refused(tmp_path: Path) -> None:
     path.write_text(TINY.replace("wait_mean = 1.0", "wait = 1.0"))
     with pytest.raises(RecipeFileError, match="wait"):
         read_recipe(path)
+    path.write_text(TINY.replace("[method]", '[method]\nfeatures = ["tie_rank", "nope"]'))
+    with pytest.raises(RecipeFileError, match="nope"):
+        read_recipe(path)
+    path.write_text(TINY.replace("[method]", '[method]\nfeatures = ["tie_rank"]'))
+    with pytest.raises(RecipeFileError, match="not in the scorer"):
+        read_recipe(path)  # TINY's start weighs bestfit
+
+
+def test_a_recipe_names_its_features_only_where_they_are_not_the_first_set(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text(TINY)
+    assert "features" not in read_recipe(path).record()  # the @1 records stand
+    path.write_text(TINY.replace("[method]", '[method]\nfeatures = ["bestfit", "tie_rank"]'))
+    recipe = read_recipe(path)
+    assert recipe.features == ("bestfit", "tie_rank")
+    assert recipe.record()["features"] == ["bestfit", "tie_rank"]
 
 
 def test_training_seeds_are_drawn_each_once_before_twice() -> None:

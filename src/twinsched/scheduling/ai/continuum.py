@@ -1,7 +1,8 @@
 """Learned scorers for the continuum: a linear score of per-node features, per pod kind.
 
-A :class:`LinearScorer` holds one weight vector per pod kind (CPU pods, GPU pods) over
-:data:`~twinsched.scheduling.ai.continuum_features.NODE_FEATURES`; a node's score is the dot
+A :class:`LinearScorer` holds one weight vector per pod kind (CPU pods, GPU pods) over its
+features (:data:`~twinsched.scheduling.ai.continuum_features.NODE_FEATURES` for the ``@1``
+models, any of ``ALL_FEATURES`` in a chosen order); a node's score is the dot
 product of its features and the pod kind's weights, and the highest score wins (ties: the
 lowest node index). :class:`ContinuumScheduler` serves it; the model kind
 ``twinsched.continuum`` (``scorer.json``) is what ``twinsched train --recipe`` registers for
@@ -21,6 +22,7 @@ from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.ai.continuum_features import (
+    ALL_FEATURES,
     NODE_FEATURES,
     POD_KINDS,
     FeatureSource,
@@ -49,17 +51,23 @@ class LinearScorer:
                 f"scorer weights of shape {self.weights.shape}, expected "
                 f"{(len(POD_KINDS), len(self.features))} (pod kinds x features)"
             )
-        if self.features != NODE_FEATURES:
-            raise TwinschedError(f"scorer features {self.features}, expected {NODE_FEATURES}")
+        unknown = sorted(set(self.features) - set(ALL_FEATURES))
+        if unknown or len(set(self.features)) != len(self.features):
+            raise TwinschedError(
+                f"scorer features {self.features}: unknown {unknown} or repeated; "
+                f"known: {ALL_FEATURES}"
+            )
 
     @classmethod
-    def from_start(cls, start: dict[str, float]) -> LinearScorer:
+    def from_start(
+        cls, start: dict[str, float], features: tuple[str, ...] = NODE_FEATURES
+    ) -> LinearScorer:
         """Every pod kind with the weights ``start`` names (feature -> weight), others 0."""
-        unknown = sorted(set(start) - set(NODE_FEATURES))
+        unknown = sorted(set(start) - set(features))
         if unknown:
-            raise TwinschedError(f"unknown scorer features {unknown}; known: {NODE_FEATURES}")
-        row = np.array([float(start.get(f, 0.0)) for f in NODE_FEATURES])
-        return cls(np.tile(row, (len(POD_KINDS), 1)))
+            raise TwinschedError(f"unknown scorer features {unknown}; known: {features}")
+        row = np.array([float(start.get(f, 0.0)) for f in features])
+        return cls(np.tile(row, (len(POD_KINDS), 1)), features)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -94,7 +102,7 @@ class ContinuumScheduler:
     def __init__(self, name: str, scorer: LinearScorer) -> None:
         self.name = name
         self.scorer = scorer
-        self.source = FeatureSource()
+        self.source = FeatureSource(scorer.features)
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self.source.reset(state, ctx)

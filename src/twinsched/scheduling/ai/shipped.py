@@ -19,7 +19,9 @@ SHIPPED_ROOT = Path(__file__).with_name("shipped_models")
 # the source rather than beside the files, so rewriting weights and card together is caught.
 SHIPPED_DIGESTS = {
     "continuum-wait-carbon@1": "f2f7bbebf9eb757704a05a58d284e1df86a9397cfe0f39c9297007be705d8afe",
+    "continuum-wait-carbon@2": "1062a815bfcc0e927bd4c2e194f3915a08c5d45072bbfe3e5fc853717283115e",
     "continuum-wait-energy@1": "4a0187fa61cb15398ef6049db92fd2283235ea04e07cbab2d9d3376a6d306979",
+    "continuum-wait-energy@2": "50b7ebb98f420e0102bda11aca4f5a001e8d020fcf7c0cc1a7e1fd8e7aff7760",
     "openb-gates@1": "06ea6ae33e6e0962f766c3027d18a368be3df0d3e8d6861c7be6d66bf33cbdaa",
     "openb-rerank@1": "e37c664bd6b2924d2ac3c663eb080386f6971179ec5e511c0a19b8b6e9987903",
 }

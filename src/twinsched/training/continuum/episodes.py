@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from twinsched.metrics.objective import replay_metrics
+from twinsched.scheduling.ai.continuum_features import NODE_FEATURES
 from twinsched.training.continuum.recipe import Dynamics
 
 if TYPE_CHECKING:
@@ -25,13 +26,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Episode:
     """One replay: ``scheduler`` (a registered name) or, when it is empty, the scorer of
-    ``weights`` (pod kinds x features, as nested tuples)."""
+    ``weights`` (pod kinds x ``features``, as nested tuples)."""
 
     trace: str
     seed: int
     dynamics: Dynamics
     scheduler: str = ""
     weights: tuple[tuple[float, ...], ...] = ()
+    features: tuple[str, ...] = NODE_FEATURES
 
 
 def dynamics_specs(d: Dynamics) -> tuple[FaultSpec | None, EnergySpec | None]:
@@ -59,7 +61,7 @@ def run_episode(episode: Episode) -> dict[str, float]:
     scheduler: SchedulerArg = episode.scheduler
     if not episode.scheduler:
         weights = np.array(episode.weights, dtype=np.float64)
-        scheduler = ContinuumScheduler("candidate", LinearScorer(weights))
+        scheduler = ContinuumScheduler("candidate", LinearScorer(weights, episode.features))
     result = run_replay(scenario, scheduler, episode.seed, faults=faults, energy=energy)
     return replay_metrics(result.summary, result.samples)
 

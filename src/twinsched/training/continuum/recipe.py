@@ -14,7 +14,9 @@ dispatches on it, ``docs/ai.md``). Sections and keys:
   heuristic with ``guard_weight`` and ``tolerance``: each metric outside the weights that is
   worse than the guard's on the same seed by more than ``tolerance`` (a fraction) adds its
   excess ratio times ``guard_weight`` (:func:`~twinsched.metrics.objective.guard_penalty`);
-* ``[method]``: ``name`` (``es``), the ``start`` weights of the scorer (feature -> weight),
+* ``[method]``: ``name`` (``es``), the scorer's ``features`` (names of
+  :data:`~twinsched.scheduling.ai.continuum_features.ALL_FEATURES`; default: the first set,
+  ``NODE_FEATURES``), the ``start`` weights of the scorer (feature -> weight),
   ``generations``, ``population``, ``episodes`` (training seeds per generation), ``sigma``,
   ``lr``;
 * ``[executor]``: ``workers`` (local processes; 0: one per core); top-level ``seed``.
@@ -27,12 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from twinsched.metrics.objective import METRICS
-from twinsched.scheduling.ai.continuum_features import NODE_FEATURES
+from twinsched.scheduling.ai.continuum_features import ALL_FEATURES, NODE_FEATURES
 from twinsched.training.recipe_check import (
     SEED_MAX,
     RecipeFileError,
     Rule,
     Schema,
+    array,
     check,
     flag,
     integer,
@@ -69,7 +72,8 @@ SCHEMA: Schema = {
         "guard": name(), "guard_weight": number(0, 1e6), "tolerance": number(0, 10),
     },
     "method": {
-        "name": _choice("es"), "start": table(_choice(*NODE_FEATURES), number(-1e3, 1e3)),
+        "name": _choice("es"), "features": array(1, _choice(*ALL_FEATURES)),
+        "start": table(_choice(*ALL_FEATURES), number(-1e3, 1e3)),
         "generations": integer(0, 10_000), "population": integer(2, 1000),
         "episodes": integer(1, 1000), "sigma": number(0, 100, open_lo=True),
         "lr": number(0, 100, open_lo=True),
@@ -104,6 +108,7 @@ class ContinuumRecipe:
     train_seeds: tuple[int, ...] = tuple(range(100, 108))
     val_seeds: tuple[int, ...] = tuple(range(5))
     dynamics: Dynamics = Dynamics()
+    features: tuple[str, ...] = NODE_FEATURES
     start: tuple[tuple[str, float], ...] = ()
     generations: int = 10
     population: int = 8
@@ -118,10 +123,16 @@ class ContinuumRecipe:
             raise RecipeFileError(f"ES population must be even, got {self.population}")
         if not self.weights or sum(w for _, w in self.weights) <= 0:
             raise RecipeFileError("the objective needs at least one positive weight")
+        if len(set(self.features)) != len(self.features):
+            raise RecipeFileError(f"scorer features repeated: {self.features}")
+        if unused := sorted({f for f, _ in self.start} - set(self.features)):
+            raise RecipeFileError(f"start weights of features not in the scorer: {unused}")
 
     def record(self) -> dict[str, Any]:
-        """The recipe as plain JSON values (the card's ``spec``)."""
-        return {
+        """The recipe as plain JSON values (the card's ``spec``; ``features`` only where they
+        are not the first set, so the ``@1`` records stand)."""
+        chosen = {"features": list(self.features)} if self.features != NODE_FEATURES else {}
+        return chosen | {
             "kind": "continuum", "trace": self.trace, "mode": self.mode,
             "train_seeds": list(self.train_seeds), "val_seeds": list(self.val_seeds),
             "dynamics": vars(self.dynamics), "objective": dict(self.weights),

@@ -107,7 +107,8 @@ def draw_seeds(seeds: Sequence[int], count: int, rng: np.random.Generator) -> li
 def _episode(recipe: ContinuumRecipe, seed: int, theta: F64 | str) -> Episode:
     if isinstance(theta, str):
         return Episode(recipe.trace, seed, recipe.dynamics, scheduler=theta)
-    return Episode(recipe.trace, seed, recipe.dynamics, weights=as_tuples(theta))
+    weights = as_tuples(theta)
+    return Episode(recipe.trace, seed, recipe.dynamics, weights=weights, features=recipe.features)
 
 
 def scoring(recipe: ContinuumRecipe, run_all: RunAll) -> Scoring:
@@ -124,7 +125,8 @@ def scoring(recipe: ContinuumRecipe, run_all: RunAll) -> Scoring:
 def search(recipe: ContinuumRecipe, run_all: RunAll, log: Log) -> Trained:
     """ES from the recipe's start; see the module's docstring."""
     rng = np.random.default_rng(recipe.seed)
-    base = LinearScorer.from_start(dict(recipe.start)).weights
+    scorer = LinearScorer.from_start(dict(recipe.start), recipe.features)
+    base, names = scorer.weights, scorer.features
     score = scoring(recipe, run_all)
     val_seeds = list(recipe.val_seeds)
     runs = len(score.refs) * (1 + bool(score.guards))
@@ -137,7 +139,7 @@ def search(recipe: ContinuumRecipe, run_all: RunAll, log: Log) -> Trained:
     z = np.zeros_like(base)
     adam, pairs = Adam(recipe.lr), recipe.population // 2
     reference = score.figures([score.refs[s] for s in val_seeds], val_seeds)
-    best = Trained(LinearScorer(base), validate(base), reference, 0)
+    best = Trained(LinearScorer(base, names), validate(base), reference, 0)
     log(f"generation 0: validation objective {best.validation.objective:.4f}, "
         f"fitness {best.validation.fitness:.4f}")  # fmt: skip
     best.curves.append({"generation": 0, "val_objective": best.validation.objective,
@@ -160,7 +162,8 @@ def search(recipe: ContinuumRecipe, run_all: RunAll, log: Log) -> Trained:
                             "val_objective": val.objective,
                             "val_fitness": val.fitness})  # fmt: skip
         if val.fitness < best.validation.fitness:
-            best.scorer, best.validation, best.generation = LinearScorer(centre), val, generation
+            best.scorer, best.validation = LinearScorer(centre, names), val
+            best.generation = generation
     best.runs = runs
     return best
 

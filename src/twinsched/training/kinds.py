@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from twinsched.experiments.runner import RunSpec, execute_many
+from twinsched.experiments.runner import execute_many
 from twinsched.model.cluster import Pods
+from twinsched.model.run import RunSpec
 from twinsched.scheduling.fanout.kinds import KindModel, fit_kinds, save
 from twinsched.sim.scenarios import cached_scenario
 

@@ -41,11 +41,14 @@ def main() -> None:
     parser.add_argument("--variants", default=",".join(HELD_OUT))
     parser.add_argument("--seeds", default="10-19", help="fill-up orders (held out: 10-19)")
     parser.add_argument("--jobs", type=int, default=1, help="local processes")
+    parser.add_argument("--singles", default="", help="single members (default: the model's)")
     parser.add_argument("--data", help="trace data folder (default: ../shared/data)")
+    parser.add_argument("--csv", type=Path, help="every run's allocation, appended as it ends")
     args = parser.parse_args()
     model = load(args.model)
     ours = f"perkind:{args.model}"
-    singles = list(dict.fromkeys([args.best, *model.members]))
+    more = [m for m in args.singles.split(",") if m]
+    singles = list(dict.fromkeys([args.best, *(more or model.members)]))
     names = [ours, *singles]
     variants, seeds = args.variants.split(","), parse_seeds(args.seeds)
     specs = [
@@ -55,9 +58,18 @@ def main() -> None:
         for name in names
     ]
     alloc: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    if args.csv and args.csv.exists():  # runs of an earlier call: read, not run again
+        for line in args.csv.read_text().splitlines():
+            variant, name, seed, value = line.rsplit(",", 3)
+            alloc[variant, name][int(seed)] = float(value)
+    specs = [s for s in specs if s.seed not in alloc[s.variant, s.scheduler]]
     for done, (i, result) in enumerate(execute_many(specs, args.jobs), start=1):
         s = specs[i]
-        alloc[s.variant, s.scheduler][s.seed] = float(result.summary["gpu_alloc_ratio_pct"])
+        value = float(result.summary["gpu_alloc_ratio_pct"])
+        alloc[s.variant, s.scheduler][s.seed] = value
+        if args.csv:
+            with args.csv.open("a") as f:
+                f.write(f"{s.variant},{s.scheduler},{s.seed},{value}\n")
         if done % max(len(specs) // 10, 1) == 0:
             print(f"{done}/{len(specs)} runs", file=sys.stderr, flush=True)
 

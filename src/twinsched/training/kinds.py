@@ -93,6 +93,7 @@ def fit(spec: FitSpec, workdir: Path, progress: Progress = print) -> FitResult:
     result = FitResult(base.with_members(current), singles, best_single, score)
     result.history.append((current, score))
     workdir.mkdir(parents=True, exist_ok=True)
+    seen: dict[str, float] = {}  # perkind:FILE -> its objective (FILE named by its content)
     for p in range(spec.passes):
         changed = False
         for kind in range(spec.k):
@@ -101,7 +102,9 @@ def fit(spec: FitSpec, workdir: Path, progress: Progress = print) -> FitResult:
                 for m in spec.members
                 if m != current[kind]
             }
-            scores = objective(spec, list(tries))
+            todo = [name for name in tries if name not in seen]  # a later pass repeats some
+            seen.update(objective(spec, todo) if todo else {})
+            scores = {name: seen[name] for name in tries}
             best = max(scores, key=lambda n: scores[n])
             line = ", ".join(f"{tries[n]} {v:.3f}" for n, v in scores.items())
             progress(f"pass {p + 1} kind {kind} (now {current[kind]} {score:.3f}): {line}")

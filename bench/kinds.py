@@ -1,6 +1,7 @@
 """A model per job kind against one model for all, on held-out fill-ups.
 
     python bench/kinds.py --model kinds.json --best fgd [--variants ...] [--seeds 10-19]
+    python bench/kinds.py --trace synthetic-continuum --variants 0,1,2 --model K --best bestfit
 
 ``--model``: a kind model written by ``twinsched kinds fit`` (on training variants and seeds);
 ``--best``: the best single member on those training seeds (the fit prints it). Every
@@ -38,6 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True, help="kind model (kinds fit --out)")
     parser.add_argument("--best", default="fgd", help="best single member on training seeds")
+    parser.add_argument("--trace", default="alibaba-gpu-2023", help="fill-ups of this trace")
     parser.add_argument("--variants", default=",".join(HELD_OUT))
     parser.add_argument("--seeds", default="10-19", help="fill-up orders (held out: 10-19)")
     parser.add_argument("--jobs", type=int, default=1, help="local processes")
@@ -52,7 +54,7 @@ def main() -> None:
     names = [ours, *singles]
     variants, seeds = args.variants.split(","), parse_seeds(args.seeds)
     specs = [
-        RunSpec("alibaba-gpu-2023", name, seed, variant, target_pct=100.0, data=args.data)
+        RunSpec(args.trace, name, seed, variant, target_pct=100.0, data=args.data)
         for seed in seeds
         for variant in variants
         for name in names

@@ -382,8 +382,8 @@ LONG: dict[str, str] = {
     "docs/scheduling.md: twinsched kinds fit --out kinds.json --variant "
     "default,cpu050,gpushare40,multigpu30,gpuspec10 --members "
     "fgd,bestfit,gpupacking,gpuclustering --k 4 --seeds 0-2 --passes 2": (
-        "195 fill-ups (about 10 minutes of CPU): tests/scheduling/test_perkind.py runs the "
-        "model it writes"
+        "255 fill-ups (about 13 minutes of CPU): tests/training/test_kinds.py fits on the "
+        "synthetic continuum"
     ),
     "docs/scheduling.md: python bench/kinds.py --model recipes/kinds-openb.json --best fgd "
     "--singles fgd,bestfit,gpupacking,gpuclustering": BENCH,

@@ -51,7 +51,7 @@ def fit_command(
     ] = "fgd,bestfit,gpupacking,gpuclustering",
     k: Annotated[int, int_opt("Number of kinds", 1, 64)] = 4,
     seeds: SeedsOpt = "0-4",
-    kmeans_seed: Annotated[int, int_opt("Seed of the k-means++ draws", 0, 2**31)] = 0,
+    kmeans_seed: Annotated[int, int_opt("Seed of the k-means++ draws", 0, 2**32 - 1)] = 0,
     runtime: Annotated[bool, typer.Option(help="Cluster on runtime too.")] = False,
     passes: Annotated[int, int_opt("Coordinate-ascent passes", 0, 10)] = 2,
     jobs: Annotated[int, int_opt("Parallel local processes", 1, 256)] = 1,

@@ -145,6 +145,8 @@ HOW: dict[str, str] = {
     "docs/ai.md: twinsched train --recipe recipes/openb-es.toml --out out/train-es": RUN,
     "docs/ai.md: twinsched train --recipe recipes/openb-gates.toml --out out/train-gates": RUN,
     "docs/ai.md: python bench/heldout.py --model ai:openb-gates --seeds 0-9": RUN,
+    "docs/scheduling.md: twinsched kinds fit --out kinds.json --variant default,cpu050,gpushare40,multigpu30,gpuspec10 --members fgd,bestfit,gpupacking,gpuclustering --k 4 --seeds 0-2 --passes 2": RUN,
+    "docs/scheduling.md: python bench/kinds.py --model recipes/kinds-openb.json --best fgd --singles fgd,bestfit,gpupacking,gpuclustering": RUN,
     "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare60 --schedulers ai:openb-bc,fgd,bestfit": RUN,
     "docs/ai.md: python bench/ai.py --model ai:openb-bc": RUN,
     "docs/ai.md: twinsched train --recipe recipes/continuum-wait-energy.toml --out out/train-wait-energy --register continuum-wait-energy": RUN,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,8 @@ NAMES = [
     *(f"{n}/w=8/t=0.05" if n.startswith("ilp-") else n for n in registry.names()),
     "leastallocated+labels",
     "bestfit*3+labels",
+    # the shipped kind model (twinsched kinds fit, docs/scheduling.md "A model per job kind")
+    f"perkind:{Path(__file__).parents[2] / 'recipes' / 'kinds-openb.json'}",
 ]
 
 

@@ -379,6 +379,14 @@ LONG: dict[str, str] = {
         TRAINING
     ),
     "docs/ai.md: python bench/heldout.py --model ai:openb-gates --seeds 0-9": BENCH,
+    "docs/scheduling.md: twinsched kinds fit --out kinds.json --variant "
+    "default,cpu050,gpushare40,multigpu30,gpuspec10 --members "
+    "fgd,bestfit,gpupacking,gpuclustering --k 4 --seeds 0-2 --passes 2": (
+        "255 fill-ups (about 13 minutes of CPU): tests/training/test_kinds.py fits on the "
+        "synthetic continuum"
+    ),
+    "docs/scheduling.md: python bench/kinds.py --model recipes/kinds-openb.json --best fgd "
+    "--singles fgd,bestfit,gpupacking,gpuclustering": BENCH,
     "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare60 --schedulers "
     "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
     "docs/ai.md: python bench/ai.py --model ai:openb-bc": BENCH,

@@ -15,6 +15,7 @@ from twinsched.cli import (
     distil,
     explain,
     flow,
+    kinds,
     learning,
     models,
     run,
@@ -46,6 +47,7 @@ app.add_typer(workflows.app, name="workflow", help="Task DAGs across the continu
 app.add_typer(store.app, name="scenarios", help="The scenario store.")
 app.add_typer(store.runs_app, name="runs", help="Recorded runs and their results.")
 app.add_typer(bandits.app, name="bandits", help="Bandit posteriors kept across runs.")
+app.add_typer(kinds.app, name="kinds", help="A model per job kind: fit the kinds and members.")
 app.command("explain")(explain.explain_command)
 app.add_typer(models.app, name="models", help="Models: ai:NAME schedulers, forecasters.")
 app.add_typer(twin.app, name="twin", help="The digital twin service.")

@@ -2,8 +2,9 @@
 
 The grammar (docs/architecture.md, "Scheduler names")::
 
-    name      := ai | lookahead | aggregate | bandit | sum | leaf
+    name      := ai | perkind | lookahead | aggregate | bandit | sum | leaf
     ai        := "ai:" MODEL ["@" VERSION]
+    perkind   := "perkind:" FILE                                 a KindModel (fanout/kinds.py)
     lookahead := "lookahead:" BASE ("/" KEY "=" VALUE)*          keys of LookaheadParams
     aggregate := "aggregate:" name ["@" WEIGHT] ("|" name ["@" WEIGHT])*
     bandit    := "bandit" ("/" KEY "=" VALUE)* ":" name ("|" name)*   keys of BanditParams
@@ -198,7 +199,17 @@ class Ai:
     ref: str
 
 
-Node = Leaf | Ilp | Sum | Aggregate | Bandit | Lookahead | Ai
+@dataclass(frozen=True)
+class PerKind:
+    """``perkind:FILE``: each pod placed by the member its kind model chose for its kind
+    (``members``: filled in by the registry's check, which reads the file)."""
+
+    text: str
+    path: str
+    members: tuple[tuple[str, Node], ...] = ()
+
+
+Node = Leaf | Ilp | Sum | Aggregate | Bandit | Lookahead | Ai | PerKind
 LOOKAHEAD_BASES = ("fgd",)
 
 
@@ -206,6 +217,11 @@ def parse(name: str) -> Node:
     """The tree of ``name``; syntax and every family's ranges are checked, names are not."""
     if name.startswith("ai:"):
         return Ai(name, name.removeprefix("ai:"))
+    if name.startswith("perkind:"):
+        path = name.removeprefix("perkind:")
+        if not path:
+            raise TwinschedError(f"'{name}' names no kind model: write perkind:FILE.json")
+        return PerKind(name, path)
     if name.startswith("lookahead:"):
         return _lookahead(name)
     if name.startswith("aggregate:"):

@@ -18,6 +18,7 @@ from twinsched.scheduling.names import (
     Leaf,
     Lookahead,
     Node,
+    PerKind,
     Sum,
     params_of,
     parse,
@@ -106,6 +107,9 @@ SCHEDULERS: Registry[Factory] = Registry("scheduler", BUILT_INS, ENTRY_POINT_GRO
 PATTERNS = {
     "aggregate:A|B@W": "every member answers, the evaluator scores each answer, a vote weighted "
     "by the job's profile or @W (default 1) binds one; ties go to the higher member scores",
+    "perkind:FILE": "a model per job kind: each pod goes to the member its kind model (FILE, "
+    "written by 'twinsched kinds fit') chose for the pod's kind (nearest centroid of its "
+    "standardised requests)",
     "bandit/s=0.03/l=2:A|B": "contextual bandit over the members: Thompson sampling per pod "
     "kind and load bucket, learning from the evaluator's reward during the run (/b=W: the "
     "weight of bytes moved in that reward)",
@@ -169,10 +173,32 @@ def _checked(node: Node) -> Node:
         return Lookahead(_checked(node.base), node.params)
     if isinstance(node, Ilp):
         return node
+    if isinstance(node, PerKind):
+        return _perkind(node)
     from twinsched.scheduling.ai.serving import check_ai_scheduler  # reads the card only
 
     check_ai_scheduler(node.ref)
     return node
+
+
+def _perkind(node: PerKind) -> PerKind:
+    """``node`` with its model's distinct members checked (the file is read, nothing built)."""
+    from pathlib import Path
+
+    from twinsched.scheduling.fanout.kinds import load
+
+    model = load(Path(node.path))
+    texts = list(dict.fromkeys(model.members))
+    for text in texts:
+        if text.startswith("perkind:"):
+            raise TwinschedError(f"'{node.text}': a member cannot be perkind ({text})")
+    try:
+        members = tuple((text, _checked(parse(text))) for text in texts)
+    except TwinschedError as exc:
+        raise TwinschedError(f"'{node.text}': member of its kind model: {exc}") from exc
+    if any(isinstance(member, Ilp) for _, member in members):
+        raise TwinschedError(f"'{node.text}': a window ILP cannot be a member (it places batches)")
+    return PerKind(node.text, node.path, members)
 
 
 def _members(members: tuple[tuple[str, Node], ...]) -> tuple[tuple[str, Node], ...]:
@@ -219,6 +245,8 @@ def _build(node: Node) -> Scheduler:
         from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler
 
         return LookaheadScheduler(_plugins(_build(node.base), "lookahead"), node.params)
+    if isinstance(node, PerKind):
+        return _build_perkind(node)
     from twinsched.scheduling.ai.serving import create_ai_scheduler
 
     return create_ai_scheduler(node.text)
@@ -263,3 +291,13 @@ def _fan_out(node: Aggregate | Bandit) -> Scheduler:
     togo = ToGo(p.h, p.g, p.f)
     return BanditScheduler(members, fallback, scale=p.s, levels=p.l, name=node.text,
                            bytes_weight=p.b, togo=togo)  # fmt: skip
+
+
+def _build_perkind(node: PerKind) -> Scheduler:
+    from pathlib import Path
+
+    from twinsched.scheduling.fanout.kinds import load
+    from twinsched.scheduling.fanout.perkind import PerKind as PerKindScheduler
+
+    members = {text: _build(member) for text, member in node.members}
+    return PerKindScheduler(load(Path(node.path)), members, node.text)

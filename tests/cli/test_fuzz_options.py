@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli.fuzzing import TARGETS, Target, fuzz, sandbox
 
-EXAMPLES = 6  # per option (bench/fuzz_cli.py runs 150)
+EXAMPLES = 4  # per option (bench/fuzz_cli.py runs 150)
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda t: t.name)

@@ -51,3 +51,14 @@ def test_replay_metrics_read_the_summary_and_the_samples() -> None:
     assert got["allocation"] == mean_allocation(samples) == 50.0
     assert got["wait_mean"] == 5.0 and got["energy"] == 2.5 and got["carbon"] == 0.0
     assert set(got) == set(METRICS)
+
+
+def test_bytes_moved_is_an_objective_of_its_own_read_from_a_replay_with_data() -> None:
+    """Issue 40's objective for training: the data a replay moves, a count (0 without data)."""
+    summary = {"bytes_moved": 3_000_000}
+    assert replay_metrics(summary, [])["bytes_moved"] == 3_000_000.0
+    assert replay_metrics({}, [])["bytes_moved"] == 0.0
+    assert ratio("bytes_moved", 0.0, 0.0) == 1.0
+    less = REF | {"bytes_moved": 49.5}
+    assert objective(less, REF, {"bytes_moved": 1.0}) == pytest.approx(0.5)
+    assert guard_penalty(REF | {"bytes_moved": 201.0}, REF, ["bytes_moved"], 0.0) == 1.0

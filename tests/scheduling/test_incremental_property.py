@@ -86,7 +86,7 @@ def _run(sc: Scenario, steps: list[tuple[str, int]], name: str, shape_from: int)
     return compared
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(CLUSTERS, STEPS, st.sampled_from(NAMES), st.booleans())
 def test_incremental_scoring_equals_full_rescoring_after_random_steps(
     sc: Scenario, steps: list[tuple[str, int]], name: str, blocks: bool

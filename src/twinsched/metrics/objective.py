@@ -1,5 +1,6 @@
 """A declared objective over a replay's metrics: weights of allocation, wait, completion,
-energy, carbon, disruptions and missed deadlines, each relative to a reference run.
+energy, carbon, disruptions, missed deadlines and bytes moved between nodes (a scenario with
+data sets, ``docs/data.md``), each relative to a reference run.
 
 :func:`replay_metrics` reads the listed metrics from a replay's summary and samples;
 :func:`objective` weighs each metric's ratio to the same seed's reference run (lower is
@@ -22,8 +23,9 @@ METRICS: dict[str, tuple[str, bool]] = {
     "carbon": ("carbon_g", False),
     "disruptions": ("disruptions", False),
     "missed_deadlines": ("missed_deadlines", False),
+    "bytes_moved": ("bytes_moved", False),  # 0 in a scenario without data sets
 }
-COUNTS = ("disruptions", "missed_deadlines")  # ratios of counts add one to both sides
+COUNTS = ("disruptions", "missed_deadlines", "bytes_moved")  # ratios add one to both sides
 
 
 def mean_allocation(samples: Sequence[Mapping[str, float]]) -> float:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.scheduling.ai.card_fuzzing import Tally, check, corrupt_cards, registry_with_victim
 
-EXAMPLES = 60  # bench/fuzz_cards.py runs more
+EXAMPLES = 36  # bench/fuzz_cards.py runs more
 
 
 def test_malformed_cards_are_refused_by_file_or_read_well_typed(tmp_path: Path) -> None:

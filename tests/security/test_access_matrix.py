@@ -285,7 +285,7 @@ def test_access_matrix(
                         cells += 1
     assert cells > 500
     secrets = [world.legacy, *world.tokens.values()]
-    secrets += [t.rsplit("_", 1)[1] for t in world.tokens.values()]
+    secrets += [t.split("_", 2)[2] for t in world.tokens.values()]  # the secret may hold "_"
     text = b"\n".join(seen) + caplog.text.encode()
     for secret in secrets:
         assert secret.encode() not in text, "a token appears in an answer or a log line"

@@ -265,3 +265,22 @@ def test_a_collector_moving_the_twins_time_on_does_not_make_it_read_again(twin_u
         assert placements(client.get_state()) == expected
     assert ctl.stats.reads == 1 and ctl.stats.errors["late_batch"] > 0
     assert set(ctl.stats.errors) == {"late_batch"}
+
+
+def test_an_out_of_step_write_stands_over_an_earlier_change_of_another_writer() -> None:
+    """The twin put another writer's delta (a feeder's: pod Pending) before this controller's
+    bind of the same pod. Following the changes in the twin's order, the replica ends with the
+    pod bound, as the twin has it, not pending to be bound a second time (seen under load)."""
+    replica = Replica(pending_document(4), 0, "fgd")
+    (bound, *_) = replica.cycle(1)
+    name = replica.pod_names[bound.pod]
+    ours = replica.deltas([bound], replica.time)
+    theirs = [{"op": "pod", "pod": name, "phase": "Pending", "node": None, "gpus": []}]
+    answer = {"version": 2, "time": replica.time, "changes": [
+        {"version": 1, "deltas": theirs}, {"version": 2, "deltas": ours},
+    ]}  # fmt: skip
+    replica.follow(answer)
+    assert replica.version == 2
+    running = replica.mirror.state.pod_node[bound.pod]
+    assert replica.mirror.node_names[int(running)] == replica.mirror.node_names[bound.node]
+    assert bound.pod not in {b.pod for b in replica.cycle(4)}  # not bound a second time

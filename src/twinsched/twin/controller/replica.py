@@ -71,12 +71,15 @@ class Replica:
         return int(np.count_nonzero(self.mirror.state.phase == _PENDING))
 
     # -- following the twin ----------------------------------------------------------------------
-    def follow(self, answer: Mapping[str, Any], own: Iterable[int] = ()) -> int:
-        """Apply a ``GET /changes`` answer (its versions after this replica's); the number of
-        events applied. Changes at versions in ``own`` (this controller's writes, already on
-        the replica) are skipped. Raises ``DocumentError`` when new pods cannot be appended
-        (the caller reads the whole state then)."""
-        mine = set(own)
+    def follow(self, answer: Mapping[str, Any]) -> int:
+        """Apply a ``GET /changes`` answer (its versions after this replica's), in the twin's
+        order; the number of events applied. This controller's own writes come back here only
+        when they were out of step (another writer came between: an in-step write moves the
+        replica's version past it). They are applied again: a no-op, unless a change the twin
+        put before them undid one of their binds on the replica (a feeder's delta for a pod
+        the replica had bound; skipping them left that pod pending, bound a second time).
+        Raises ``DocumentError`` when new pods cannot be appended (the caller reads the whole
+        state then)."""
         changes = [c for c in answer["changes"] if c["version"] > self.version]
         known = self.mirror.pod_index
         added = [
@@ -91,8 +94,7 @@ class Replica:
             self.control = self._controller()
             self.grown += 1
         for change in changes:  # a pod just appended is at its phase: its pod_add is a no-op
-            if change["version"] not in mine:
-                self.mirror.apply_deltas(change["deltas"])
+            self.mirror.apply_deltas(change["deltas"])
         self.version, self.time = int(answer["version"]), float(answer["time"])
         applied = self.mirror.applied - before
         if applied or added:

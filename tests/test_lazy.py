@@ -33,11 +33,12 @@ def test_a_name_is_imported_when_first_asked_for() -> None:
 
 def test_the_twin_app_imports_what_a_request_needs_on_first_use() -> None:
     """``twin serve`` starts without pandas (the predictor's models, the harmoniser's table
-    readers), the explainer's schedulers or the Prometheus mirror: each comes with its route's
-    first request."""
+    readers), the schedulers and the simulator (explain, what-if, an application's fit check)
+    or the Prometheus mirror: each comes with its route's first request."""
     later = ["pandas", "twinsched.twin.harmonize.core", "twinsched.twin.core.explain",
              "twinsched.twin.collectors.ksm", "twinsched.twin.dataset",
-             "twinsched.twin.predict.features"]  # fmt: skip
+             "twinsched.twin.predict.features", "twinsched.scheduling.registry",
+             "twinsched.sim"]  # fmt: skip
     code = (
         "import sys\n"
         "from twinsched.twin.api.app import create_app\n"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-PACKAGES = ("twinsched.report", "twinsched.sim", "twinsched.store")
+PACKAGES = ("twinsched.report", "twinsched.sim", "twinsched.store", "twinsched.twin.harmonize")
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -29,3 +29,21 @@ def test_a_name_is_imported_when_first_asked_for() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["False", "True", "True"], done.stderr[-2000:]
+
+
+def test_the_twin_app_imports_what_a_request_needs_on_first_use() -> None:
+    """``twin serve`` starts without pandas (the predictor's models, the harmoniser's table
+    readers), the schedulers and the simulator (explain, what-if, an application's fit check)
+    or the Prometheus mirror: each comes with its route's first request."""
+    later = ["pandas", "twinsched.twin.harmonize.core", "twinsched.twin.core.explain",
+             "twinsched.twin.collectors.ksm", "twinsched.twin.dataset",
+             "twinsched.twin.predict.features", "twinsched.scheduling.registry",
+             "twinsched.sim"]  # fmt: skip
+    code = (
+        "import sys\n"
+        "from twinsched.twin.api.app import create_app\n"
+        f"print(*[m for m in {later!r} if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == []

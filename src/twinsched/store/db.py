@@ -59,8 +59,10 @@ def engine_for(db: str | Path | None = None) -> Engine:
         if engine is None:
             engine = _create_engine(url)
             from twinsched.store.migrate import upgrade
+            from twinsched.store.template import seed
 
             try:
+                seed(url, _create_engine)  # a new SQLite file: a copy of an empty store
                 upgrade(engine)
             except sa.exc.DBAPIError as exc:  # cannot connect or open: a message, no traceback
                 engine.dispose()

@@ -10,10 +10,10 @@ the header's checksum (:func:`scenario_checksum`): a damaged, partial or tampere
 never trusted, only rebuilt.
 
 Where: ``$TWINSCHED_CACHE``, else ``$XDG_CACHE_HOME/twinsched``, else
-``~/.cache/twinsched``; ``TWINSCHED_CACHE=off`` turns the cache off. A cache that cannot be
-written costs the parse, never the run. Arrays are read into memory (not memory-mapped):
-openb's largest variant is about 1 MB of columns, and the arrays stay writeable like parsed
-ones. Strings and ``meta`` travel as JSON, so nothing is pickled.
+``~/.cache/twinsched``; ``TWINSCHED_CACHE=off`` turns the cache off (``cachedir.py``). A
+cache that cannot be written costs the parse, never the run. Arrays are read into memory
+(not memory-mapped): openb's largest variant is about 1 MB of columns, and the arrays stay
+writeable like parsed ones. Strings and ``meta`` travel as JSON, so nothing is pickled.
 """
 
 from __future__ import annotations
@@ -30,23 +30,13 @@ import numpy as np
 
 from twinsched.model.cluster import Scenario
 from twinsched.model.columns import content_columns, scenario_checksum, scenario_from_columns
+from twinsched.traces.cachedir import ENV_VAR as ENV_VAR  # where: traces/cachedir.py
+from twinsched.traces.cachedir import OFF as OFF
+from twinsched.traces.cachedir import cache_dir as cache_dir
 
-ENV_VAR = "TWINSCHED_CACHE"
-OFF = "off"
 FORMAT = 2  # the layout of a cache file; bump when it changes (2: the header digest)
 _CHUNK = 1 << 20
 _TABLES = ("nodes", "links", "pods")  # numeric columns; the names go in the header
-
-
-def cache_dir() -> Path | None:
-    """The cache folder (see the module doc), or None when the cache is off."""
-    chosen = os.environ.get(ENV_VAR, "")
-    if chosen == OFF:
-        return None
-    if chosen:
-        return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "twinsched"
 
 
 def cache_key(parts: Sequence[str], sources: Sequence[Path]) -> str:

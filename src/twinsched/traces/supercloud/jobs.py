@@ -29,10 +29,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from twinsched.errors import TraceFormatError
 from twinsched.model.cluster import Scenario, pods_from_columns, single_pool_scenario
@@ -50,6 +49,9 @@ from twinsched.traces.checked import checked
 from twinsched.traces.csvcheck import float_column, int_column, read_table
 from twinsched.traces.supercloud import nodes as supercloud_nodes
 from twinsched.traces.supercloud.series import read_series
+
+if TYPE_CHECKING:
+    import pandas as pd  # read_table's frames; pandas is imported where a file is read
 
 FILE = "slurm-log-queueing-clean.csv.gz"  # the public sample's job table
 GLOBS = ("slurm-log*.csv", "slurm-log*.csv.gz")  # what a folder may hold (docs/store.md)

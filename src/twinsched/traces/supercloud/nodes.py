@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from twinsched.model.cluster import Nodes, nodes_from_columns
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_MEMORY_MIB
 from twinsched.traces.csvcheck import int_column
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)

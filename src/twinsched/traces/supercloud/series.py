@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from twinsched.errors import TraceFormatError
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_MEMORY_MIB, MAX_TIME_S
@@ -35,6 +34,8 @@ def series_files(folder: Path) -> list[Path]:
 
 def read_series(file: Path, origin_s: float) -> dict[str, dict[str, Any]]:
     """Per-node load of ``file``, in bins of :data:`STEP_S` s after ``origin_s`` (epoch s)."""
+    import pandas as pd  # here, not at import: the twin's harmoniser imports this module
+
     frame = read_table(file, COLUMNS)
     epoch = float_column(frame, file, "EpochTime", maximum=MAX_TIME_S)
     cpu = float_column(frame, file, "CPUUtilization", maximum=MAX_UTIL_PCT)

@@ -14,7 +14,7 @@ import contextlib
 import importlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
@@ -50,8 +50,10 @@ from twinsched.twin.broker.messages import ConsumerStats
 from twinsched.twin.core.deltas import StatePatch
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.settings import TwinSettings
-from twinsched.twin.predict.forecast import ForecasterFactory
 from twinsched.twin.predict.predictor import Predictor
+
+if TYPE_CHECKING:
+    from twinsched.twin.predict.forecast import ForecasterFactory
 
 PREFIX = "/api/v1"
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ Each app has its own registry, so several apps can live in one process (tests).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -15,8 +15,10 @@ from prometheus_client.registry import Collector
 from twinsched.model.document import TwinDocument
 from twinsched.twin.api.deps import history_problem
 from twinsched.twin.broker.messages import ConsumerStats
-from twinsched.twin.collectors.ksm import MirrorStats
 from twinsched.twin.core.service import TwinService
+
+if TYPE_CHECKING:  # the mirror's module is imported by `twin serve --mirror`, not by every twin
+    from twinsched.twin.collectors.ksm import MirrorStats
 
 PREFIX = "twinsched_twin"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from twinsched.store.history.query import Aggregation
 from twinsched.twin.core.deltas import MAX_TIME
-from twinsched.twin.harmonize import SourceOrAuto
+from twinsched.twin.harmonize.result import SourceOrAuto
 
 
 class PutResult(BaseModel):

@@ -18,7 +18,6 @@ import numpy as np
 from twinsched.model.document import Job, Pod, TwinDocument
 from twinsched.scheduling.framework import Reason, Unschedulable
 from twinsched.twin.apps.spec import AppSpec, PodTemplate
-from twinsched.twin.controller.replica import Replica
 
 CHECKER = "bestfit"
 
@@ -90,6 +89,9 @@ def unplaced(
 ) -> list[Unplaced]:
     """The pods of ``add`` (template name, pod) that no node of ``doc`` can take once the
     pods ``retire`` are gone and the ones before them are placed; [] when all fit."""
+    # here: the replica imports every scheduler, which a twin needs only when apps change
+    from twinsched.twin.controller.replica import Replica
+
     if not add:
         return []
     if not any(pool.nodes for pool in doc.nodepools):

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from twinsched.errors import TwinschedError
 from twinsched.twin.core.service import TwinService
-from twinsched.twin.dataset import ExportSpec, export_frame
-from twinsched.twin.predict.anomaly import AnomalyModel, fit_anomalies
-from twinsched.twin.predict.features import METRICS, POWER, node_types, pools, wide
-from twinsched.twin.predict.forecast import ForecasterFactory, forecast, pool_series
-from twinsched.twin.predict.power import NotTrainedError, fit_power
+
+if TYPE_CHECKING:  # pandas and the models are imported by the methods that use them, not at
+    # the twin's start (a twin that is never asked for a prediction never imports pandas)
+    import pandas as pd
+
+    from twinsched.twin.predict.anomaly import AnomalyModel
+    from twinsched.twin.predict.forecast import ForecasterFactory
 
 
 class PredictError(TwinschedError):
@@ -67,6 +69,8 @@ class Predictor:
 
     def _history(self, start: float | None, end: float | None, metrics: tuple[str, ...],
                  step: float | None = None) -> pd.DataFrame:  # fmt: skip
+        from twinsched.twin.dataset import ExportSpec, export_frame
+
         if self.service.history is None:
             raise PredictError("history", "this twin keeps no history")
         live = self.service.session  # the live session's history, on its time
@@ -75,6 +79,10 @@ class Predictor:
 
     def retrain(self) -> Trained:
         """Fit the power models and the anomaly forest on the last ``window_s`` of history."""
+        from twinsched.twin.predict.anomaly import fit_anomalies
+        from twinsched.twin.predict.features import METRICS, node_types, wide
+        from twinsched.twin.predict.power import fit_power
+
         with self._lock:
             now = self.service.time
             rows = wide(self._history(max(0.0, now - self.window_s), None, METRICS))
@@ -94,6 +102,11 @@ class Predictor:
 
     def power(self, node: str | None = None, pool: str | None = None) -> list[PowerRow]:
         """Predicted watts of a node, or of every node of a pool, at its latest metrics."""
+        import pandas as pd
+
+        from twinsched.twin.predict.features import METRICS, POWER, node_types, pools
+        from twinsched.twin.predict.power import NotTrainedError
+
         doc = self.service.document()
         # each node by its type now: one whose hardware changed since training is not answered
         # by its old type's model
@@ -128,6 +141,8 @@ class Predictor:
     def anomalies(self, start: float | None, end: float | None,
                   node: str | None = None) -> pd.DataFrame:  # fmt: skip
         """The anomalous samples between ``start`` and ``end`` (default: the last window)."""
+        from twinsched.twin.predict.features import METRICS, wide
+
         model = self._model()
         if start is None:
             start = max(0.0, self.service.time - self.window_s)
@@ -140,6 +155,9 @@ class Predictor:
 
     def utilisation(self, pool: str, horizon: int, step: float, name: str) -> np.ndarray:
         """The next ``horizon`` steps of ``pool``'s mean ``cpu_util``."""
+        from twinsched.twin.predict.features import pools
+        from twinsched.twin.predict.forecast import forecast, pool_series
+
         if self.forecasters is None:
             raise PredictError("pool", "this twin was built without forecasters")
         names = pools(self.service.document()).get(pool)

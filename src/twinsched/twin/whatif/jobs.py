@@ -19,14 +19,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import I64
-from twinsched.twin.whatif.compare import compare
 from twinsched.twin.whatif.fork import Fork
 from twinsched.twin.whatif.request import WhatIfRequest
-from twinsched.twin.whatif.runs import Deadline
+
+if TYPE_CHECKING:
+    from twinsched.twin.whatif.runs import Deadline
 
 log = logging.getLogger(__name__)
 MAX_QUEUED = 4  # jobs waiting or running at once
@@ -117,6 +118,10 @@ class WhatIfJobs:
             self._by_key = {k: v for k, v in self._by_key.items() if v != job.id}
 
     def _run(self, job: Job, make_fork: MakeFork) -> None:
+        # here: the runs import the simulator and every scheduler, needed at the first job
+        from twinsched.twin.whatif.compare import compare
+        from twinsched.twin.whatif.runs import Deadline
+
         job.status = "running"
         deadline = Deadline(time.monotonic() + job.timeout_s)
         self._running.add(deadline)

@@ -10,7 +10,6 @@ from fastapi.concurrency import run_in_threadpool
 from twinsched.twin.api.deps import Service
 from twinsched.twin.api.problems import ERROR_RESPONSES, ErrorBody
 from twinsched.twin.api.routes.decisions import UNKNOWN_SESSION, SessionQuery
-from twinsched.twin.core.explain import NotExplained, explain_kept
 
 router = APIRouter(tags=["history"])
 NOT_EXPLAINED: dict[int | str, dict[str, Any]] = {
@@ -36,6 +35,9 @@ async def explain_decision(
         service.sessions.get(session)  # an unknown session: 404 naming the known ones
 
     def answer() -> dict[str, Any]:
+        # here: the explainer imports the schedulers, which a twin needs only to explain
+        from twinsched.twin.core.explain import NotExplained, explain_kept
+
         try:
             return explain_kept(service, seq, session, top=top, to=to).to_dict()
         except NotExplained as exc:

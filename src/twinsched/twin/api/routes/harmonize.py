@@ -9,9 +9,10 @@ from fastapi.responses import JSONResponse
 
 from twinsched.model.document import DocumentError, TwinDocument
 from twinsched.model.schema import validate_document
+from twinsched.traces.conversion import HarmonizeError
 from twinsched.twin.api.problems import ERROR_RESPONSES, problem_response
 from twinsched.twin.api.schemas import HarmonizeRequest
-from twinsched.twin.harmonize import HarmonizeError, HarmonizeResult, harmonize
+from twinsched.twin.harmonize.result import HarmonizeResult
 
 router = APIRouter(tags=["harmonize"])
 
@@ -114,6 +115,8 @@ def post_harmonize(
     twin document into a valid twin document; align node samples on ``step_s``; list what
     was dropped and why. Nothing is stored. Bad input: 422 naming the field, e.g.
     ``body.payload.vertexpools[0].id``."""
+    from twinsched.twin.harmonize.core import harmonize  # every reader: on the first request
+
     if not isinstance(request.payload, dict | list | str):
         kind = type(request.payload).__name__
         return _unprocessable(

@@ -23,7 +23,6 @@ from twinsched.twin.api.deps import Service
 from twinsched.twin.api.problems import ERROR_RESPONSES, ErrorBody, problem_response
 from twinsched.twin.core.service import TwinService
 from twinsched.twin.core.sessions import SessionError
-from twinsched.twin.whatif.compare import check_size
 from twinsched.twin.whatif.fork import fork_document
 from twinsched.twin.whatif.jobs import DEFAULT_TIMEOUT_S, MakeFork, WhatIfBusy, WhatIfJobs
 from twinsched.twin.whatif.jobs import Job as WhatIfJob
@@ -110,6 +109,9 @@ async def post_whatif(
 ) -> Any:
     """Fork the state, replay its pending pods and the horizon's workload once per scheduler
     and seed, and give each figure's mean, std, min and max over the seeds."""
+    # here: the comparison imports the simulator and every scheduler (the first request's cost)
+    from twinsched.twin.whatif.compare import check_size
+
     try:
         checked = check_request(body.schedulers, body.horizon_s, body.seeds, body.scenario,
                                 body.session)  # fmt: skip

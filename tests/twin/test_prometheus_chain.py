@@ -91,10 +91,12 @@ def prometheus(tmp_path: Path, target_port: int, *more: int) -> Iterator[str]:
         pytest.fail(f"prometheus exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
 
 
-def wait_for_series(url: str, expected: int, log: Path) -> None:
-    """Until Prometheus has scraped one CPU-capacity series per node (bounded)."""
+def wait_for_series(url: str, expected: int, log: Path, samples: int = 1) -> None:
+    """Until Prometheus has scraped one CPU-capacity series per node, each with ``samples``
+    samples at least (bounded)."""
     deadline = time.monotonic() + READY_WITHIN_S
-    query = {"query": f"count({ex.CPU_CAPACITY})"}
+    held = f"count_over_time({ex.CPU_CAPACITY}[10m]) >= {samples}"
+    query = {"query": f"count({ex.CPU_CAPACITY if samples == 1 else held})"}
     last = "no answer"
     while time.monotonic() < deadline:
         try:

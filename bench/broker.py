@@ -79,7 +79,7 @@ def throughput(args: argparse.Namespace, tmp: Path, server: str, http: bool) -> 
             for way in ["HTTP PATCH"] * http + [f"{name}, {w}" for w in ways]:
                 batch = bodies(args.nodes, args.metrics, args.batches, start)
                 start += args.batches
-                seconds, messages = _send(way, batch, client, twin, url)
+                seconds, messages = _send(way, batch, client, url)
                 rows.append((way, messages, seconds))
             for way, messages, seconds in rows:
                 print(f"  {way:30s} {messages:6d} messages  {seconds:6.2f} s  "
@@ -91,14 +91,14 @@ def throughput(args: argparse.Namespace, tmp: Path, server: str, http: bool) -> 
 
 
 def _send(
-    way: str, batches: list[dict[str, Any]], client: TwinClient, twin: TwinProcess, url: str
+    way: str, batches: list[dict[str, Any]], client: TwinClient, url: str
 ) -> tuple[float, int]:
     started = time.perf_counter()
     if way == "HTTP PATCH":
         for body in batches:
             client.patch_json(json.dumps(body).encode())
         return time.perf_counter() - started, len(batches)
-    applied = int(status(twin)["applied"])
+    applied = int(status(client)["applied"])
     started = time.perf_counter()
     with BrokerPublisher(url, max_in_flight=256) as publisher:
         for body in batches:
@@ -107,7 +107,7 @@ def _send(
             else:
                 publisher.publish_samples(body)
     sent = publisher.published
-    wait(lambda: int(status(twin)["applied"]) >= applied + sent, 600, way)
+    wait(lambda: int(status(client)["applied"]) >= applied + sent, 600, way)
     return time.perf_counter() - started, sent
 
 

@@ -6,6 +6,7 @@ Screenshots go to test-artefacts/ui (docs/img/explorer-*.png are copies)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -19,6 +20,16 @@ from twinsched.scheduling.ai.shipped import SHIPPED_DIGESTS
 from twinsched.store import get_run
 
 GROUP = "random on synthetic/continuum/1"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, one for the module (a launch takes seconds); each test opens a
+    context of its own."""
+    with sync_playwright() as playwright:
+        launched = launch(playwright)
+        yield launched
+        launched.close()
 
 
 def _chart(page: Page, chart: str, what: str) -> Any:
@@ -109,11 +120,10 @@ def _compare(page: Page, ids: list[int]) -> None:
     assert message.startswith("422: ids:") and "60" in message and "object" not in message
 
 
-def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
+def test_the_page_compares_the_runs_asked_for(store: str, models: Path, browser: Any) -> None:
     runs = [get_run(i, store, decisions=False) for i in range(4, 24)]
     ids_100 = [r.id for r in runs if r.spec["target_pct"] == 100.0]
-    with serve_in_thread(create_app(store, models)) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
+    with serve_in_thread(create_app(store, models)) as url:
         page = browser.new_context(viewport={"width": 1300, "height": 1000}).new_page()
         seen: list[tuple[str, str]] = []
         page.on("request", lambda r: seen.append((r.method, r.url)))
@@ -132,15 +142,14 @@ def test_the_page_compares_the_runs_asked_for(store: str, models: Path) -> None:
         assert "val_alloc_pct" in page.inner_text("#card-figures")
         serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]
         page.screenshot(path=ARTEFACTS / "explorer.png", full_page=True)
-        browser.close()
+        page.context.close()
     assert serious == [], [(v["id"], v["help"]) for v in serious]
     assert {method for method, _ in seen} == {"GET"}
     assert [u for _, u in seen if not u.startswith((url, "blob:", "data:"))] == []
 
 
-def test_the_page_at_390_px_keeps_the_scheduler(store: str, models: Path) -> None:
-    with serve_in_thread(create_app(store, models)) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
+def test_the_page_at_390_px_keeps_the_scheduler(store: str, models: Path, browser: Any) -> None:
+    with serve_in_thread(create_app(store, models)) as url:
         page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
         page.goto(url)
         page.wait_for_function("() => window.explorerUi.loads > 0")
@@ -159,5 +168,5 @@ def test_the_page_at_390_px_keeps_the_scheduler(store: str, models: Path) -> Non
         serious = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]
         ARTEFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=ARTEFACTS / "explorer-390.png")
-        browser.close()
+        page.context.close()
     assert serious == [], [(v["id"], v["help"]) for v in serious]

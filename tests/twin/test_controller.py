@@ -84,12 +84,13 @@ class Running:
         self.client.close()
 
 
-def wait_for(check: Any, timeout: float) -> float:
-    """Seconds until ``check()`` is true (fails after ``timeout``)."""
+def wait_for(check: Any, timeout: float, every: float = 0.01) -> float:
+    """Seconds until ``check()`` is true, looked at every ``every`` s (fails after
+    ``timeout``)."""
     started = time.monotonic()
     while not check():
         assert time.monotonic() - started < timeout, "timed out"
-        time.sleep(0.01)
+        time.sleep(every)
     return time.monotonic() - started
 
 

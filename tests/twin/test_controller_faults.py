@@ -22,6 +22,9 @@ from twinsched.twin.client import TwinClient
 from twinsched.twin.controller.run import Settings, TwinController
 
 START = "from twinsched.cli import app; app()"
+# How often the twin is asked: each look reads a whole state or change list, and a tighter
+# loop takes the CPU that the twin and the controller under test need
+POLL_S = 0.1
 
 
 def controller(url: str, log: Path, *extra: str) -> subprocess.Popen[bytes]:
@@ -32,9 +35,9 @@ def controller(url: str, log: Path, *extra: str) -> subprocess.Popen[bytes]:
                                 stderr=subprocess.STDOUT)  # fmt: skip
 
 
-def running(url: str) -> int:
-    with TwinClient(url, TOKEN) as client:
-        return len(placements(client.get_state()))
+def running(client: TwinClient) -> int:
+    """The pods bound in the twin (polled: one client, not a new one per look)."""
+    return len(placements(client.get_state()))
 
 
 def test_a_controller_killed_mid_fill_up_resumes_without_binding_twice(tmp_path: Path) -> None:
@@ -43,10 +46,10 @@ def test_a_controller_killed_mid_fill_up_resumes_without_binding_twice(tmp_path:
     with running_twin(tmp_path, TOKEN) as twin, TwinClient(twin.url, TOKEN) as client:
         version = client.put_state(doc)
         first = controller(twin.url, tmp_path / "c1.log", "--batch", "2", "--lease-ttl", "2")
-        wait_for(lambda: len(client.changes(version, limit=100_000)["changes"]) >= 20, 60)
+        wait_for(lambda: len(client.changes(version, limit=100_000)["changes"]) >= 20, 60, POLL_S)
         first.send_signal(signal.SIGKILL)
         first.wait(10)
-        at_kill = running(twin.url)
+        at_kill = running(client)
         assert 40 <= at_kill < len(expected), "the kill must fall inside the fill-up"
         second = controller(twin.url, tmp_path / "c2.log", "--batch", "2", "--lease-ttl", "2",
                             "--until-idle")  # fmt: skip
@@ -71,16 +74,16 @@ def test_the_twin_restarted_under_the_controller(tmp_path: Path) -> None:
     thread = threading.Thread(target=ctl.run, daemon=True)
     thread.start()
     try:
-        wait_for(lambda: running(twin.url) == 60, 20)
+        wait_for(lambda: running(client) == 60, 20, POLL_S)
         twin.kill()
-        wait_for(lambda: not ctl.stats.connected, 10)
+        wait_for(lambda: not ctl.stats.connected, 10, POLL_S)
         twin = TwinProcess(db, TOKEN, tmp_path / "twin.log", port=twin.port)
         twin.wait_ready()
         pod = next(p for j in doc.jobs for p in j.pods).model_dump(mode="json")
         late = [{"op": "pod_add", "job": "late", "pod": pod | {"id": f"late-{k}"}}
                 for k in range(3)]  # fmt: skip
         client.patch(client.get_state().timestamp, late)
-        wait_for(lambda: running(twin.url) == 63, 20)
+        wait_for(lambda: running(client) == 63, 20, POLL_S)
         assert ctl.stats.connected and ctl.stats.lease and ctl.stats.errors["unreachable"] > 0
         health = httpx.get(f"{twin.url}/healthz", timeout=5).status_code
         assert health == 200

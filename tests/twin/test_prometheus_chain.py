@@ -91,21 +91,24 @@ def prometheus(tmp_path: Path, target_port: int, *more: int) -> Iterator[str]:
         pytest.fail(f"prometheus exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
 
 
-def wait_for_series(url: str, expected: int, log: Path) -> None:
-    """Until Prometheus has scraped one CPU-capacity series per node (bounded)."""
+def wait_for_series(url: str, expected: int, log: Path, samples: int = 1) -> None:
+    """Until Prometheus has scraped one CPU-capacity series per node, each with ``samples``
+    samples at least (bounded)."""
     deadline = time.monotonic() + READY_WITHIN_S
-    query = {"query": f"count({ex.CPU_CAPACITY})"}
+    held = f"count_over_time({ex.CPU_CAPACITY}[10m]) >= {samples}"
+    query = {"query": f"count({ex.CPU_CAPACITY if samples == 1 else held})"}
     last = "no answer"
-    while time.monotonic() < deadline:
-        try:
-            answer = httpx.get(f"{url}/api/v1/query", params=query, timeout=2).json()
-            result = answer["data"]["result"]
-            if result and int(float(result[0]["value"][1])) == expected:
-                return
-            last = str(answer)[:300]
-        except (httpx.HTTPError, ValueError, KeyError) as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        time.sleep(0.2)
+    with httpx.Client(timeout=2) as client:  # one: a new client costs tens of ms of CPU
+        while time.monotonic() < deadline:
+            try:
+                answer = client.get(f"{url}/api/v1/query", params=query).json()
+                result = answer["data"]["result"]
+                if result and int(float(result[0]["value"][1])) == expected:
+                    return
+                last = str(answer)[:300]
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            time.sleep(0.2)
     log_text = log.read_text()[-2000:] if log.exists() else ""
     pytest.fail(f"no series in Prometheus after {READY_WITHIN_S} s ({last})\n{log_text}")
 

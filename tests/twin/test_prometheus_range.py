@@ -53,8 +53,8 @@ def test_collect_dataset_reads_what_prometheus_scraped_from_the_vte(tmp_path: Pa
         MetricsExporter(LiveState(state)) as exporter,
         prometheus(tmp_path, exporter.port) as prom,
     ):
-        wait_for_series(prom, scenario.nodes.n, tmp_path / "prometheus.log")
-        time.sleep(1.5)  # a second scrape at least (every 1 s)
+        # two scrapes at least of every node (each node's values twice in the range)
+        wait_for_series(prom, scenario.nodes.n, tmp_path / "prometheus.log", samples=2)
         now = time.time()
         out = tmp_path / "vte.csv"
         args = ["collect-dataset", "--prometheus", prom, "--from", f"{now - 60:.3f}",

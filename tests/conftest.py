@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,26 @@ def _private_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_default_tls_context() -> Iterator[None]:
+    """httpx clients made with the default TLS settings share one SSL context: making one
+    loads the CA bundle, about 50 ms of CPU, and tests make clients per call (``httpx.get``) and per
+    poll of live servers (a client given its own ``verify`` or ``cert`` still makes its own)."""
+    from httpx._transports import default
+
+    made = default.create_ssl_context
+    shared = made()
+
+    def create(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+        if verify is True and cert is None and trust_env:
+            return shared
+        return made(verify=verify, cert=cert, trust_env=trust_env)
+
+    default.create_ssl_context = create
+    yield
+    default.create_ssl_context = made
 
 
 @pytest.fixture(scope="session")

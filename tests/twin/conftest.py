@@ -108,26 +108,6 @@ def client(settings: TwinSettings) -> Iterator[SyncASGI]:
     twin.close()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _one_default_tls_context() -> Iterator[None]:
-    """httpx clients made with the default TLS settings share one SSL context: making one
-    loads the CA bundle, about 50 ms of CPU, and these tests make clients per call and per
-    poll of live servers (a client given its own ``verify`` or ``cert`` still makes its own)."""
-    from httpx._transports import default
-
-    made = default.create_ssl_context
-    shared = made()
-
-    def create(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
-        if verify is True and cert is None and trust_env:
-            return shared
-        return made(verify=verify, cert=cert, trust_env=trust_env)
-
-    default.create_ssl_context = create
-    yield
-    default.create_ssl_context = made
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's Chromium under Playwright, one per test module (``tests/twin/browser.py``)."""

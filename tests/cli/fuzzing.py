@@ -2,7 +2,7 @@
 
 :data:`TARGETS` is the documented contract, written here independently of ``cli/options.py``:
 per command and option, the accepted range. Hypothesis draws values outside it (``bad``) and
-inside it (``good``). A bad value runs the whole command through typer's ``CliRunner`` in a
+inside it (``good``). A bad value runs the whole command (``tests/cli_runner.py``) in a
 sandbox folder (the working directory, the store and the model registry all inside it) and
 must end with a non-zero exit, a message, no traceback and no file written. A good value is
 parsed only (``make_context``: types, ranges and checks run, the command body does not), so
@@ -18,17 +18,15 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import typer
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from tests import fuzz_table
 from tests.cli.fuzz_recipes import DISTIL_KEYS, TRAIN_KEYS, recipes
-from twinsched.cli import app
+from tests.cli_runner import invoke, root_command
 from twinsched.errors import TwinschedError
 
 SEED_MAX = 2**32 - 1
@@ -271,14 +269,9 @@ def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
-@cache
-def _root_command() -> Any:
-    return typer.main.get_command(app)
-
-
 def _parse_only(args: list[str]) -> None:
     """Parse ``twinsched ARGS`` (types, ranges, callbacks) without running the command."""
-    command = _root_command()
+    command = root_command()
     words = list(args)
     while isinstance(command, typer.core.TyperGroup):
         command = command.get_command(None, words.pop(0))  # type: ignore[arg-type]
@@ -313,7 +306,7 @@ def check_bad(target: Target, value: str, tally: Tally, root: Path, limit: float
     tally.tried += 1
     try:
         with time_limit(limit):
-            result = CliRunner().invoke(app, args, env=env)
+            result = invoke(args, env)
     except Slow as exc:
         tally.tracebacks += 1
         tally.failed(f"{args}: {exc}")

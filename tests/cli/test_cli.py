@@ -6,18 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from twinsched.cli import app
-
-runner = CliRunner()
+from tests.cli_runner import invoke
 
 
 def test_documented_run_command_writes_results(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = "run --trace alibaba-gpu-2023 --variant default --mode fillup"
     args += f" --schedulers bestfit,random --seeds 0,1 --out {out}"
-    result = runner.invoke(app, args.split())
+    result = invoke(args.split())
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text())
     runs = doc["runs"]
@@ -39,20 +36,20 @@ def test_documented_run_command_writes_results(tmp_path: Path) -> None:
 
 
 def test_unknown_scheduler_is_a_clear_error() -> None:
-    result = runner.invoke(app, ["run", "--schedulers", "bestfitt"])
+    result = invoke(["run", "--schedulers", "bestfitt"])
     assert result.exit_code == 2
     assert "unknown scheduler 'bestfitt'" in result.output
 
 
 def test_missing_data_folder_is_a_clear_error(tmp_path: Path) -> None:
     args = ["run", "--trace", "alibaba-gpu-2023", "--data", str(tmp_path)]
-    result = runner.invoke(app, args)
+    result = invoke(args)
     assert result.exit_code == 2
     assert "trace folder not found" in result.output
 
 
 def test_demo_runs_on_the_embedded_scenario(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--seeds", "0"])
+    result = invoke(["demo", "--out", str(tmp_path), "--seeds", "0"])
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "results.json").read_text())
     assert {r["trace"] for r in doc["runs"]} == {"synthetic/continuum"}
@@ -70,9 +67,9 @@ def test_demo_runs_on_the_embedded_scenario(tmp_path: Path) -> None:
 
 
 def test_listings() -> None:
-    listed = runner.invoke(app, ["schedulers"]).output
+    listed = invoke(["schedulers"]).output
     assert "fgd" in listed and "bandit/s=0.03/l=2:A|B" in listed
-    assert "alibaba-gpu-2023" in runner.invoke(app, ["traces"]).output
+    assert "alibaba-gpu-2023" in invoke(["traces"]).output
 
 
 def test_run_a_stored_scenario_and_record_the_runs(tmp_path: Path) -> None:
@@ -81,12 +78,12 @@ def test_run_a_stored_scenario_and_record_the_runs(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'store.db'}"
     import_scenario("synthetic", "continuum", "small", db=db, options={"pods": "300", "hours": "2"})
     args = ["run", "--scenario", "small", "--db", db, "--mode", "replay"]
-    result = runner.invoke(app, [*args, "--schedulers", "leastallocated,fgd", "--seeds", "0"])
+    result = invoke([*args, "--schedulers", "leastallocated,fgd", "--seeds", "0"])
     assert result.exit_code == 0, result.output
     runs = list_runs(db)
     assert sorted(r.spec["scheduler"] for r in runs) == ["fgd", "leastallocated"]
     assert {r.scenario_name for r in runs} == {"small"}
-    missing = runner.invoke(app, ["run", "--scenario", "nope", "--db", db])
+    missing = invoke(["run", "--scenario", "nope", "--db", db])
     assert missing.exit_code == 2 and "nope" in missing.output
 
 
@@ -95,7 +92,7 @@ def test_no_record_leaves_the_store_alone(tmp_path: Path) -> None:
 
     db = f"sqlite:///{tmp_path / 'empty.db'}"
     args = ["run", "--mode", "replay", "--schedulers", "firstfit", "--db", db, "--no-record"]
-    result = runner.invoke(app, args)
+    result = invoke(args)
     assert result.exit_code == 0, result.output
     assert list_runs(db) == []
 
@@ -107,7 +104,7 @@ def test_weighted_aggregate_run_records_its_per_decision_rewards(tmp_path: Path)
     import_scenario("synthetic", "continuum", "tiny", db=db, options={"pods": "80", "hours": "1"})
     args = ["run", "--scenario", "tiny", "--db", db, "--mode", "replay", "--seeds", "0"]
     args += ["--schedulers", "fgd,leastallocated", "--aggregate", "--weights", "leastallocated=2"]
-    result = runner.invoke(app, args)
+    result = invoke(args)
     assert result.exit_code == 0, result.output
     (run,) = [r for r in list_runs(db) if r.spec["scheduler"].startswith("aggregate:")]
     assert run.spec["scheduler"] == "aggregate:fgd|leastallocated@2"
@@ -135,11 +132,11 @@ def test_weighted_aggregate_run_records_its_per_decision_rewards(tmp_path: Path)
 )
 def test_bad_weights_are_refused_before_any_run(weights: str, fragment: str) -> None:
     args = ["run", "--schedulers", "fgd,leastallocated", "--aggregate", "--weights", weights]
-    result = runner.invoke(app, [*args, "--no-record"])
+    result = invoke([*args, "--no-record"])
     assert result.exit_code == 2
     assert fragment in " ".join(result.output.replace("│", " ").split())
 
 
 def test_weights_need_the_aggregate_run() -> None:
-    result = runner.invoke(app, ["run", "--schedulers", "fgd", "--weights", "fgd=2"])
+    result = invoke(["run", "--schedulers", "fgd", "--weights", "fgd=2"])
     assert result.exit_code == 2 and "add --aggregate" in result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +27,23 @@ NAMES = [
 ]
 
 
+# An ILP solves a window per 8 pods (per pod in the contract) at 10 times a heuristic's cost:
+# its cases take the continuum's first 250 pods, past the first refusal of the contract's
+# never-departing pods (pod 168 to 185; ilp-latency refuses none of the 400 either), and its
+# fill-up stops at 4 % of the GPUs. The other fill-ups stop at 16 %, twice the 8 % checked.
+ILP_PODS, ILP_TARGET = 250, 4
+
+
 @pytest.fixture(scope="module")
 def continuum() -> Scenario:
     return synthetic.continuum(seed=1, pods=400, hours=6.0)
+
+
+def sized(name: str, sc: Scenario) -> Scenario:
+    """``sc``, or its first :data:`ILP_PODS` pods for an ILP scheduler."""
+    if not name.startswith("ilp-"):
+        return sc
+    return dataclasses.replace(sc, pods=sc.pods.take(np.arange(ILP_PODS)))
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +55,7 @@ def openb() -> Scenario:
 @pytest.mark.parametrize("name", NAMES)
 def test_contract(name: str, continuum: Scenario) -> None:
     """Placements go to eligible nodes on valid GPUs; refusals are values with reasons."""
+    continuum = sized(name, continuum)
     sched = registry.create(name)
     assert isinstance(sched, Scheduler) and sched.name.split("/")[0] == name.split("/")[0]
     state = ClusterState(continuum.nodes, continuum.pods, continuum.links, validate=True)
@@ -66,6 +82,7 @@ def test_contract(name: str, continuum: Scenario) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_replay_deterministic_and_sound(name: str, continuum: Scenario) -> None:
+    continuum = sized(name, continuum)
     a = run_replay(continuum, name, 7, validate=True)
     b = run_replay(continuum, name, 7)
     assert a.summary == b.summary and a.samples == b.samples
@@ -74,9 +91,10 @@ def test_replay_deterministic_and_sound(name: str, continuum: Scenario) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_fillup_deterministic_on_the_real_trace(name: str, openb: Scenario) -> None:
-    target = 8 if name.startswith("ilp-") else 30  # ILP windows cost a solve each
+    target = ILP_TARGET if name.startswith("ilp-") else 16  # ILP windows cost a solve each
     a = run_fillup(openb, name, 3, target_pct=target)
     b = run_fillup(openb, name, 3, target_pct=target)
     assert a.curve == b.curve and a.summary == b.summary
     assert [p["arrived_gpu_pct"] for p in a.curve] == [float(k) for k in range(1, target + 1)]
-    assert a.at(8) >= 7.5  # without GPU-model constraints nothing is refused this early
+    early = min(target, 8)  # without GPU-model constraints nothing is refused this early
+    assert a.at(early) >= early - 0.5

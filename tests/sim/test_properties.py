@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import scenarios
+from twinsched.model.cluster import Scenario
 from twinsched.scheduling import registry
 from twinsched.sim import run_fillup, run_replay
+from twinsched.sim.fillup import fillup_order
 
 # ILP schedulers with small windows and limits: these properties are about soundness.
 SCHEDULERS = st.sampled_from(
@@ -19,6 +21,17 @@ SCHEDULERS = st.sampled_from(
     ]
 )
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A fill-up tops the workload up to 130 % of the GPU capacity: 1-milli shares on 48 GPUs make
+# tens of thousands of copies of the same few pods (2 % of the drawn scenarios, 90 % of the
+# pods, up to 36 s of CPU in one run). Placements and refusals take the same paths at a few
+# hundred pods, so the fill-up properties run on the draws whose protocol stays below this.
+FILLUP_PODS = 1000
+
+
+def small_fillup(sc: Scenario, seed: int) -> bool:
+    """The scenario has GPUs (the protocol is defined by them) and a bounded fill-up."""
+    gpu = sc.nodes.total_gpu_milli
+    return gpu > 0 and fillup_order(sc.pods, gpu, seed).size <= FILLUP_PODS
 
 
 @FAST
@@ -34,8 +47,7 @@ def test_replay_never_overcommits_and_accounts_for_every_pod(sc, name, seed) -> 
 @FAST
 @given(sc=scenarios(), name=SCHEDULERS, seed=st.integers(0, 2**16))
 def test_fillup_places_or_explains_every_pod(sc, name, seed) -> None:
-    if sc.nodes.total_gpu_milli == 0:
-        return  # the FGD protocol is defined by GPU capacity
+    assume(small_fillup(sc, seed))
     result = run_fillup(sc, name, seed, validate=True)
     s = result.summary
     assert 0 <= s["gpu_alloc_ratio_pct"] <= 100
@@ -49,7 +61,7 @@ def test_same_seed_same_result(sc, name, seed) -> None:
     a = run_replay(sc, name, seed, sample_every_s=50.0)
     b = run_replay(sc, name, seed, sample_every_s=50.0)
     assert a.summary == b.summary and a.samples == b.samples
-    if sc.nodes.total_gpu_milli:
+    if small_fillup(sc, seed):
         fa, fb = run_fillup(sc, name, seed), run_fillup(sc, name, seed)
         assert fa.curve == fb.curve and fa.summary == fb.summary
 

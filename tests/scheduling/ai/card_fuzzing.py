@@ -20,14 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from tests import fuzz_table
-from twinsched.cli import app
+from tests.cli_runner import invoke
 from twinsched.scheduling.ai.model_store import _TEXT_MAPS, _TYPES, CARD, CardError, ModelRegistry
 
 DATA = hashlib.sha256(b"data").hexdigest()
-runner = CliRunner()
 
 json_values: st.SearchStrategy[Any] = st.recursive(
     st.none()
@@ -98,9 +96,7 @@ def check(data: bytes, root: Path, tally: Tally) -> None:
         tally.tracebacks += 1
         tally.failed(f"scan raised {exc!r:.120} for {data[:60]!r}")
         return
-    listed = runner.invoke(
-        app, ["models", "list", "--models-dir", str(root)], env={"COLUMNS": "200"}
-    )
+    listed = invoke(["models", "list", "--models-dir", str(root)], env={"COLUMNS": "200"})
     crashed = listed.exception is not None and not isinstance(listed.exception, SystemExit)
     if crashed or "Traceback" in listed.output or "good" not in listed.output:
         tally.tracebacks += 1

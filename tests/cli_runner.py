@@ -19,9 +19,15 @@ from twinsched.cli import app
 
 
 @cache
+def command_of(typer_app: typer.Typer) -> click.Command:
+    """``typer_app`` as a click command, built on the first call for that app (the suite's
+    conftest gives typer's own ``CliRunner`` this cache too)."""
+    return typer.main.get_command(typer_app)
+
+
 def root_command() -> click.Command:
     """``twinsched`` as a click command (built on the first call)."""
-    return typer.main.get_command(app)
+    return command_of(app)
 
 
 def invoke(args: Sequence[str], env: Mapping[str, str | None] | None = None) -> Result:

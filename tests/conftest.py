@@ -43,6 +43,22 @@ def _private_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _one_command_tree_per_app() -> Iterator[None]:
+    """typer's ``CliRunner().invoke(app, ...)`` converts the whole app into click commands at
+    every call (about 170 of them, 0.2 s of CPU for ``twinsched``); the tree depends only on
+    the app's declarations, so each app's is built once per session and reused
+    (``tests/cli_runner.py`` holds the cache)."""
+    import typer.testing
+
+    from tests.cli_runner import command_of
+
+    made = typer.testing._get_command
+    typer.testing._get_command = command_of  # type: ignore[assignment]
+    yield
+    typer.testing._get_command = made
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _one_default_tls_context() -> Iterator[None]:
     """httpx clients made with the default TLS settings share one SSL context: making one
     loads the CA bundle, about 50 ms of CPU, and tests make clients per call (``httpx.get``) and per

@@ -168,7 +168,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]
     folder = tmp_path_factory.mktemp("ui-stream")
     app = create_app(TwinSettings(token=TOKEN, db=f"sqlite:///{folder / 'twin.db'}"))
     with serve_in_thread(app) as url:
-        answer = httpx.put(f"{url}/api/v1/state", json=stuck_document(200, 2000), headers=AUTH)
+        document = stuck_document(200, 2000)  # a large state: its first PUT may take seconds
+        answer = httpx.put(f"{url}/api/v1/state", json=document, headers=AUTH, timeout=60)
         assert answer.status_code == 200, answer.text
         yield url, app
 

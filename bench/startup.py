@@ -101,17 +101,29 @@ def results_of(out: Path) -> list[dict[str, Any]]:
     return [{k: v for k, v in run.items() if k not in _VOLATILE} for run in runs]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def side_by_side_parser(doc: str, cases: tuple[str, ...], repeat: int) -> argparse.ArgumentParser:
+    """The options of a two-checkout comparison: --old, --new, --repeat, --cases."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--old", type=Path, required=True, help="old checkout (or its src)")
     parser.add_argument("--new", type=Path, default=NEW, help="new checkout (default: this)")
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--cases", default=",".join(CASES), help=f"some of {', '.join(CASES)}")
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument("--cases", default=",".join(cases), help=f"some of {', '.join(cases)}")
+    return parser
+
+
+def chosen_cases(parser: argparse.ArgumentParser, given: str, cases: tuple[str, ...]) -> list[str]:
+    """The cases of ``--cases``; an unknown one is an error naming the known ones."""
+    chosen = [c for c in given.split(",") if c]
+    if unknown := sorted(set(chosen) - set(cases)):
+        parser.error(f"unknown case(s) {', '.join(unknown)}: choose from {', '.join(cases)}")
+    return chosen
+
+
+def main() -> None:
+    parser = side_by_side_parser(__doc__, CASES, 7)
     parser.add_argument("--cpu", type=int, default=0, help="the core every run is pinned to")
     opts = parser.parse_args()
-    cases = [c for c in opts.cases.split(",") if c]
-    if unknown := sorted(set(cases) - set(CASES)):
-        parser.error(f"unknown case(s) {', '.join(unknown)}: choose from {', '.join(CASES)}")
+    cases = chosen_cases(parser, opts.cases, CASES)
     tmp = Path(tempfile.mkdtemp(prefix="startup-"))
     codes = {"old": src_of(opts.old.resolve()), "new": src_of(opts.new.resolve())}
     envs = {code: environment(code, src, tmp) for code, src in codes.items()}

@@ -10,7 +10,6 @@ store template). Not part of the suite.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -20,6 +19,9 @@ import tempfile
 from pathlib import Path
 
 NEW = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(NEW))  # bench.startup, run as a script
+from bench.startup import chosen_cases, side_by_side_parser  # noqa: E402
+
 CREATE = """
 import sys
 from twinsched.twin.api.app import create_app
@@ -63,13 +65,9 @@ def run(case: str, root: Path, cache: Path) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--old", type=Path, required=True, help="old checkout")
-    parser.add_argument("--new", type=Path, default=NEW, help="new checkout (default: this)")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--cases", default=",".join(CASES), help=f"some of {', '.join(CASES)}")
+    parser = side_by_side_parser(__doc__, CASES, 5)
     opts = parser.parse_args()
-    cases = [c for c in opts.cases.split(",") if c]
+    cases = chosen_cases(parser, opts.cases, CASES)
     roots = {"old": opts.old.resolve(), "new": opts.new.resolve()}
     tmp = Path(tempfile.mkdtemp(prefix="twin-start-"))
     for code, root in roots.items():  # warm-up

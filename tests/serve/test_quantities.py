@@ -124,6 +124,7 @@ class Prober(threading.Thread):
                 time.sleep(0.02)
 
 
+@pytest.mark.timing  # the probe's 1 s budget is wall time: run alone
 def test_no_request_holds_the_event_loop_whatever_its_quantities(tmp_path: Path) -> None:
     with running_service(tmp_path, TOKEN, NODES) as url, httpx.Client(timeout=10) as client:
         prober = Prober(url)

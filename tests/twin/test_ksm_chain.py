@@ -137,9 +137,15 @@ def read_until(twin: TwinProcess, stop: threading.Event, until: float, reads: li
 
 
 def polls(twin: TwinProcess) -> float:
+    """The mirror's polls that worked (a failed one, Prometheus slow on a loaded machine,
+    leaves the twin at what it restored)."""
     text = httpx.get(f"{twin.url}/metrics", timeout=10).text
-    line = next(x for x in text.splitlines() if x.startswith("twinsched_twin_mirror_polls_total"))
-    return float(line.rsplit(" ", 1)[1])
+
+    def counter(name: str) -> float:
+        line = next(x for x in text.splitlines() if x.startswith(f"twinsched_twin_{name}_total"))
+        return float(line.rsplit(" ", 1)[1])
+
+    return counter("mirror_polls") - counter("mirror_failed_polls")
 
 
 def check_reads(reads: list[Read], scrapes: list[View], taken: list[Taken]) -> None:

@@ -12,6 +12,7 @@ or 405). No token, valid or not, is ever logged or echoed in an answer.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -40,6 +41,14 @@ class _Route:
     methods: frozenset[str] | None  # None: a mount (any method)
 
 
+@functools.lru_cache(maxsize=2048)
+def _pattern(path: str, mount: bool) -> re.Pattern[str]:
+    """A route's (or a mount's) pattern, compiled once per process: every app of a process
+    (a test session builds hundreds) shares the same few dozen templates, and ``re``'s own
+    cache is too small to keep them."""
+    return re.compile(f"^{re.escape(path)}(/.*)?$") if mount else compile_path(path)[0]
+
+
 def route_table(routes: Sequence[Any]) -> list[_Route]:
     """Every route and mount of an app (included routers flattened), in matching order."""
     table = []
@@ -48,10 +57,10 @@ def route_table(routes: Sequence[Any]) -> list[_Route]:
         if not path:
             continue
         if isinstance(context.original_route, Mount):
-            table.append(_Route(path, re.compile(f"^{re.escape(path)}(/.*)?$"), None))
+            table.append(_Route(path, _pattern(path, True), None))
         else:
             methods = frozenset(context.methods or ())
-            table.append(_Route(path, compile_path(path)[0], methods))
+            table.append(_Route(path, _pattern(path, False), methods))
     return table
 
 

@@ -271,11 +271,20 @@ def test_a_mirrored_state_keeps_its_clock_provenance_and_window(
     assert replay("mirror", store, tmp_path / "replay")["pods"] == 3
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before exec: SIGINT and SIGTERM at their defaults and not blocked, as for a
+    command started from a shell (a test worker's ignored or blocked signals are inherited:
+    one full run saw a snapshot loop go on through SIGINT)."""
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 def _start(store: str, url: str, *extra: str) -> subprocess.Popen[str]:
     args = [sys.executable, "-m", "twinsched.cli", "twin", "snapshot", url, "--scenario", "live",
             "--db", store, *extra]  # fmt: skip
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ})  # fmt: skip
+                            env={**os.environ}, preexec_fn=_as_from_a_terminal)  # fmt: skip
 
 
 def _line_with(process: subprocess.Popen[str], words: str, timeout: float = 60.0) -> list[str]:
@@ -300,11 +309,15 @@ def test_every_repeats_with_new_versions_and_stops_cleanly(
     with TwinClient(twin.url, TOKEN) as client:
         client.put_state(epoch_document(t0))
         process = _start(store, twin.url, "--every", "1s")
-        _line_with(process, "stored live v1")
-        client.patch(t0 + 5, [{"op": "node", "node": "n2", "status": "Ready"}])
-        _line_with(process, "stored live v2")
-    process.send_signal(stop)
-    rest, _ = process.communicate(timeout=30)
+        try:
+            _line_with(process, "stored live v1")
+            client.patch(t0 + 5, [{"op": "node", "node": "n2", "status": "Ready"}])
+            _line_with(process, "stored live v2")
+            process.send_signal(stop)
+            rest, _ = process.communicate(timeout=30)
+        finally:
+            process.kill()  # a test that failed leaves no process behind (no-op once ended)
+            process.wait()
     assert process.returncode == 0, rest
     last = rest.strip().splitlines()[-1]
     assert last.startswith("stopped after") and last.endswith("stored, live v1..v2"), rest

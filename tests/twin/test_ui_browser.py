@@ -66,6 +66,7 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=ARTEFACTS / f"{name}.png", full_page=True)
 
 
+@pytest.mark.timing  # "a bound pod shows within 2 s" is wall time: run alone
 def test_fed_by_a_run_counts_and_live_binding(twin: Twin, page: Page) -> None:
     scenario = traces.load("synthetic-continuum", "3")
     seen = requests_of(page)

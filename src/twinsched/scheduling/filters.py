@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, int_operand
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 
@@ -123,15 +123,16 @@ def eligible(state: ClusterState, pod: PodView, nodes: I64) -> tuple[BoolA]:
 def fits_now(state: ClusterState, pod: PodView, nodes: I64 | slice) -> BoolA:
     """The rules on what binds and faults change: node up, CPU, memory and GPUs free
     (``nodes`` a slice: over those nodes without copying them out first)."""
-    mask: BoolA = state.cpu_free[nodes] >= pod.cpu_milli
-    mask &= state.mem_free[nodes] >= pod.memory_mib
+    # The requests as 0-d arrays: a Python scalar operand costs NumPy more than the compare.
+    mask: BoolA = state.cpu_free[nodes] >= int_operand(pod.cpu_milli)
+    mask &= state.mem_free[nodes] >= int_operand(pod.memory_mib)
     if state.nodes_down:
         mask &= state.up[nodes]
     if pod.gpu_count:  # gpus_fit, on the nodes given as indices or a slice
-        if pod.gpu_milli < MILLI_PER_GPU:
-            mask &= state.gpu_max_left[nodes] >= pod.gpu_milli  # a share pod uses one GPU
+        if pod.gpu_milli < MILLI_PER_GPU:  # a share pod uses one GPU
+            mask &= state.gpu_max_left[nodes] >= int_operand(pod.gpu_milli)
         else:
-            mask &= state.gpu_whole_free[nodes] >= pod.gpu_count
+            mask &= state.gpu_whole_free[nodes] >= int_operand(pod.gpu_count)
     return mask
 
 

@@ -30,7 +30,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from twinsched.model.cluster import I64, BoolA
+from twinsched.model.cluster import I64, BoolA, int_operand
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView
 from twinsched.scheduling.shapes import ShapeIndex
@@ -152,6 +152,7 @@ class ClassKeys:
         self._tiebreak: list[int] = []
         self._tb: I64 = np.zeros(0, dtype=np.int64)
         self._n = self._block = self._blocks = 0
+        self._stride = int_operand(1)
 
     def reset(self, state: ClusterState, tiebreak: I64) -> None:
         """A new run on ``state``; ``tiebreak[node]`` ranks equal scores (higher wins)."""
@@ -164,6 +165,7 @@ class ClassKeys:
         self._entries.clear()
         self._bytes = 0
         self._n = state.nodes.n
+        self._stride = int_operand(self._n + 1)  # a key's score unit, as a 0-d operand
         self._block = block_size(self._n) if self._n > ONE_BLOCK else max(self._n, 1)
         self._blocks = -(-self._n // self._block)
 
@@ -300,7 +302,7 @@ class ClassKeys:
                 self._score_shapes(entry, state, pod, nodes[missing], ids[missing])
             values = entry.score[ids].astype(np.int64)
             share = None if entry.share is None else entry.share[ids].astype(np.int64)
-        key = values * (self._n + 1)
+        key = values * self._stride
         key += self._tb[nodes]
         entry.key[nodes] = key
         if share is not None:

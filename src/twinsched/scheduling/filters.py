@@ -186,6 +186,41 @@ def first_rejection(
     return first
 
 
+# Rules on what binds never change (GPU model, labels; latency changes with the links only).
+STATIC_REASONS = frozenset({Reason.GPU_MODEL_MISMATCH, Reason.NODE_LABELS_MISMATCH,
+                            Reason.NODE_HAS_REJECTED_LABEL, Reason.LATENCY_TOO_HIGH})  # fmt: skip
+
+
+def static_first_rejection(
+    state: ClusterState, pod: PodView, rules: list[tuple[Reason, FilterFn]], nodes: I64
+) -> I64:
+    """:func:`first_rejection` by the rules of :data:`STATIC_REASONS` alone."""
+    static = [(reason, fn) for reason, fn in rules if reason in STATIC_REASONS]
+    first = first_rejection(state, pod, static, nodes)
+    positions = np.array(
+        [i for i, (r, _) in enumerate(rules) if r in STATIC_REASONS] + [len(rules)]
+    )
+    at: I64 = positions[first]  # back to positions in ``rules``
+    return at
+
+
+def first_rejection_given(
+    state: ClusterState, pod: PodView, rules: list[tuple[Reason, FilterFn]], static: I64,
+    nodes: I64,
+) -> I64:  # fmt: skip
+    """:func:`first_rejection` on ``nodes``, the static rules' answer given per node
+    (``static``, from :func:`static_first_rejection` over every node): only the rules on
+    what binds and faults change are evaluated (node up only while some node is down)."""
+    first = np.full(nodes.size, len(rules), dtype=np.int64)
+    for i in range(len(rules) - 1, -1, -1):  # the earliest rule written last wins
+        reason, fn = rules[i]
+        if reason in STATIC_REASONS or (reason == Reason.NODE_DOWN and not state.nodes_down):
+            continue
+        first[~fn(state, pod, nodes)] = i
+    np.minimum(first, static[nodes], out=first)  # the earliest rejecting rule of either
+    return first
+
+
 def unschedulable(
     state: ClusterState, rules: list[tuple[Reason, FilterFn]], per_rule: I64
 ) -> Unschedulable:

@@ -38,6 +38,7 @@ from twinsched.scheduling.shapes import ShapeIndex
 CACHE_BYTES = 128 << 20  # the classes' arrays, all together
 MIN_CLASSES = 4  # kept whatever the budget says
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
+DIRTY_SHARE = 8  # from 1/8 of the blocks changed, one argmax over every key costs less
 ONE_BY_ONE = 32  # up to this many shapes to score, one by one
 FEW_NODES = 4  # up to this many changed nodes, keyed one by one (with a plain-Python score)
 BIG_FILL = 16384  # a cheap score is looked up per shape from this many nodes on (a fresh class)
@@ -213,10 +214,13 @@ class ClassKeys:
         """The node of the largest key (the first such node): -1 keys mean none eligible."""
         if entry.top >= 0:  # kept through the single-node changes since it was found
             return entry.top
-        if self._blocks == 1:
+        touched = None if self._blocks == 1 else np.flatnonzero(entry.dirty)
+        if touched is None or touched.size * DIRTY_SHARE >= self._blocks:
+            # One pass over every key costs no more than the maxima of that many blocks;
+            # the blocks stay dirty until a scan finds few of them so.
             top = int(entry.key.argmax())
         else:
-            self._reblock(entry)
+            self._reblock(entry, touched)
             b = int(entry.blocks.argmax())
             start = b * self._block
             top = start + int(entry.padded[start : start + self._block].argmax())
@@ -241,22 +245,18 @@ class ClassKeys:
         best = self._fill(entry, state, pod, np.flatnonzero(eligible))
         if best >= 0 and entry.key[best] >= 0:  # the argmax over every node (unique key)
             entry.top, entry.top_key = best, int(entry.key[best])
-        entry.blocks[:] = padded.reshape(self._blocks, self._block).max(axis=1)
+        entry.dirty[:] = True  # the blocks' maxima are found when a scan needs them
         self._evict()
         return entry
 
-    def _reblock(self, entry: Entry) -> None:
-        """The largest key of the blocks changed since the last scan (done only when a scan
-        is needed: the changes of several pods are folded in at once)."""
-        touched = np.flatnonzero(entry.dirty)
-        if touched.size == 0:
-            return
-        grid = entry.padded.reshape(self._blocks, self._block)
-        if touched.size * 4 >= self._blocks:
-            entry.blocks[:] = grid.max(axis=1)
-        else:
+    def _reblock(self, entry: Entry, touched: I64) -> None:
+        """The largest key of the ``touched`` blocks, those changed since the last scan
+        (done only when a scan is needed: the changes of several pods are folded in at
+        once, and only while few blocks changed)."""
+        if touched.size:
+            grid = entry.padded.reshape(self._blocks, self._block)
             entry.blocks[touched] = grid[touched].max(axis=1)
-        entry.dirty[:] = False
+            entry.dirty[:] = False
 
     def _one(self, entry: Entry, state: ClusterState, pod: PodView, node: int) -> None:
         """One eligible node's key (and share GPU), with scalars."""

@@ -242,7 +242,7 @@ class ClassKeys:
         entry = Entry(padded, padded[: self._n], blocks, dirty, None, seen, none, None, 0)
         self._entries[pod.cls] = entry
         self._bytes += entry.nbytes
-        best = self._fill(entry, state, pod, np.flatnonzero(eligible))
+        best = self._fill(entry, state, pod, np.flatnonzero(eligible), fresh=True)
         if best >= 0 and entry.key[best] >= 0:  # the argmax over every node (unique key)
             entry.top, entry.top_key = best, int(entry.key[best])
         entry.dirty[:] = True  # the blocks' maxima are found when a scan needs them
@@ -284,9 +284,12 @@ class ClassKeys:
         values, share = self._combined(state, pod, np.array([node], dtype=np.int64))
         return int(values[0]), None if share is None else int(share[0])
 
-    def _fill(self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64) -> int:
+    def _fill(
+        self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64, fresh: bool = False
+    ) -> int:
         """The keys (and share GPUs) of eligible ``nodes``; returns the one of the largest
-        key (the first such in ``nodes``; -1: no nodes)."""
+        key (the first such in ``nodes``; -1: no nodes). ``fresh``: the class's shape tables
+        are new (every shape still to score)."""
         if nodes.size == 0:
             return -1
         if not 0 <= self._shape_from <= nodes.size:
@@ -297,9 +300,12 @@ class ClassKeys:
             if entry.generation != index.generation or entry.score.size < index.size:
                 self._fit(entry, index)
             ids = index.shape_of[nodes]
-            missing = entry.score[ids] == NO_SCORE
-            if missing.any():
-                self._score_shapes(entry, state, pod, nodes[missing], ids[missing])
+            if fresh:  # no shape scored yet: no pass to find the missing ones
+                self._score_shapes(entry, state, pod, nodes, ids)
+            else:
+                missing = entry.score[ids] == NO_SCORE
+                if missing.any():
+                    self._score_shapes(entry, state, pod, nodes[missing], ids[missing])
             values = entry.score[ids].astype(np.int64)
             share = None if entry.share is None else entry.share[ids].astype(np.int64)
         key = values * self._stride

@@ -32,13 +32,14 @@ import numpy.typing as npt
 
 from twinsched.model.cluster import I64, BoolA, int_operand
 from twinsched.model.state import ClusterState
+from twinsched.scheduling.blocks import follow_many, follow_one, refresh
 from twinsched.scheduling.framework import PodView
 from twinsched.scheduling.shapes import ShapeIndex
 
 CACHE_BYTES = 128 << 20  # the classes' arrays, all together
 MIN_CLASSES = 4  # kept whatever the budget says
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
-DIRTY_SHARE = 8  # from 1/8 of the blocks changed, one argmax over every key costs less
+DIRTY_SHARE = 4  # from 1/4 of the blocks dirty, a scan finds every block's maximum again
 ONE_BY_ONE = 32  # up to this many shapes to score, one by one
 FEW_NODES = 4  # up to this many changed nodes, keyed one by one (with a plain-Python score)
 BIG_FILL = 16384  # a cheap score is looked up per shape from this many nodes on (a fresh class)
@@ -190,21 +191,25 @@ class ClassKeys:
             nodes = stale.tolist() if stale.size <= self._few else None
         if nodes is not None:  # a few nodes changed: scalars, one node at a time
             for node in nodes:
+                old = entry.key.item(node)
                 if eligible[node]:
                     self._one(entry, state, pod, node)
                 else:
                     entry.key[node] = -1
                 if self._blocks > 1:
-                    entry.dirty[node // self._block] = True
+                    new = entry.key.item(node)
+                    follow_one(entry.blocks, entry.dirty, node // self._block, old, new)
                 if entry.top >= 0:
                     _follow_top(entry, node)
         else:
+            before = entry.key[stale] if self._blocks > 1 else None
             entry.key[stale] = -1
             best = self._fill(entry, state, pod, stale[eligible[stale]])
             if entry.top >= 0:  # kept through the batch unless its own key fell
                 _follow_batch(entry, best, int(entry.key[best]) if best >= 0 else -1)
-            if self._blocks > 1:
-                entry.dirty[stale // self._block] = True
+            if before is not None:
+                in_block = stale // self._block
+                follow_many(entry.blocks, entry.dirty, in_block, before, entry.key[stale])
         entry.seen = end
         if self._bytes > self.budget:
             self._evict()
@@ -214,13 +219,11 @@ class ClassKeys:
         """The node of the largest key (the first such node): -1 keys mean none eligible."""
         if entry.top >= 0:  # kept through the single-node changes since it was found
             return entry.top
-        touched = None if self._blocks == 1 else np.flatnonzero(entry.dirty)
-        if touched is None or touched.size * DIRTY_SHARE >= self._blocks:
-            # One pass over every key costs no more than the maxima of that many blocks;
-            # the blocks stay dirty until a scan finds few of them so.
+        if self._blocks == 1:
             top = int(entry.key.argmax())
         else:
-            self._reblock(entry, touched)
+            grid = entry.padded.reshape(self._blocks, self._block)
+            refresh(grid, entry.blocks, entry.dirty, DIRTY_SHARE)
             b = int(entry.blocks.argmax())
             start = b * self._block
             top = start + int(entry.padded[start : start + self._block].argmax())
@@ -248,15 +251,6 @@ class ClassKeys:
         entry.dirty[:] = True  # the blocks' maxima are found when a scan needs them
         self._evict()
         return entry
-
-    def _reblock(self, entry: Entry, touched: I64) -> None:
-        """The largest key of the ``touched`` blocks, those changed since the last scan
-        (done only when a scan is needed: the changes of several pods are folded in at
-        once, and only while few blocks changed)."""
-        if touched.size:
-            grid = entry.padded.reshape(self._blocks, self._block)
-            entry.blocks[touched] = grid[touched].max(axis=1)
-            entry.dirty[:] = False
 
     def _one(self, entry: Entry, state: ClusterState, pod: PodView, node: int) -> None:
         """One eligible node's key (and share GPU), with scalars."""

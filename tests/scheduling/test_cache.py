@@ -8,12 +8,14 @@ from hypothesis import strategies as st
 
 from tests.builders import context, scenario, state_with
 from tests.strategies import scenarios
-from twinsched.model.events import Arrive, Bind, NodeDown, NodeUp, Release
+from twinsched.model.events import Arrive, Bind, LinkChange, NodeDown, NodeUp, Release
 from twinsched.model.state import ChangeCursor, ClusterState
 from twinsched.scheduling import filters, registry
 from twinsched.scheduling.cache import EligibleMemo, ReasonMemo
 from twinsched.scheduling.framework import Placement, pod_views
+from twinsched.scheduling.gpus import default_gpus
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
+from twinsched.traces import synthetic
 
 
 def test_changed_since_lists_each_node_once_in_order_of_first_change() -> None:
@@ -123,3 +125,31 @@ def test_a_decision_narrowed_by_within_leaves_the_class_cache_whole() -> None:
         return out
 
     assert placements(True) == placements(False)
+
+
+def test_reasons_follow_binds_faults_and_link_changes() -> None:
+    """The reason table's static rules (model, labels, latency) are kept per class: a link
+    change recomputes them, a node fault or a bind only the others."""
+    sc = synthetic.cluster(seed=0, nodes=60)
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    views, memo, rng = pod_views(sc.pods), ReasonMemo(), np.random.default_rng(0)
+    everything = np.arange(sc.nodes.n, dtype=np.int64)
+    for i in range(400):
+        pod = views[i]
+        state.apply(Arrive(i))
+        fits = np.flatnonzero(filters.eligible(state, pod, everything)[0])
+        if fits.size:
+            node = int(fits[rng.integers(fits.size)])
+            state.apply(Bind(i, node, default_gpus(state, pod, node)))
+        draw = rng.random()
+        if draw < 0.05:
+            node = int(rng.integers(sc.nodes.n))
+            state.apply(NodeDown(node) if draw < 0.03 else NodeUp(node))
+        elif draw < 0.08:
+            latency = float(rng.choice([1.0, 80.0, np.inf]))
+            state.apply(LinkChange(0, 1, latency, 100.0))
+        other = views[int(rng.integers(len(views)))]
+        rules, first = memo.first(state, other)
+        assert first.tolist() == filters.first_rejection(state, other, rules, everything).tolist()
+        assert memo.get(state, other) == filters.explain(state, other)
+    assert state.link_version and state.nodes_down

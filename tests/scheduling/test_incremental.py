@@ -197,12 +197,15 @@ def test_one_node_in_plain_python_scores_as_the_arrays_do(
         state.apply(Bind(i, node, default_gpus(state, pod, node)))
 
 
+@pytest.mark.parametrize("dirty_share", [0, incremental_module.DIRTY_SHARE])
 @pytest.mark.parametrize("name", ["fgd", "bestfit"])
 def test_blocks_of_nodes_find_the_same_best_node(
-    name: str, monkeypatch: pytest.MonkeyPatch
+    name: str, dirty_share: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Large clusters keep a maximum per block of nodes; forced here on a small one."""
+    """Large clusters keep a maximum per block of nodes; forced here on a small one (with
+    ``DIRTY_SHARE`` 0, every scan goes through the blocks however many changed)."""
     monkeypatch.setattr(incremental_module, "ONE_BLOCK", 0)
+    monkeypatch.setattr(incremental_module, "DIRTY_SHARE", dirty_share)
     monkeypatch.setattr(incremental_module, "block_size", lambda n: 8)
     incremental = _plugins(name)
     _drive(incremental, 6, pods=120, p_other=0.4, nodes=44)  # 6 blocks, the last one short

@@ -94,6 +94,7 @@ def test_incremental_scoring_equals_full_rescoring_after_random_steps(
     with (
         mock.patch.object(incremental_module, "ONE_BLOCK", 0 if blocks else 8192),
         mock.patch.object(incremental_module, "block_size", lambda n: 3),
+        mock.patch.object(incremental_module, "DIRTY_SHARE", 0),  # scans through the blocks
     ):
         for shape_from in (-1, 0, 2):
             _run(sc, steps, name, shape_from)

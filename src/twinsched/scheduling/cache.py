@@ -180,13 +180,19 @@ _EVERY_NODE = slice(None)  # every node, as a view: no index array over all node
 @dataclass
 class _Reasons:
     rules: list[tuple[Reason, filters.FilterFn]]  # the filters that apply to the class, in order
+    static: I64  # per node: index of the first static rule that rejects it (len(rules): none)
+    links: int  # ``state.link_version`` that ``static`` was computed with
     first: I64  # per node: index of the first rule that rejects it (len(rules): none)
     per_rule: I64  # how many nodes have each value of ``first``
     answer: Unschedulable
 
 
 class ReasonMemo:
-    """Why a pod class fits nowhere, kept per node and refreshed only where nodes changed."""
+    """Why a pod class fits nowhere, kept per node and refreshed only where nodes changed.
+
+    The rules on static node attributes (GPU model, labels, latency) are evaluated once per
+    class (and again after a link change); a refresh evaluates the others on changed nodes.
+    """
 
     def __init__(self) -> None:
         self._memo = ClassMemo(self._fresh, self._refresh)
@@ -206,15 +212,21 @@ class ReasonMemo:
     def _fresh(self, state: ClusterState, pod: PodView, only: BoolA | None) -> _Reasons:
         rules = filters.applicable(pod)
         everything = np.arange(state.nodes.n, dtype=np.int64)
-        first = filters.first_rejection(state, pod, rules, everything)
+        static = filters.static_first_rejection(state, pod, rules, everything)
+        first = filters.first_rejection_given(state, pod, rules, static, everything)
         per_rule = np.bincount(first, minlength=len(rules) + 1)
-        return _Reasons(rules, first, per_rule, filters.unschedulable(state, rules, per_rule))
+        answer = filters.unschedulable(state, rules, per_rule)
+        return _Reasons(rules, static, state.link_version, first, per_rule, answer)
 
     def _refresh(
         self, entry: _Reasons, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
     ) -> None:
+        if entry.links != state.link_version:  # the latencies changed: every node again
+            stale = np.arange(state.nodes.n, dtype=np.int64)
+            entry.static = filters.static_first_rejection(state, pod, entry.rules, stale)
+            entry.links = state.link_version
         size = len(entry.rules) + 1
-        now = filters.first_rejection(state, pod, entry.rules, stale)
+        now = filters.first_rejection_given(state, pod, entry.rules, entry.static, stale)
         delta = np.bincount(now, minlength=size) - np.bincount(entry.first[stale], minlength=size)
         entry.first[stale] = now
         if delta.any():  # else the same counts, the same answer (its text costs the most)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA, int_operand
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 
@@ -123,15 +123,16 @@ def eligible(state: ClusterState, pod: PodView, nodes: I64) -> tuple[BoolA]:
 def fits_now(state: ClusterState, pod: PodView, nodes: I64 | slice) -> BoolA:
     """The rules on what binds and faults change: node up, CPU, memory and GPUs free
     (``nodes`` a slice: over those nodes without copying them out first)."""
-    mask: BoolA = state.cpu_free[nodes] >= pod.cpu_milli
-    mask &= state.mem_free[nodes] >= pod.memory_mib
+    # The requests as 0-d arrays: a Python scalar operand costs NumPy more than the compare.
+    mask: BoolA = state.cpu_free[nodes] >= int_operand(pod.cpu_milli)
+    mask &= state.mem_free[nodes] >= int_operand(pod.memory_mib)
     if state.nodes_down:
         mask &= state.up[nodes]
     if pod.gpu_count:  # gpus_fit, on the nodes given as indices or a slice
-        if pod.gpu_milli < MILLI_PER_GPU:
-            mask &= state.gpu_max_left[nodes] >= pod.gpu_milli  # a share pod uses one GPU
+        if pod.gpu_milli < MILLI_PER_GPU:  # a share pod uses one GPU
+            mask &= state.gpu_max_left[nodes] >= int_operand(pod.gpu_milli)
         else:
-            mask &= state.gpu_whole_free[nodes] >= pod.gpu_count
+            mask &= state.gpu_whole_free[nodes] >= int_operand(pod.gpu_count)
     return mask
 
 
@@ -182,6 +183,41 @@ def first_rejection(
     first = np.full(nodes.size, len(rules), dtype=np.int64)
     for i in range(len(rules) - 1, -1, -1):  # the earliest rule written last wins
         first[~rules[i][1](state, pod, nodes)] = i
+    return first
+
+
+# Rules on what binds never change (GPU model, labels; latency changes with the links only).
+STATIC_REASONS = frozenset({Reason.GPU_MODEL_MISMATCH, Reason.NODE_LABELS_MISMATCH,
+                            Reason.NODE_HAS_REJECTED_LABEL, Reason.LATENCY_TOO_HIGH})  # fmt: skip
+
+
+def static_first_rejection(
+    state: ClusterState, pod: PodView, rules: list[tuple[Reason, FilterFn]], nodes: I64
+) -> I64:
+    """:func:`first_rejection` by the rules of :data:`STATIC_REASONS` alone."""
+    static = [(reason, fn) for reason, fn in rules if reason in STATIC_REASONS]
+    first = first_rejection(state, pod, static, nodes)
+    positions = np.array(
+        [i for i, (r, _) in enumerate(rules) if r in STATIC_REASONS] + [len(rules)]
+    )
+    at: I64 = positions[first]  # back to positions in ``rules``
+    return at
+
+
+def first_rejection_given(
+    state: ClusterState, pod: PodView, rules: list[tuple[Reason, FilterFn]], static: I64,
+    nodes: I64,
+) -> I64:  # fmt: skip
+    """:func:`first_rejection` on ``nodes``, the static rules' answer given per node
+    (``static``, from :func:`static_first_rejection` over every node): only the rules on
+    what binds and faults change are evaluated (node up only while some node is down)."""
+    first = np.full(nodes.size, len(rules), dtype=np.int64)
+    for i in range(len(rules) - 1, -1, -1):  # the earliest rule written last wins
+        reason, fn = rules[i]
+        if reason in STATIC_REASONS or (reason == Reason.NODE_DOWN and not state.nodes_down):
+            continue
+        first[~fn(state, pod, nodes)] = i
+    np.minimum(first, static[nodes], out=first)  # the earliest rejecting rule of either
     return first
 
 

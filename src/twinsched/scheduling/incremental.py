@@ -30,14 +30,16 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from twinsched.model.cluster import I64, BoolA
+from twinsched.model.cluster import I64, BoolA, int_operand
 from twinsched.model.state import ClusterState
+from twinsched.scheduling.blocks import follow_many, follow_one, refresh
 from twinsched.scheduling.framework import PodView
 from twinsched.scheduling.shapes import ShapeIndex
 
 CACHE_BYTES = 128 << 20  # the classes' arrays, all together
 MIN_CLASSES = 4  # kept whatever the budget says
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
+DIRTY_SHARE = 4  # from 1/4 of the blocks dirty, a scan finds every block's maximum again
 ONE_BY_ONE = 32  # up to this many shapes to score, one by one
 FEW_NODES = 4  # up to this many changed nodes, keyed one by one (with a plain-Python score)
 BIG_FILL = 16384  # a cheap score is looked up per shape from this many nodes on (a fresh class)
@@ -152,6 +154,7 @@ class ClassKeys:
         self._tiebreak: list[int] = []
         self._tb: I64 = np.zeros(0, dtype=np.int64)
         self._n = self._block = self._blocks = 0
+        self._stride = int_operand(1)
 
     def reset(self, state: ClusterState, tiebreak: I64) -> None:
         """A new run on ``state``; ``tiebreak[node]`` ranks equal scores (higher wins)."""
@@ -164,6 +167,7 @@ class ClassKeys:
         self._entries.clear()
         self._bytes = 0
         self._n = state.nodes.n
+        self._stride = int_operand(self._n + 1)  # a key's score unit, as a 0-d operand
         self._block = block_size(self._n) if self._n > ONE_BLOCK else max(self._n, 1)
         self._blocks = -(-self._n // self._block)
 
@@ -187,21 +191,25 @@ class ClassKeys:
             nodes = stale.tolist() if stale.size <= self._few else None
         if nodes is not None:  # a few nodes changed: scalars, one node at a time
             for node in nodes:
+                old = entry.key.item(node)
                 if eligible[node]:
                     self._one(entry, state, pod, node)
                 else:
                     entry.key[node] = -1
                 if self._blocks > 1:
-                    entry.dirty[node // self._block] = True
+                    new = entry.key.item(node)
+                    follow_one(entry.blocks, entry.dirty, node // self._block, old, new)
                 if entry.top >= 0:
                     _follow_top(entry, node)
         else:
+            before = entry.key[stale] if self._blocks > 1 else None
             entry.key[stale] = -1
             best = self._fill(entry, state, pod, stale[eligible[stale]])
             if entry.top >= 0:  # kept through the batch unless its own key fell
                 _follow_batch(entry, best, int(entry.key[best]) if best >= 0 else -1)
-            if self._blocks > 1:
-                entry.dirty[stale // self._block] = True
+            if before is not None:
+                in_block = stale // self._block
+                follow_many(entry.blocks, entry.dirty, in_block, before, entry.key[stale])
         entry.seen = end
         if self._bytes > self.budget:
             self._evict()
@@ -214,7 +222,8 @@ class ClassKeys:
         if self._blocks == 1:
             top = int(entry.key.argmax())
         else:
-            self._reblock(entry)
+            grid = entry.padded.reshape(self._blocks, self._block)
+            refresh(grid, entry.blocks, entry.dirty, DIRTY_SHARE)
             b = int(entry.blocks.argmax())
             start = b * self._block
             top = start + int(entry.padded[start : start + self._block].argmax())
@@ -236,25 +245,12 @@ class ClassKeys:
         entry = Entry(padded, padded[: self._n], blocks, dirty, None, seen, none, None, 0)
         self._entries[pod.cls] = entry
         self._bytes += entry.nbytes
-        best = self._fill(entry, state, pod, np.flatnonzero(eligible))
+        best = self._fill(entry, state, pod, np.flatnonzero(eligible), fresh=True)
         if best >= 0 and entry.key[best] >= 0:  # the argmax over every node (unique key)
             entry.top, entry.top_key = best, int(entry.key[best])
-        entry.blocks[:] = padded.reshape(self._blocks, self._block).max(axis=1)
+        entry.dirty[:] = True  # the blocks' maxima are found when a scan needs them
         self._evict()
         return entry
-
-    def _reblock(self, entry: Entry) -> None:
-        """The largest key of the blocks changed since the last scan (done only when a scan
-        is needed: the changes of several pods are folded in at once)."""
-        touched = np.flatnonzero(entry.dirty)
-        if touched.size == 0:
-            return
-        grid = entry.padded.reshape(self._blocks, self._block)
-        if touched.size * 4 >= self._blocks:
-            entry.blocks[:] = grid.max(axis=1)
-        else:
-            entry.blocks[touched] = grid[touched].max(axis=1)
-        entry.dirty[:] = False
 
     def _one(self, entry: Entry, state: ClusterState, pod: PodView, node: int) -> None:
         """One eligible node's key (and share GPU), with scalars."""
@@ -282,9 +278,12 @@ class ClassKeys:
         values, share = self._combined(state, pod, np.array([node], dtype=np.int64))
         return int(values[0]), None if share is None else int(share[0])
 
-    def _fill(self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64) -> int:
+    def _fill(
+        self, entry: Entry, state: ClusterState, pod: PodView, nodes: I64, fresh: bool = False
+    ) -> int:
         """The keys (and share GPUs) of eligible ``nodes``; returns the one of the largest
-        key (the first such in ``nodes``; -1: no nodes)."""
+        key (the first such in ``nodes``; -1: no nodes). ``fresh``: the class's shape tables
+        are new (every shape still to score)."""
         if nodes.size == 0:
             return -1
         if not 0 <= self._shape_from <= nodes.size:
@@ -295,12 +294,15 @@ class ClassKeys:
             if entry.generation != index.generation or entry.score.size < index.size:
                 self._fit(entry, index)
             ids = index.shape_of[nodes]
-            missing = entry.score[ids] == NO_SCORE
-            if missing.any():
-                self._score_shapes(entry, state, pod, nodes[missing], ids[missing])
+            if fresh:  # no shape scored yet: no pass to find the missing ones
+                self._score_shapes(entry, state, pod, nodes, ids)
+            else:
+                missing = entry.score[ids] == NO_SCORE
+                if missing.any():
+                    self._score_shapes(entry, state, pod, nodes[missing], ids[missing])
             values = entry.score[ids].astype(np.int64)
             share = None if entry.share is None else entry.share[ids].astype(np.int64)
-        key = values * (self._n + 1)
+        key = values * self._stride
         key += self._tb[nodes]
         entry.key[nodes] = key
         if share is not None:

@@ -65,7 +65,8 @@ class ShapeIndex:
             row += s.gpu_left[node].tolist()
         return tuple(row)
 
-    def _rows(self, nodes: I64) -> list[list[int]]:
+    def _matrix(self, nodes: I64) -> I64:
+        """The rows of :meth:`_row` for ``nodes``, as one matrix."""
         s = self.state
         parts = [self._kinds[nodes][:, None]]
         if self._cpu:
@@ -74,13 +75,23 @@ class ShapeIndex:
             parts.append(s.mem_free[nodes][:, None])
         if self._gpus:
             parts.append(s.gpu_left[nodes])
-        rows: list[list[int]] = np.concatenate(parts, axis=1).tolist()
+        return np.concatenate(parts, axis=1)
+
+    def _rows(self, nodes: I64) -> list[list[int]]:
+        rows: list[list[int]] = self._matrix(nodes).tolist()
         return rows
 
     def _renumber(self) -> None:
-        ids: dict[tuple[int, ...], int] = {}
+        """Number the shapes of every node in order of their first node (as :meth:`update`
+        numbers a new one), with whole arrays: no Python tuple per node."""
         every = np.arange(self.state.nodes.n, dtype=np.int64)
-        shape = [ids.setdefault(tuple(r), len(ids)) for r in self._rows(every)]
+        distinct, inverse = distinct_rows(self._matrix(every))
+        _, first = np.unique(inverse, return_index=True)  # each distinct row's first node
+        order = np.argsort(first, kind="stable")  # distinct rows by their first node
+        renamed = np.empty_like(order)
+        renamed[order] = np.arange(order.size)
+        shape = renamed[inverse]
+        ids = {tuple(row): i for i, row in enumerate(distinct[order].tolist())}
         self.previous = np.zeros(len(ids), dtype=np.int64)
         self.previous[shape] = self.shape_of
         self._ids, self.shape_of[:] = ids, shape

@@ -10,9 +10,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from twinsched.model.cluster import F64, I64, Nodes
+from twinsched.model.cluster import F64, I64, Nodes, float_operand
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import MAX_SCORE, BaseScore, PodView, Scores
+
+_ONE, _MAX = float_operand(1.0), float_operand(float(MAX_SCORE))
 
 
 def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, F64]:
@@ -29,40 +31,93 @@ def used_fractions(state: ClusterState, pod: PodView, nodes: I64) -> tuple[F64, 
 
 
 class ResourceColumns(NamedTuple):
-    """Per resource (CPU, memory, GPU milli), one contiguous row over the nodes of
-    ``nodes``: what :func:`mean_used_of` reads besides the free resources (made once)."""
+    """What :func:`mean_used_of` reads besides the free resources (made once per nodes):
+    per resource (CPU, memory, GPU milli) one contiguous row over the nodes, and the same
+    as (N, 3) matrices, whose rows a refresh of a few nodes gathers at once."""
 
     nodes: Nodes
     capacity: F64  # (3, N)
     has: F64  # (3, N): 1.0 where the node has the resource
     divisor: F64  # (3, N): max(capacity, 1)
     resources: F64  # (N,): max(how many of the three the node has, 1)
+    everywhere: tuple[bool, ...]  # per resource: every node has it (``has`` is all 1.0)
+    by_node: F64  # (N, 3): ``capacity`` per node
+    divisor_by_node: F64  # (N, 3): ``divisor`` per node
+    requests: dict[tuple[int, int, int], F64]  # a pod's requests as a row of floats
+    rows: F64  # (N, 10): capacity, divisor, has per resource, then max(resources, 1)
 
     @classmethod
     def of(cls, nodes: Nodes) -> ResourceColumns:
         cap, has = nodes.capacity, nodes.has_resource
         capacity, present = np.ascontiguousarray(cap.T), np.ascontiguousarray(has.T)
         divisor = np.ascontiguousarray(np.maximum(cap, 1.0).T)
-        return cls(nodes, capacity, present, divisor, np.maximum(has.sum(axis=1), 1.0))
+        everywhere = tuple(bool(row.all()) for row in present == 1.0)
+        resources = np.maximum(has.sum(axis=1), 1.0)
+        by_node, divisor_by_node = np.ascontiguousarray(cap), np.ascontiguousarray(divisor.T)
+        rows = np.concatenate([cap, divisor_by_node, has, resources[:, None]], axis=1)
+        return cls(nodes, capacity, present, divisor, resources, everywhere, by_node,
+                   divisor_by_node, {}, rows)  # fmt: skip
+
+    def request(self, pod: PodView) -> F64:
+        """The pod's CPU, memory and GPU milli requests as a (3,) row (read-only, kept)."""
+        key = (pod.cpu_milli, pod.memory_mib, pod.gpu_request)
+        row = self.requests.get(key)
+        if row is None:
+            if len(self.requests) >= 4096:
+                self.requests.clear()
+            row = self.requests[key] = np.array(key, dtype=np.float64)
+            row.flags.writeable = False
+        return row
+
+
+GATHER_ROWS = 1024  # up to this many nodes (a refresh), the (k, 3) gathers cost less
 
 
 def mean_used_of(columns: ResourceColumns, state: ClusterState, pod: PodView, nodes: I64) -> F64:
-    """``_mean(*used_fractions(...))``, one resource at a time on 1-D columns (a refresh's
-    few hundred nodes: about half the time of the (k, 3) matrices): the same IEEE
-    operations, and a row of three summed left to right as NumPy sums it."""
+    """``_mean(*used_fractions(...))``: the same IEEE operations, and a row of three summed
+    left to right as NumPy sums it. Operands are arrays (NumPy converts a Python scalar at
+    every call), and a resource every node has skips its product by 1.0 (exact).
+
+    A refresh's few hundred nodes are gathered as (k, 3) rows at once (``take``: fewer
+    calls); over more nodes one resource at a time on 1-D columns costs less.
+    """
+    if nodes.size > GATHER_ROWS:
+        return _mean_used_by_column(columns, state, pod, nodes)
+    used = columns.by_node.take(nodes, axis=0)
+    used -= state.free.take(nodes, axis=0)  # float64 minus int64, as ``cap - free``
+    used += columns.request(pod)
+    used /= columns.divisor_by_node.take(nodes, axis=0)
+    np.minimum(used, _ONE, out=used)
+    for r in range(3):
+        if not columns.everywhere[r]:
+            used[:, r] *= columns.has[r].take(nodes)
+    total = used[:, 0] + used[:, 1]
+    total += used[:, 2]
+    total /= columns.resources.take(nodes)
+    return total
+
+
+def _mean_used_by_column(
+    columns: ResourceColumns, state: ClusterState, pod: PodView, nodes: I64
+) -> F64:
+    """:func:`mean_used_of` one resource at a time on 1-D columns (many nodes)."""
     request = (pod.cpu_milli, pod.memory_mib, pod.gpu_request)
     free = (state.cpu_free, state.mem_free, state.gpu_idle)
     total: F64 | None = None
     for r in range(3):
-        used = (columns.capacity[r][nodes] - free[r][nodes] + float(request[r])) / (
-            columns.divisor[r][nodes]
-        )
-        np.minimum(used, 1.0, out=used)
-        used *= columns.has[r][nodes]
-        total = used if total is None else total + used
+        used = columns.capacity[r][nodes] - free[r][nodes]
+        used += float_operand(float(request[r]))
+        used /= columns.divisor[r][nodes]
+        np.minimum(used, _ONE, out=used)
+        if not columns.everywhere[r]:
+            used *= columns.has[r][nodes]
+        if total is None:
+            total = used
+        else:
+            total += used
     assert total is not None
-    mean: F64 = total / columns.resources[nodes]
-    return mean
+    total /= columns.resources[nodes]
+    return total
 
 
 def _mean(values: F64, has: F64) -> F64:
@@ -70,18 +125,18 @@ def _mean(values: F64, has: F64) -> F64:
     return mean
 
 
-def mean_used(state: ClusterState, pod: PodView, node: int) -> float:
-    """``_mean(*used_fractions(...))`` of one node with Python floats: the same IEEE
-    operations in the same order (NumPy sums a row of three left to right)."""
-    cap: list[float] = state.nodes.capacity[node].tolist()
-    has: list[float] = state.nodes.has_resource[node].tolist()
-    free: list[int] = state.free[node].tolist()
-    request = (float(pod.cpu_milli), float(pod.memory_mib), float(pod.gpu_request))
-    used = [
-        min((c - f + r) / max(c, 1.0), 1.0) * h
-        for c, f, r, h in zip(cap, free, request, has, strict=False)
-    ]
-    return (used[0] + used[1] + used[2]) / max(has[0] + has[1] + has[2], 1.0)
+Row = list[float]  # capacities, divisors, resources present, their count (at least 1)
+
+
+def mean_used(row: Row, free: list[int], request: tuple[int, int, int]) -> float:
+    """``_mean(*used_fractions(...))`` of one node (``row``: its ``ResourceColumns.rows``)
+    with Python floats: the same IEEE operations in the same order (NumPy sums a row of
+    three left to right)."""
+    c0, c1, c2, d0, d1, d2, h0, h1, h2, count = row
+    u0 = min((c0 - free[0] + request[0]) / d0, 1.0) * h0
+    u1 = min((c1 - free[1] + request[1]) / d1, 1.0) * h1
+    u2 = min((c2 - free[2] + request[2]) / d2, 1.0) * h2
+    return (u0 + u1 + u2) / count
 
 
 class _MeanUsed(BaseScore):
@@ -89,10 +144,19 @@ class _MeanUsed(BaseScore):
 
     _columns: ResourceColumns | None = None
 
-    def mean_used(self, state: ClusterState, pod: PodView, nodes: I64) -> F64:
+    def columns(self, state: ClusterState) -> ResourceColumns:
         if self._columns is None or self._columns.nodes is not state.nodes:
             self._columns = ResourceColumns.of(state.nodes)
-        return mean_used_of(self._columns, state, pod, nodes)
+        return self._columns
+
+    def mean_used(self, state: ClusterState, pod: PodView, nodes: I64) -> F64:
+        return mean_used_of(self.columns(state), state, pod, nodes)
+
+    def mean_used_one(self, state: ClusterState, pod: PodView, node: int) -> float:
+        """:meth:`mean_used` of one node, in plain Python."""
+        row: Row = self.columns(state).rows[node].tolist()
+        request = (pod.cpu_milli, pod.memory_mib, pod.gpu_request)
+        return mean_used(row, state.free[node].tolist(), request)
 
 
 class LeastAllocated(_MeanUsed):
@@ -101,11 +165,13 @@ class LeastAllocated(_MeanUsed):
     cheap_score = True
 
     def score(self, state: ClusterState, pod: PodView, nodes: I64) -> Scores:
-        return Scores(((1.0 - self.mean_used(state, pod, nodes)) * MAX_SCORE).astype(np.int64))
+        free = np.subtract(_ONE, self.mean_used(state, pod, nodes))
+        free *= _MAX
+        return Scores(free.astype(np.int64))
 
     def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
         """:meth:`score` of one node with Python floats."""
-        return int((1.0 - mean_used(state, pod, node)) * MAX_SCORE), None
+        return int((1.0 - self.mean_used_one(state, pod, node)) * MAX_SCORE), None
 
 
 class MostAllocated(_MeanUsed):
@@ -116,7 +182,7 @@ class MostAllocated(_MeanUsed):
 
     def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
         """:meth:`score` of one node with Python floats."""
-        return int(mean_used(state, pod, node) * MAX_SCORE), None
+        return int(self.mean_used_one(state, pod, node) * MAX_SCORE), None
 
 
 class BalancedAllocation(BaseScore):

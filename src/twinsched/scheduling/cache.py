@@ -150,13 +150,15 @@ class EligibleMemo:
                 mask &= static
             self._entries[pod.cls] = _Eligible(static, mask, end)
             return mask
-        if entry.seen < end:
-            stale, always = state.changed_since(entry.seen), entry.static
-            if stale.size == 1:
-                node = int(stale[0])
+        seen = entry.seen
+        if seen < end:
+            always = entry.static
+            if seen == end - 1:  # one change (often, one per bind): its node, no array
+                node = state.changes[seen]
                 fits = filters.fits_node(state, pod, node)
-                entry.mask[node] = fits and (always is None or bool(always[node]))
+                entry.mask[node] = fits and (always is None or always.item(node))
             else:
+                stale = state.changed_since(seen)
                 fits_now = filters.fits_now(state, pod, stale)
                 if always is not None:
                     fits_now &= always[stale]
@@ -227,8 +229,13 @@ class ReasonMemo:
             entry.links = state.link_version
         size = len(entry.rules) + 1
         now = filters.first_rejection_given(state, pod, entry.rules, entry.static, stale)
-        delta = np.bincount(now, minlength=size) - np.bincount(entry.first[stale], minlength=size)
+        before = entry.first[stale]
+        moved = now != before
+        if not moved.any():  # no node's first rejection changed: nothing to count again
+            return
         entry.first[stale] = now
+        now, before = now[moved], before[moved]
+        delta = np.bincount(now, minlength=size) - np.bincount(before, minlength=size)
         if delta.any():  # else the same counts, the same answer (its text costs the most)
             entry.per_rule += delta
             entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)

@@ -182,6 +182,7 @@ _EVERY_NODE = slice(None)  # every node, as a view: no index array over all node
 @dataclass
 class _Reasons:
     rules: list[tuple[Reason, filters.FilterFn]]  # the filters that apply to the class, in order
+    dynamic: filters.Dynamic  # those on what binds and faults change (filters.dynamic_rules)
     static: I64  # per node: index of the first static rule that rejects it (len(rules): none)
     links: int  # ``state.link_version`` that ``static`` was computed with
     first: I64  # per node: index of the first rule that rejects it (len(rules): none)
@@ -215,10 +216,11 @@ class ReasonMemo:
         rules = filters.applicable(pod)
         everything = np.arange(state.nodes.n, dtype=np.int64)
         static = filters.static_first_rejection(state, pod, rules, everything)
-        first = filters.first_rejection_given(state, pod, rules, static, everything)
+        dynamic = filters.dynamic_rules(rules)
+        first = filters.first_rejection_given(state, pod, rules, static, everything, dynamic)
         per_rule = np.bincount(first, minlength=len(rules) + 1)
         answer = filters.unschedulable(state, rules, per_rule)
-        return _Reasons(rules, static, state.link_version, first, per_rule, answer)
+        return _Reasons(rules, dynamic, static, state.link_version, first, per_rule, answer)
 
     def _refresh(
         self, entry: _Reasons, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
@@ -228,7 +230,8 @@ class ReasonMemo:
             entry.static = filters.static_first_rejection(state, pod, entry.rules, stale)
             entry.links = state.link_version
         size = len(entry.rules) + 1
-        now = filters.first_rejection_given(state, pod, entry.rules, entry.static, stale)
+        rules = entry.rules
+        now = filters.first_rejection_given(state, pod, rules, entry.static, stale, entry.dynamic)
         before = entry.first[stale]
         moved = now != before
         if not moved.any():  # no node's first rejection changed: nothing to count again

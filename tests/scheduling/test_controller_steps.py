@@ -114,3 +114,41 @@ def test_decided_by_names_the_fallback_until_the_bind() -> None:
     assert isinstance(binding, Binding)
     assert (binding.scheduler, binding.fallback) == ("fgd", True)
     assert control.decided_by(0) == ("refuses", False)  # bound: no standing decision
+
+
+class _Proposes:
+    """A scheduler that always proposes one fixed placement (valid or not)."""
+
+    name = "proposes"
+
+    def __init__(self, placement: Placement) -> None:
+        self.placement = placement
+
+    def reset(self, state: object, ctx: object) -> None:
+        return None
+
+    def place(self, state: object, pod: object, eligible: object) -> Placement:
+        return self.placement
+
+
+def test_decide_catches_an_infeasible_proposal_and_falls_back() -> None:
+    # Pod 0 is a share pod (500 milli of one GPU): n0 has no GPU, n1 and n2 have two T4s.
+    bad = [Placement(0, ()), Placement(0, (0,)), Placement(1, (2,)), Placement(1, (0, 1)),
+           Placement(7, ())]  # fmt: skip
+    for proposal in bad:
+        control, _ = _controller(fallback=False)
+        control.scheduler = _Proposes(proposal)  # type: ignore[assignment]
+        refused = control.decide(0)
+        assert isinstance(refused, Unschedulable), proposal
+        assert refused.reason == Reason.INVALID_PLACEMENT
+        control, _ = _controller()
+        control.scheduler = _Proposes(proposal)  # type: ignore[assignment]
+        replaced = control.bind(0, control.decide(0))
+        assert isinstance(replaced, Binding) and replaced.fallback, proposal
+        assert control.fallbacks[Reason.INVALID_PLACEMENT] == 1
+    control, state = _controller(fallback=False)
+    state.gpu_left[1, 0] = 400  # GPU 0 of n1 can no longer take 500 milli (GPU 1 can)
+    control.scheduler = _Proposes(Placement(1, (0,)))  # type: ignore[assignment]
+    assert isinstance(control.decide(0), Unschedulable)
+    control.scheduler = _Proposes(Placement(1, (1,)))  # type: ignore[assignment]
+    assert control.decide(0) == Placement(1, (1,))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from twinsched.model.values import quick_init
+
 
 class Phase(IntEnum):
     """Pod phases, following Kubernetes (``Unschedulable`` is a failed placement)."""
@@ -16,6 +18,7 @@ class Phase(IntEnum):
     NOT_ARRIVED = 4
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Bind:
     """Place pod ``pod`` on node ``node`` using the GPUs in ``gpus`` (indices on that node)."""
@@ -25,6 +28,7 @@ class Bind:
     gpus: tuple[int, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PodEvent:
     """Something happened to one pod, ``pod`` (its index in the run's pods).
@@ -53,6 +57,7 @@ class Arrive(PodEvent):
     __slots__ = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Reject:
     """Pod ``pod`` could not be placed, for ``reason``; it leaves the queue for good."""

@@ -169,6 +169,12 @@ class ClusterState:
             if self.phase.item(pod) != _NOT_ARRIVED:
                 self._expect(pod, Phase.NOT_ARRIVED)
             self.phase[pod] = _PENDING
+        elif kind is Reject:  # the third of a fill-up's events, also without ``match``
+            pod = event.pod  # type: ignore[union-attr]
+            if self.phase.item(pod) != _PENDING:
+                self._expect(pod, Phase.PENDING)
+            self.phase[pod] = _UNSCHEDULABLE
+            self.reasons[pod] = event.reason  # type: ignore[union-attr]
         else:
             self._apply_other(event)
         if self.validate:

@@ -150,13 +150,15 @@ class EligibleMemo:
                 mask &= static
             self._entries[pod.cls] = _Eligible(static, mask, end)
             return mask
-        if entry.seen < end:
-            stale, always = state.changed_since(entry.seen), entry.static
-            if stale.size == 1:
-                node = int(stale[0])
+        seen = entry.seen
+        if seen < end:
+            always = entry.static
+            if seen == end - 1:  # one change (often, one per bind): its node, no array
+                node = state.changes[seen]
                 fits = filters.fits_node(state, pod, node)
-                entry.mask[node] = fits and (always is None or bool(always[node]))
+                entry.mask[node] = fits and (always is None or always.item(node))
             else:
+                stale = state.changed_since(seen)
                 fits_now = filters.fits_now(state, pod, stale)
                 if always is not None:
                     fits_now &= always[stale]
@@ -180,6 +182,7 @@ _EVERY_NODE = slice(None)  # every node, as a view: no index array over all node
 @dataclass
 class _Reasons:
     rules: list[tuple[Reason, filters.FilterFn]]  # the filters that apply to the class, in order
+    dynamic: filters.Dynamic  # those on what binds and faults change (filters.dynamic_rules)
     static: I64  # per node: index of the first static rule that rejects it (len(rules): none)
     links: int  # ``state.link_version`` that ``static`` was computed with
     first: I64  # per node: index of the first rule that rejects it (len(rules): none)
@@ -213,10 +216,11 @@ class ReasonMemo:
         rules = filters.applicable(pod)
         everything = np.arange(state.nodes.n, dtype=np.int64)
         static = filters.static_first_rejection(state, pod, rules, everything)
-        first = filters.first_rejection_given(state, pod, rules, static, everything)
+        dynamic = filters.dynamic_rules(rules)
+        first = filters.first_rejection_given(state, pod, rules, static, everything, dynamic)
         per_rule = np.bincount(first, minlength=len(rules) + 1)
         answer = filters.unschedulable(state, rules, per_rule)
-        return _Reasons(rules, static, state.link_version, first, per_rule, answer)
+        return _Reasons(rules, dynamic, static, state.link_version, first, per_rule, answer)
 
     def _refresh(
         self, entry: _Reasons, state: ClusterState, pod: PodView, stale: I64, only: BoolA | None
@@ -226,9 +230,15 @@ class ReasonMemo:
             entry.static = filters.static_first_rejection(state, pod, entry.rules, stale)
             entry.links = state.link_version
         size = len(entry.rules) + 1
-        now = filters.first_rejection_given(state, pod, entry.rules, entry.static, stale)
-        delta = np.bincount(now, minlength=size) - np.bincount(entry.first[stale], minlength=size)
+        rules = entry.rules
+        now = filters.first_rejection_given(state, pod, rules, entry.static, stale, entry.dynamic)
+        before = entry.first[stale]
+        moved = now != before
+        if not moved.any():  # no node's first rejection changed: nothing to count again
+            return
         entry.first[stale] = now
+        now, before = now[moved], before[moved]
+        delta = np.bincount(now, minlength=size) - np.bincount(before, minlength=size)
         if delta.any():  # else the same counts, the same answer (its text costs the most)
             entry.per_rule += delta
             entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)

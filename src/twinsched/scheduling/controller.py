@@ -196,7 +196,7 @@ class SchedulerController:
         filled from a narrower mask would hide nodes from the class's later pods).
         """
         pod = self.views[index]
-        mask = self.eligible(pod)
+        mask = self._filters.get(self.state, pod)  # eligible, inlined: once per decision
         if self._watched:
             self.observers.feed(self.state)
         decision = self.scheduler.place(self.state, pod, mask)
@@ -290,10 +290,14 @@ class SchedulerController:
         """Validate; fall back to the heuristic on "no decision" or an invalid placement."""
         if self._fell_back:
             self._fell_back.discard(pod.index)
-        if type(decision) is Placement and not decision.gpus:  # the common answer, checked
-            node = decision.node  # as _placement_error does (no GPUs named: nothing more)
-            if 0 <= node < len(mask) and mask[node]:
+        if type(decision) is Placement:  # the common answer: _needs_fallback, inlined
+            if not decision.gpus:  # checked as _placement_error does (no GPUs: no more)
+                node = decision.node
+                if 0 <= node < len(mask) and mask[node]:
+                    return decision
+            if not _placement_error(self.state, pod, mask, decision):
                 return decision
+            return self._fall_back(pod, mask, Reason.INVALID_PLACEMENT, explain)
         why = _needs_fallback(self.state, pod, mask, decision)
         if why is not None:
             return self._fall_back(pod, mask, why, explain)

@@ -22,11 +22,11 @@ def node_up(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
 
 
 def cpu_fits(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
-    return state.cpu_free[nodes] >= pod.cpu_milli
+    return state.cpu_free[nodes] >= int_operand(pod.cpu_milli)
 
 
 def memory_fits(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
-    return state.mem_free[nodes] >= pod.memory_mib
+    return state.mem_free[nodes] >= int_operand(pod.memory_mib)
 
 
 def gpu_model_allowed(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
@@ -50,8 +50,8 @@ def gpus_fit(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
     if pod.gpu_count == 0:
         return np.ones(nodes.size, dtype=bool)
     if pod.gpu_milli < MILLI_PER_GPU:
-        return state.gpu_max_left[nodes] >= pod.gpu_milli  # a share pod uses a single GPU
-    return state.gpu_whole_free[nodes] >= pod.gpu_count
+        return state.gpu_max_left[nodes] >= int_operand(pod.gpu_milli)  # a single GPU
+    return state.gpu_whole_free[nodes] >= int_operand(pod.gpu_count)
 
 
 def labels_match(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
@@ -138,15 +138,16 @@ def fits_now(state: ClusterState, pod: PodView, nodes: I64 | slice) -> BoolA:
 
 def fits_node(state: ClusterState, pod: PodView, node: int) -> bool:
     """:func:`fits_now` for one node, with scalars (a refresh often covers a single node)."""
-    if state.cpu_free[node] < pod.cpu_milli or state.mem_free[node] < pod.memory_mib:
+    # ``item``: Python scalars (a NumPy scalar compares several times slower).
+    if state.cpu_free.item(node) < pod.cpu_milli or state.mem_free.item(node) < pod.memory_mib:
         return False
-    if state.nodes_down and not state.up[node]:
+    if state.nodes_down and not state.up.item(node):
         return False
     if pod.gpu_count == 0:
         return True
     if pod.gpu_milli < MILLI_PER_GPU:
-        return bool(state.gpu_max_left[node] >= pod.gpu_milli)
-    return bool(state.gpu_whole_free[node] >= pod.gpu_count)
+        return state.gpu_max_left.item(node) >= pod.gpu_milli
+    return state.gpu_whole_free.item(node) >= pod.gpu_count
 
 
 def static_rules(state: ClusterState, pod: PodView, nodes: I64) -> BoolA:
@@ -204,19 +205,32 @@ def static_first_rejection(
     return at
 
 
+Dynamic = list[tuple[int, bool, FilterFn]]  # (position in the rules, node-up rule?, filter)
+
+
+def dynamic_rules(rules: list[tuple[Reason, FilterFn]]) -> Dynamic:
+    """The rules on what binds and faults change, last first, with their positions in
+    ``rules`` (what :func:`first_rejection_given` evaluates; worked out once per class)."""
+    return [
+        (i, reason == Reason.NODE_DOWN, fn)
+        for i, (reason, fn) in reversed(list(enumerate(rules)))
+        if reason not in STATIC_REASONS
+    ]
+
+
 def first_rejection_given(
     state: ClusterState, pod: PodView, rules: list[tuple[Reason, FilterFn]], static: I64,
-    nodes: I64,
+    nodes: I64, dynamic: Dynamic | None = None,
 ) -> I64:  # fmt: skip
     """:func:`first_rejection` on ``nodes``, the static rules' answer given per node
     (``static``, from :func:`static_first_rejection` over every node): only the rules on
-    what binds and faults change are evaluated (node up only while some node is down)."""
+    what binds and faults change are evaluated (node up only while some node is down).
+    ``dynamic``: :func:`dynamic_rules` of ``rules``, if the caller kept it."""
     first = np.full(nodes.size, len(rules), dtype=np.int64)
-    for i in range(len(rules) - 1, -1, -1):  # the earliest rule written last wins
-        reason, fn = rules[i]
-        if reason in STATIC_REASONS or (reason == Reason.NODE_DOWN and not state.nodes_down):
-            continue
-        first[~fn(state, pod, nodes)] = i
+    down = state.nodes_down
+    for i, node_up_rule, fn in dynamic_rules(rules) if dynamic is None else dynamic:
+        if down or not node_up_rule:  # the earliest rule, written last, wins
+            first[~fn(state, pod, nodes)] = i
     np.minimum(first, static[nodes], out=first)  # the earliest rejecting rule of either
     return first
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Pods, Scenario
 from twinsched.model.state import ClusterState
+from twinsched.model.values import quick_init
 
 if TYPE_CHECKING:
     from twinsched.metrics.energy import PowerModel
@@ -107,6 +108,7 @@ def pod_classes(pods: Pods) -> I64:
     return np.array([view.cls for view in pod_views(pods)], dtype=np.int64)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Bind to ``node``; ``gpus`` empty means "let the controller pick the GPUs"."""
@@ -116,6 +118,7 @@ class Placement:
     score: int = 0
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Unschedulable:
     """No node can take the pod now: a :class:`Reason` code and, in ``detail``, nodes per cause."""

@@ -21,7 +21,13 @@ def free_gpus(left: list[int]) -> list[int]:
 
 def best_fit_gpu(left: list[int], milli: int) -> int:
     """The fitting GPU with the least free share; the lowest index on ties."""
-    return min(fitting_gpus(left, milli), key=lambda g: left[g])
+    best, least = -1, MILLI_PER_GPU + 1  # one pass, no list and no key function
+    for g, v in enumerate(left):
+        if milli <= v < least:
+            best, least = g, v
+    if best < 0:
+        raise ValueError(f"no GPU has {milli} milli free")
+    return best
 
 
 def whole_gpus(left: list[int], count: int) -> tuple[int, ...]:
@@ -33,7 +39,7 @@ def default_gpus(state: ClusterState, pod: PodView, node: int) -> tuple[int, ...
     if pod.gpu_count == 0:
         return ()
     left = state.gpu_left[node].tolist()
-    if pod.is_share:
+    if pod.gpu_count == 1 and pod.gpu_milli < MILLI_PER_GPU:  # is_share, inlined
         return (best_fit_gpu(left, pod.gpu_milli),)
     return whole_gpus(left, pod.gpu_count)
 

@@ -130,15 +130,15 @@ class PluginScheduler:
         assert self._ctx is not None, "reset() first"
         if self._fast:
             entry = self._cache.get(state, pod, eligible)
-            best = self._cache.best(entry)
-            if entry.key[best] < 0:
+            best = self._cache.best(entry)  # (scalars read with item: Python ints and bools)
+            if entry.key.item(best) < 0:
                 return Unschedulable(Reason.NO_ELIGIBLE_NODE)
-            if not eligible[best]:  # a caller's narrower mask: honour it
+            if not eligible.item(best):  # a caller's narrower mask: honour it
                 masked = np.where(eligible, entry.key, -1)
                 best = int(masked.argmax())
                 if masked[best] < 0:
                     return Unschedulable(Reason.NO_ELIGIBLE_NODE)
-            share = int(entry.gpu[best]) if entry.gpu is not None else -1
+            share = entry.gpu.item(best) if entry.gpu is not None else -1
         else:
             nodes = np.flatnonzero(eligible)
             if nodes.size == 0:

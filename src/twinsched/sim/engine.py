@@ -29,11 +29,13 @@ class Engine:
 
     def __init__(self, clock: Clock | None = None) -> None:
         self.clock = clock or SimClock()
-        self._heap: list[tuple[float, int, int, int]] = []
+        self._heap: list[tuple[float, Kind, int, int]] = []
         self._seq = 0
 
     def at(self, time: float, kind: Kind, payload: int = 0) -> None:
-        heapq.heappush(self._heap, (time, int(kind), self._seq, payload))
+        # Kept as the Kind member (an int: it orders as one), so popping makes no enum.
+        member = kind if type(kind) is Kind else Kind(kind)
+        heapq.heappush(self._heap, (time, member, self._seq, payload))
         self._seq += 1
 
     def __len__(self) -> int:
@@ -45,11 +47,11 @@ class Engine:
             return False
         time, kind, _, payload = heapq.heappop(self._heap)
         self.clock.advance_to(time)
-        handler(Kind(kind), payload)
+        handler(kind, payload)
         return True
 
     def run(self, handler: Handler, until: float = float("inf")) -> None:
         while self._heap and self._heap[0][0] <= until:
             time, kind, _, payload = heapq.heappop(self._heap)
             self.clock.advance_to(time)
-            handler(Kind(kind), payload)
+            handler(kind, payload)

@@ -136,7 +136,8 @@ class FillupRun:
         self.total_gpu = max(scenario.nodes.total_gpu_milli, 1)
         self.arrived_milli = 0
         self._request = self.pods.gpu_request
-        self._cols = {k: np.zeros(self.pods.n) for k in ("arrived", "alloc")} if track else {}
+        tracked = self.pods.n if track else 0  # arrived % and allocated % after each pod
+        self._arrived, self._alloc = np.zeros(tracked), np.zeros(tracked)
         self._frag = (
             FragmentationTracker(self.state, self.pods.n, typical_pods(workload)) if track else None
         )
@@ -171,12 +172,15 @@ class FillupRun:
         """Record pod ``i``'s outcome: a binding stays, an unschedulable pod is dropped."""
         if isinstance(outcome, Unschedulable):
             self.state.apply(Reject(i, outcome.reason))
-        self.arrived_milli += int(self._request[i])
+            node = None
+        else:
+            node = outcome.node
+        self.arrived_milli += self._request.item(i)
         if self._frag is None:
             return
-        self._frag.record(i, outcome.node if isinstance(outcome, Binding) else None)
-        self._cols["arrived"][i] = 100.0 * self.arrived_milli / self.total_gpu
-        self._cols["alloc"][i] = 100.0 * self.state.allocated_gpu_milli / self.total_gpu
+        self._frag.record(i, node)
+        self._arrived[i] = 100.0 * self.arrived_milli / self.total_gpu
+        self._alloc[i] = 100.0 * self.state.allocated_gpu_milli / self.total_gpu
 
     def result(self) -> RunResult:
         """The run's curve and summary (call once every pod is decided)."""
@@ -185,9 +189,9 @@ class FillupRun:
             raise RuntimeError("a run made with track=False has no curve")
         frag_ratio, frag_amount = self._frag.series()
         curve = read_at_integers(
-            self._cols["arrived"],
+            self._arrived,
             {
-                "gpu_alloc_ratio_pct": self._cols["alloc"],
+                "gpu_alloc_ratio_pct": self._alloc,
                 "gpu_frag_ratio_pct": frag_ratio,
                 "gpu_frag_amount_pct": frag_amount,
             },

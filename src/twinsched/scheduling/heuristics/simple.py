@@ -41,7 +41,7 @@ class FirstFitScheduler:
         return None
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
-        node = int(np.argmax(eligible))
-        if not eligible[node]:
+        node: int = eligible.argmax().item()  # the method: np.argmax's wrapper costs more
+        if not eligible.item(node):
             return Unschedulable(Reason.NO_ELIGIBLE_NODE)
         return placement(state, pod, node)

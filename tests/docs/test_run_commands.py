@@ -109,6 +109,7 @@ PROMETHEUS = "needs the Prometheus server: covered by tests/twin/test_prometheus
 TRAINING = "trains a policy for minutes; tests/training/ trains tiny ones"
 NEEDS_MODEL = "needs a model registered by a training command above (long)"
 BENCH = "a benchmark (minutes); bench/ never runs in the test suite"
+MIX_FIT = "hundreds of fill-ups (5 to 10 minutes of CPU): tests/training/test_kinds.py fits"
 WHATIF = "needs a twin server: covered by tests/cli/test_twin_whatif.py (TwinProcess)"
 MONITORING = "reads the repository's files: tests/deploy/test_monitoring.py runs both"
 PROMETHEUS_RANGE = "needs a Prometheus server: covered by tests/twin/test_prometheus_range.py"
@@ -387,6 +388,20 @@ LONG: dict[str, str] = {
     ),
     "docs/scheduling.md: python bench/kinds.py --model recipes/kinds-openb.json --best fgd "
     "--singles fgd,bestfit,gpupacking,gpuclustering": BENCH,
+    "docs/scheduling.md: twinsched kinds fit --out kinds-mix.json --variant "
+    "default,cpu050,gpushare40,multigpu30,gpuspec10 --members "
+    "fgd,ai:openb-rerank,gpupacking,gpuclustering,bestfit --k 4 --seeds 0-2 --passes 2": MIX_FIT,
+    "docs/scheduling.md: twinsched kinds fit --out kinds-mix-tied-k8.json --variant "
+    "default,cpu050,cpu250,gpushare40,multigpu30,gpuspec10,gpuspec25 --members "
+    "fgd,ai:openb-rerank,gpupacking,bestfit --k 8 --seeds 0-2 --passes 1 --model-tied": MIX_FIT,
+    "docs/scheduling.md: python bench/kinds.py --model kinds-mix-tied-k8.json --best fgd "
+    "--singles fgd,ai:openb-rerank --variants "
+    "default,cpu050,cpu250,gpushare40,multigpu30,gpuspec10,gpuspec25 --seeds 3-5": BENCH,
+    "docs/scheduling.md: python bench/kinds.py --model kinds-mix-tied-k8.json --best fgd "
+    "--singles fgd,ai:openb-rerank --seeds 10-19": BENCH,
+    "docs/scheduling.md: python bench/ai.py --model perkind:kinds-mix-tied-k8.json --repeat 3": (
+        BENCH
+    ),
     "docs/ai.md: twinsched run --trace alibaba-gpu-2023 --variant gpushare60 --schedulers "
     "ai:openb-bc,fgd,bestfit": NEEDS_MODEL,
     "docs/ai.md: python bench/ai.py --model ai:openb-bc": BENCH,

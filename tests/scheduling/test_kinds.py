@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -84,3 +85,22 @@ def test_bad_kind_models_are_refused_with_the_field(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(TwinschedError, match="cannot read kind model"):
         load(tmp_path / "bad.json")
+
+
+def test_the_model_tied_feature_separates_pods_tied_to_gpu_models(tmp_path: Path) -> None:
+    """The same requests, half of them allowed only one GPU model: two kinds with the
+    feature, one without; the feature is saved and read back with the model."""
+    sc = scenario([(64000, 262144, 8, "V100")], [(1000, 0, 1, 300)] * 10)
+    pods = replace(sc.pods, model_mask=np.array([0, 1] * 5, dtype=sc.pods.model_mask.dtype))
+    assert np.array_equal(pod_features(pods, model_tied=True)[:, -1], [0.0, 1.0] * 5)
+    model = fit_kinds(pods, 2, seed=0, member="fgd", model_tied=True)
+    assert model.features[-1] == "gpu_model_tied" and model.model_tied
+    kinds = model.kinds_of(pods)
+    assert kinds[0] != kinds[1] and np.array_equal(kinds, np.tile(kinds[:2], 5))
+    assert not fit_kinds(pods, 1, seed=0, member="fgd").model_tied
+    save(model, tmp_path / "k.json")
+    assert load(tmp_path / "k.json") == model
+    with pytest.raises(TwinschedError, match="features must be"):
+        KindModel.from_json(
+            {**model.to_json(), "features": [*model.features[:4], "gpu_model_tied", "log_runtime"]}
+        )

@@ -74,3 +74,38 @@ def test_bad_perkind_names_and_models_fail_clearly(tmp_path: Path) -> None:
         save(base.with_members(members), path)
         with pytest.raises(TwinschedError, match=error):
             registry.check(f"perkind:{path}")
+
+
+def test_a_learned_member_decides_its_kind_as_it_would_alone(tmp_path: Path) -> None:
+    """``ai:openb-rerank`` as one kind's member sees only that kind's pods; its caches
+    (shortlist floors, free capacity) follow the state, so each of its pods goes where the
+    reranker placing every pod of the run would put it, and it does overrule FGD."""
+    from twinsched.traces import alibaba_gpu_2023
+
+    sc = alibaba_gpu_2023.load("default")
+    members = ("ai:openb-rerank", "fgd")
+    model = fit_kinds(sc.pods, 2, seed=0, member="fgd").with_members(members)
+    save(model, tmp_path / "k.json")
+    sched = registry.create(f"perkind:{tmp_path / 'k.json'}")
+    assert isinstance(sched, PerKind)
+    own = {name: registry.create(name) for name in members}
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    ctx = RunContext.create(sc, 0)
+    control = SchedulerController(state, sched, ctx)
+    for member in own.values():
+        member.reset(state, ctx)
+    overruled = 0  # pods of the learned kind that it placed other than FGD
+    for i in range(sc.pods.n):
+        state.apply(Arrive(i))
+        pod = control.views[i]
+        mask = control.eligible(pod)
+        mine = {name: m.place(state, pod, mask.copy()) for name, m in own.items()}
+        assert sched.place(state, pod, mask.copy()) == mine[model.members[sched.kind_of(pod)]]
+        overruled += sched.kind_of(pod) == 0 and mine["ai:openb-rerank"] != mine["fgd"]
+        decision = control.decide(i)
+        if isinstance(decision, Unschedulable):
+            state.apply(Reject(i, decision.reason))
+        else:
+            assert isinstance(control.bind(i, decision), Binding)
+    assert overruled > 0
+    assert sched.members["ai:openb-rerank"].stats()["changed_decisions"] > 0

@@ -53,6 +53,9 @@ def fit_command(
     seeds: SeedsOpt = "0-4",
     kmeans_seed: Annotated[int, int_opt("Seed of the k-means++ draws", 0, 2**32 - 1)] = 0,
     runtime: Annotated[bool, typer.Option(help="Cluster on runtime too.")] = False,
+    model_tied: Annotated[
+        bool, typer.Option(help="Cluster on whether a pod is tied to some GPU models too.")
+    ] = False,
     passes: Annotated[int, int_opt("Coordinate-ascent passes", 0, 10)] = 2,
     jobs: Annotated[int, int_opt("Parallel local processes", 1, 256)] = 1,
     data: DataOpt = None,
@@ -74,7 +77,7 @@ def fit_command(
             registry.check(name)
         spec = FitSpec(
             trace, tuple(split_list(variant)), tuple(parse_seeds(seeds)), names, k,
-            kmeans_seed, runtime, passes, jobs, str(data) if data else None,
+            kmeans_seed, runtime, passes, jobs, str(data) if data else None, model_tied,
         )  # fmt: skip
         with tempfile.TemporaryDirectory(prefix="kinds-") as work:
             result = fit(spec, Path(work), lambda line: console.print(line, highlight=False))

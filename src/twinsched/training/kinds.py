@@ -41,6 +41,7 @@ class FitSpec:
     passes: int = 2
     jobs: int = 1
     data: str | None = None
+    model_tied: bool = False  # a feature: the pod is allowed only some GPU models
 
 
 @dataclass
@@ -83,7 +84,7 @@ def objective(spec: FitSpec, names: Sequence[str]) -> dict[str, float]:
 def fit(spec: FitSpec, workdir: Path, progress: Progress = print) -> FitResult:
     """Kinds of the training pods and the member chosen per kind (module docstring)."""
     pods = training_pods(spec)
-    base = fit_kinds(pods, spec.k, spec.seed, spec.members[0], spec.runtime)
+    base = fit_kinds(pods, spec.k, spec.seed, spec.members[0], spec.runtime, spec.model_tied)
     progress(f"{spec.k} kinds of {pods.n} training pods; members alone:")
     singles = objective(spec, spec.members)
     for name, value in singles.items():

@@ -21,19 +21,24 @@ from twinsched.model.cluster import F64, I64, Pods
 
 FEATURES = ("log_cpu", "log_memory", "gpu_count", "gpu_share")
 RUNTIME = "log_runtime"
+MODEL_TIED = "gpu_model_tied"
+EXTRAS = (RUNTIME, MODEL_TIED)  # optional features, after FEATURES in this order
 FORMAT = 1  # version of the JSON written by KindModel.to_json
 
 
-def pod_features(pods: Pods, runtime: bool = False) -> F64:
+def pod_features(pods: Pods, runtime: bool = False, model_tied: bool = False) -> F64:
     """One row per pod: log1p CPU milli-cores, log1p memory MiB, GPU count, GPU share of one
     GPU (milli / 1000, 0 without GPUs); with ``runtime``, log1p seconds (a pod that never
-    completes counts as the longest finite one, or 0 when none is finite)."""
+    completes counts as the longest finite one, or 0 when none is finite); with
+    ``model_tied``, 1 for a pod allowed only some GPU models, else 0."""
     gpus = pods.gpu_count.astype(np.float64)
     share = np.where(pods.gpu_count > 0, pods.gpu_milli / 1000.0, 0.0)
     cols = [np.log1p(pods.cpu_milli.astype(np.float64)),
             np.log1p(pods.memory_mib.astype(np.float64)), gpus, share]  # fmt: skip
     if runtime:
         cols.append(np.log1p(_finite_runtime(pods.duration_s)))
+    if model_tied:
+        cols.append((pods.model_mask != 0).astype(np.float64))
     return np.column_stack(cols).astype(np.float64)
 
 
@@ -113,9 +118,13 @@ class KindModel:
     def runtime(self) -> bool:
         return RUNTIME in self.features
 
+    @property
+    def model_tied(self) -> bool:
+        return MODEL_TIED in self.features
+
     def kinds_of(self, pods: Pods) -> I64:
         """The kind of every pod: its nearest centroid."""
-        x = pod_features(pods, self.runtime)
+        x = pod_features(pods, self.runtime, self.model_tied)
         z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
         return nearest(z, np.asarray(self.centroids, dtype=np.float64))
 
@@ -147,8 +156,10 @@ class KindModel:
         except (KeyError, TypeError, ValueError) as exc:
             raise TwinschedError(f"{where}: bad or missing field ({exc!r})") from exc
         width = len(features)
-        if features not in (FEATURES, (*FEATURES, RUNTIME)):
-            raise TwinschedError(f"{where}: features must be {', '.join(FEATURES)}[, {RUNTIME}]")
+        if features != _features(RUNTIME in features, MODEL_TIED in features):
+            raise TwinschedError(
+                f"{where}: features must be {', '.join(FEATURES)}[, {RUNTIME}][, {MODEL_TIED}]"
+            )
         if len(mean) != width or len(scale) != width or any(s <= 0 for s in scale):
             raise TwinschedError(f"{where}: mean and scale need {width} values, scales > 0")
         if not centroids or any(len(c) != width for c in centroids):
@@ -158,15 +169,20 @@ class KindModel:
         return cls(features, mean, scale, centroids, members)
 
 
-def fit_kinds(pods: Pods, k: int, seed: int, member: str, runtime: bool = False) -> KindModel:
+def _features(runtime: bool, model_tied: bool) -> tuple[str, ...]:
+    return (*FEATURES, *(f for f, on in zip(EXTRAS, (runtime, model_tied), strict=True) if on))
+
+
+def fit_kinds(
+    pods: Pods, k: int, seed: int, member: str, runtime: bool = False, model_tied: bool = False
+) -> KindModel:
     """``k`` kinds of ``pods`` (k-means on standardised features), every kind placed by
     ``member`` until a fit chooses otherwise."""
-    x = pod_features(pods, runtime)
+    x = pod_features(pods, runtime, model_tied)
     mean, scale = standardise(x)
     c = kmeans((x - mean) / scale, k, seed)
-    features = (*FEATURES, RUNTIME) if runtime else FEATURES
     return KindModel(
-        features,
+        _features(runtime, model_tied),
         tuple(mean.tolist()),
         tuple(scale.tolist()),
         tuple(tuple(row) for row in c.tolist()),

@@ -124,6 +124,8 @@ def cell_colour(page: Page, node: int) -> list[int]:
 
 
 def test_keyboard_and_accessibility(twin: Twin, page: Page) -> None:
+    with TwinClient(twin.url, TOKEN) as client:  # nodes to move between, whatever ran before
+        client.put_state(TwinDocument.model_validate(big_document(nodes=40, pods=200)))
     page.goto(f"{twin.url}/ui")
     page.wait_for_function("window.twinUi.frames > 0", timeout=5000)
     page.keyboard.press("Tab")

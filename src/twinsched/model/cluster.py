@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,18 @@ OPERANDS = 4096  # 0-d operands remembered (then forgotten: requests take few va
 
 _INTS: dict[int, I64] = {}
 _FLOATS: dict[float, F64] = {}
+_ROWS: dict[tuple[int, ...], F64] = {}
+K = TypeVar("K")
+
+
+def _remember(store: dict[K, Any], key: K, dtype: type) -> Any:
+    """``key`` as a read-only array of ``dtype``, kept in ``store`` (emptied past
+    :data:`OPERANDS` entries). Callers look ``store`` up first: a hit costs no call here."""
+    if len(store) >= OPERANDS:
+        store.clear()
+    made = store[key] = np.array(key, dtype=dtype)
+    made.flags.writeable = False
+    return made
 
 
 def int_operand(value: int) -> I64:
@@ -38,26 +51,24 @@ def int_operand(value: int) -> I64:
     operation on a few hundred elements); a 0-d array of the array's own dtype gives the
     same result to the bit at about half the cost. Remembered per value.
     """
-    got = _INTS.get(value)
-    if got is None:
-        if len(_INTS) >= OPERANDS:
-            _INTS.clear()
-        got = _INTS[value] = np.array(value, dtype=np.int64)
-        got.flags.writeable = False
-    return got
+    got: I64 | None = _INTS.get(value)
+    return _remember(_INTS, value, np.int64) if got is None else got
 
 
 def float_operand(value: float) -> F64:
     """``value`` as a read-only 0-d float64 array (see :func:`int_operand`)."""
-    got = _FLOATS.get(value)
-    if got is None or not value:  # 0.0 and -0.0 are one key: not remembered
-        if len(_FLOATS) >= OPERANDS:
-            _FLOATS.clear()
-        got = np.array(value, dtype=np.float64)
-        got.flags.writeable = False
-        if value:
-            _FLOATS[value] = got
-    return got
+    if not value:  # 0.0 and -0.0 are one key: not remembered
+        zero = np.array(value, dtype=np.float64)
+        zero.flags.writeable = False
+        return zero
+    got: F64 | None = _FLOATS.get(value)
+    return _remember(_FLOATS, value, np.float64) if got is None else got
+
+
+def float_row(values: tuple[int, ...]) -> F64:
+    """Integers (a pod's requests, say) as a read-only float64 row (see :func:`int_operand`)."""
+    got: F64 | None = _ROWS.get(values)
+    return _remember(_ROWS, values, np.float64) if got is None else got
 
 
 class LabelVocabulary:
@@ -118,8 +129,9 @@ class Nodes(ResourceRows):
     def max_gpus(self) -> int:
         return max(1, int(self.gpu_count.max(initial=0)))
 
-    @property
+    @cached_property
     def total_gpu_milli(self) -> int:
+        """The cluster's GPU milli (a sum over every node: read per pod, computed once)."""
         return int(self.gpu_count.sum()) * MILLI_PER_GPU
 
     @cached_property

@@ -220,15 +220,15 @@ def dynamic_rules(rules: list[tuple[Reason, FilterFn]]) -> Dynamic:
 
 def first_rejection_given(
     state: ClusterState, pod: PodView, rules: list[tuple[Reason, FilterFn]], static: I64,
-    nodes: I64, dynamic: Dynamic | None = None,
+    nodes: I64, dynamic: Dynamic,
 ) -> I64:  # fmt: skip
     """:func:`first_rejection` on ``nodes``, the static rules' answer given per node
-    (``static``, from :func:`static_first_rejection` over every node): only the rules on
-    what binds and faults change are evaluated (node up only while some node is down).
-    ``dynamic``: :func:`dynamic_rules` of ``rules``, if the caller kept it."""
+    (``static``, from :func:`static_first_rejection` over every node): only ``dynamic``
+    (:func:`dynamic_rules` of ``rules``, kept per class) is evaluated, the node-up rule only
+    while some node is down."""
     first = np.full(nodes.size, len(rules), dtype=np.int64)
     down = state.nodes_down
-    for i, node_up_rule, fn in dynamic_rules(rules) if dynamic is None else dynamic:
+    for i, node_up_rule, fn in dynamic:
         if down or not node_up_rule:  # the earliest rule, written last, wins
             first[~fn(state, pod, nodes)] = i
     np.minimum(first, static[nodes], out=first)  # the earliest rejecting rule of either

@@ -39,7 +39,7 @@ def default_gpus(state: ClusterState, pod: PodView, node: int) -> tuple[int, ...
     if pod.gpu_count == 0:
         return ()
     left = state.gpu_left[node].tolist()
-    if pod.gpu_count == 1 and pod.gpu_milli < MILLI_PER_GPU:  # is_share, inlined
+    if pod.is_share:
         return (best_fit_gpu(left, pod.gpu_milli),)
     return whole_gpus(left, pod.gpu_count)
 

@@ -19,7 +19,6 @@ class FragmentationTracker:
     def __init__(self, state: ClusterState, events: int, typical: TypicalPods) -> None:
         self.state, self.typical = state, typical
         nd = state.nodes
-        self.total_gpu_milli = nd.total_gpu_milli  # static: a sum over every node, once
         self.initial = fragmentation(state.cpu_free, state.gpu_left, nd.gpu_model, typical)
         self.node = np.full(events, -1, dtype=np.int64)
         self.cpu = np.zeros(events, dtype=np.int64)
@@ -29,7 +28,7 @@ class FragmentationTracker:
     def record(self, event: int, node: int | None) -> None:
         """Call after every event; ``node`` is the node that changed, if any."""
         s = self.state
-        self.idle[event] = self.total_gpu_milli - s.allocated_gpu_milli
+        self.idle[event] = s.nodes.total_gpu_milli - s.allocated_gpu_milli
         if node is not None:
             self.node[event] = node
             self.cpu[event] = s.cpu_free.item(node)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from twinsched.model.cluster import F64, I64, Nodes, float_operand
+from twinsched.model.cluster import F64, I64, Nodes, float_operand, float_row
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import MAX_SCORE, BaseScore, PodView, Scores
 
@@ -43,7 +43,6 @@ class ResourceColumns(NamedTuple):
     everywhere: tuple[bool, ...]  # per resource: every node has it (``has`` is all 1.0)
     by_node: F64  # (N, 3): ``capacity`` per node
     divisor_by_node: F64  # (N, 3): ``divisor`` per node
-    requests: dict[tuple[int, int, int], F64]  # a pod's requests as a row of floats
     rows: F64  # (N, 10): capacity, divisor, has per resource, then max(resources, 1)
 
     @classmethod
@@ -56,18 +55,7 @@ class ResourceColumns(NamedTuple):
         by_node, divisor_by_node = np.ascontiguousarray(cap), np.ascontiguousarray(divisor.T)
         rows = np.concatenate([cap, divisor_by_node, has, resources[:, None]], axis=1)
         return cls(nodes, capacity, present, divisor, resources, everywhere, by_node,
-                   divisor_by_node, {}, rows)  # fmt: skip
-
-    def request(self, pod: PodView) -> F64:
-        """The pod's CPU, memory and GPU milli requests as a (3,) row (read-only, kept)."""
-        key = (pod.cpu_milli, pod.memory_mib, pod.gpu_request)
-        row = self.requests.get(key)
-        if row is None:
-            if len(self.requests) >= 4096:
-                self.requests.clear()
-            row = self.requests[key] = np.array(key, dtype=np.float64)
-            row.flags.writeable = False
-        return row
+                   divisor_by_node, rows)  # fmt: skip
 
 
 GATHER_ROWS = 1024  # up to this many nodes (a refresh), the (k, 3) gathers cost less
@@ -85,7 +73,7 @@ def mean_used_of(columns: ResourceColumns, state: ClusterState, pod: PodView, no
         return _mean_used_by_column(columns, state, pod, nodes)
     used = columns.by_node.take(nodes, axis=0)
     used -= state.free.take(nodes, axis=0)  # float64 minus int64, as ``cap - free``
-    used += columns.request(pod)
+    used += float_row((pod.cpu_milli, pod.memory_mib, pod.gpu_request))
     used /= columns.divisor_by_node.take(nodes, axis=0)
     np.minimum(used, _ONE, out=used)
     for r in range(3):

@@ -17,7 +17,7 @@ from twinsched.model.cluster import Scenario
 from twinsched.model.columns import same_scenario
 from twinsched.sim.scenarios import cached_scenario
 from twinsched.traces import alibaba_gpu_2023 as ali
-from twinsched.traces import cache
+from twinsched.traces import cache, cachedir
 from twinsched.traces import registry as traces
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -28,7 +28,7 @@ PODS = POD_HEADER + "p0,1000,1024,1,500,\np1,2000,2048,0,0,\n"
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"
-    monkeypatch.setenv(cache.ENV_VAR, str(folder))
+    monkeypatch.setenv(cachedir.ENV_VAR, str(folder))
     return folder
 
 
@@ -188,11 +188,11 @@ def test_a_folder_that_cannot_be_written_costs_the_parse_only(
 ) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    monkeypatch.setenv(cache.ENV_VAR, str(blocked / "cache"))
+    monkeypatch.setenv(cachedir.ENV_VAR, str(blocked / "cache"))
     root = write(tmp_path, NODES, PODS)
     assert traces.load(TRACE, "default", root).pods.n == 2
-    monkeypatch.setenv(cache.ENV_VAR, cache.OFF)
-    assert cache.cache_dir() is None
+    monkeypatch.setenv(cachedir.ENV_VAR, cachedir.OFF)
+    assert cachedir.cache_dir() is None
     assert traces.load(TRACE, "default", root).pods.n == 2
 
 

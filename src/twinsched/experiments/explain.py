@@ -31,7 +31,7 @@ from twinsched.sim.fillup import FillupRun, fillup_order
 from twinsched.sim.replay import ReplayRun
 from twinsched.sim.runs import rewards
 from twinsched.sim.scenarios import cached_scenario
-from twinsched.traces.cache import cache_dir
+from twinsched.traces.cachedir import cache_dir
 
 
 def spec_of(data: dict[str, Any]) -> RunSpec:

@@ -30,9 +30,7 @@ import numpy as np
 
 from twinsched.model.cluster import Scenario
 from twinsched.model.columns import content_columns, scenario_checksum, scenario_from_columns
-from twinsched.traces.cachedir import ENV_VAR as ENV_VAR  # where: traces/cachedir.py
-from twinsched.traces.cachedir import OFF as OFF
-from twinsched.traces.cachedir import cache_dir as cache_dir
+from twinsched.traces.cachedir import cache_dir  # where: traces/cachedir.py
 
 FORMAT = 2  # the layout of a cache file; bump when it changes (2: the header digest)
 _CHUNK = 1 << 20

@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from twinsched.cli import app
 from twinsched.errors import TwinschedError
+from twinsched.store.bandits import load_posterior, save_posterior
 from twinsched.twin.flow.learner import Learner, reward_curve
 from twinsched.twin.flow.service import choose
 
@@ -20,9 +22,9 @@ PODS = 120
 
 
 def test_flow_run_binds_every_pod_once_and_rewards_reach_the_learner(tmp_path: Path) -> None:
-    out = tmp_path / "flow"
+    out, db = tmp_path / "flow", str(tmp_path / "store.sqlite")
     args = ["flow", "run", "--out", str(out), "--pods", str(PODS), "--schedulers",
-            "fgd,bestfit", "--idle", "2"]  # fmt: skip
+            "fgd,bestfit", "--idle", "2", "--keep", "flow-test", "--db", db]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert f"{PODS}/{PODS} pods bound" in result.output and "binds/s" in result.output
@@ -45,6 +47,64 @@ def test_flow_run_binds_every_pod_once_and_rewards_reach_the_learner(tmp_path: P
     for name in ("twin", "aggregator", "controller", "feeder"):
         assert (out / f"{name}.log").exists()
     assert "pods bound in" in (out / "controller.log").read_text()
+    # what the learner learned is kept in the store: every reward, per member as it chose
+    kept = summary["kept"]
+    assert kept["rewards"] == PODS and kept["writes"] == 1 and kept["per_member"] == counts
+    posterior = load_posterior("bandit:fgd|bestfit", "flow-test", "twin", db)
+    assert posterior is not None and sum(map(sum, posterior.count)) == PODS
+    assert (
+        "kept posterior of bandit:fgd|bestfit for flow-test (twin): 0 rewards"
+        in (out / "aggregator.log").read_text()
+    )
+
+
+def test_a_flow_session_starts_from_the_kept_posterior_and_adds_to_it(tmp_path: Path) -> None:
+    """The deployed bandit goes on learning: a session starts from what was kept for its key
+    (here what a learner saw before, as in-process runs or earlier sessions leave it) and
+    writes back the sum."""
+    db, name = str(tmp_path / "store.sqlite"), "bandit:fgd|bestfit"
+    before = Learner(["fgd", "bestfit"], seed=1)
+    for i in range(25):
+        before.choose(f"p{i}", i % before.contexts)
+        before.reward(f"p{i}", -0.01 * (i % 3))
+    save_posterior(name, "flow-prior", "fillup", before.posterior(), db)
+    pods, out = 40, tmp_path / "flow"
+    args = ["flow", "run", "--out", str(out), "--pods", str(pods), "--schedulers", "fgd,bestfit",
+            "--idle", "2", "--keep", "flow-prior", "--keep-mode", "fillup", "--db", db]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "kept posterior for flow-prior (fillup): 65 rewards, 2 writes" in result.output
+    log = (out / "aggregator.log").read_text()
+    assert f"kept posterior of {name} for flow-prior (fillup): 25 rewards" in log
+    after = load_posterior(name, "flow-prior", "fillup", db)
+    assert after is not None
+    first = np.asarray(before.posterior().count)
+    added = np.asarray(after.count) - first
+    assert added.min() >= 0 and added.sum() == pods  # the earlier counts kept, 40 added
+
+
+def test_a_bad_kept_key_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    out, db = tmp_path / "flow", str(tmp_path / "store.sqlite")
+    result = CliRunner().invoke(
+        app, ["flow", "run", "--out", str(out), "--keep", "k", "--keep-mode", "no mode", "--db", db]
+    )
+    assert result.exit_code == 2 and "mode" in result.output
+    assert not out.exists()
+
+
+def test_a_learner_starts_from_a_posterior_and_hands_back_the_sum() -> None:
+    learner = Learner(["fgd", "bestfit"], seed=3)
+    first = learner.choose("a", 2)
+    learner.reward("a", -0.25)
+    again = Learner(["fgd", "bestfit"], seed=4)
+    again.start_from(learner.posterior())
+    arm = again.choose("b", 2)
+    again.reward("b", -0.5)
+    count = np.asarray(again.posterior().count)
+    assert count.sum() == 2 and count[2, first] >= 1 and count[2, arm] >= 1
+    assert again.posterior().total[2][arm] == (-0.75 if arm == first else -0.5)
+    with pytest.raises(TwinschedError, match=r"kept posterior is for fgd\|bestfit"):
+        Learner(["bestfit", "fgd"]).start_from(learner.posterior())
 
 
 def test_flow_run_refuses_an_unknown_scheduler_before_starting_anything(tmp_path: Path) -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from twinsched.cli.console import error_exit
 from twinsched.cli.options import (
     DataOpt,
+    DbOpt,
     ScenarioOpt,
     TraceOpt,
     float_opt,
@@ -25,12 +26,29 @@ from twinsched.cli.options import (
 )
 from twinsched.errors import TwinschedError
 
+if TYPE_CHECKING:
+    from twinsched.twin.flow.learner import Learner
+
 app = typer.Typer(no_args_is_help=True)
 
 Members = Annotated[
     str, typer.Option(help="Member schedulers, comma-separated (registered names).")
 ]
 Port = Annotated[int, int_opt("Port to answer on (0: any free one).", 0, 65535)]
+Keep = Annotated[
+    str,
+    typer.Option(
+        help="Scenario key of a kept posterior (store table bandit_states): the learner starts "
+        "from it and writes back what it learned when it stops (empty: nothing kept)."
+    ),
+]
+KeepMode = Annotated[
+    str,
+    typer.Option(
+        help="Mode of the kept posterior: twin (sessions over a twin), or fillup/replay to go "
+        "on from what in-process runs of the same bandit learned (twinsched bandits run)."
+    ),
+]
 
 
 def _members(text: str) -> list[str]:
@@ -51,12 +69,17 @@ def aggregate(
     port: Port = 8484,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     seed: Annotated[int, int_opt("Seed of the learner's draws.", 0, 2**32 - 1)] = 0,
+    keep: Keep = "",
+    keep_mode: KeepMode = "twin",
+    db: DbOpt = None,
 ) -> None:
     """The aggregator: POST /choose picks a member per pod (a bandit); its evaluator
-    follows the twin and rewards each bind the twin accepted. Runs until SIGTERM."""
+    follows the twin and rewards each bind the twin accepted. Runs until SIGTERM; with
+    --keep it starts from the kept posterior and writes back what it learned then."""
     import signal
     import threading
 
+    from twinsched.store.db import StoreError
     from twinsched.twin.client import TwinClient
     from twinsched.twin.flow.evaluator import Evaluator
     from twinsched.twin.flow.learner import Learner
@@ -64,6 +87,8 @@ def aggregate(
 
     try:
         learner = Learner(_members(schedulers), seed=seed)
+        if keep:
+            _start_kept(learner, keep, keep_mode, db)
         with TwinClient(twin, os.environ.get("TWINSCHED_TWIN_TOKEN")) as client:
             evaluator = Evaluator(client, learner)
             server = serve(learner, evaluator, host, port)
@@ -77,8 +102,31 @@ def aggregate(
             thread.join(5.0)
             server.shutdown()
             typer.echo(json.dumps(learner.stats()))
-    except (TwinschedError, OSError) as exc:
+            if keep:
+                _write_kept(learner, keep, keep_mode, db)
+    except (TwinschedError, StoreError, OSError) as exc:
         raise error_exit(exc) from exc
+
+
+def _start_kept(learner: Learner, keep: str, mode: str, db: str | None) -> None:
+    """Check the key and start ``learner`` from the posterior kept for it, if any."""
+    from twinsched.store.bandits import check_key, load_posterior
+
+    check_key(learner.name, keep, mode)  # a bad key fails now, not after the session
+    prior = load_posterior(learner.name, keep, mode, db)
+    if prior is not None:
+        learner.start_from(prior)
+    seen = 0 if prior is None else sum(map(sum, prior.count))
+    typer.echo(f"kept posterior of {learner.name} for {keep} ({mode}): {seen} rewards")
+
+
+def _write_kept(learner: Learner, keep: str, mode: str, db: str | None) -> None:
+    from twinsched.store.bandits import save_posterior
+
+    posterior = learner.posterior()
+    runs = save_posterior(learner.name, keep, mode, posterior, db)
+    total = sum(map(sum, posterior.count))
+    typer.echo(f"kept for {keep} ({mode}): {total} rewards (write {runs} to this key)")
 
 
 @app.command()
@@ -123,19 +171,29 @@ def run(
     ] = 3.0,
     batch: Annotated[int, int_opt("Binds per PATCH batch.", 1, 100_000)] = 50,
     seed: Annotated[int, int_opt("Seed of the learner's draws.", 0, 2**32 - 1)] = 0,
+    keep: Keep = "",
+    keep_mode: KeepMode = "twin",
+    db: DbOpt = None,
 ) -> None:
     """The training flow over services: twin, aggregator, controller and VTE feeder as
     separate processes; prints progress, then binds/s, the reward curve, the allocation."""
-    from twinsched.twin.flow.launch import FlowSpec, run_flow
+    from twinsched.store.bandits import check_key, kept_runs
+    from twinsched.store.db import StoreError
+    from twinsched.twin.flow.launch import FlowSpec, KeptKey, run_flow
 
     source = ["--trace", trace, "--variant", variant, "--pods", str(pods)]
     source += ["--scenario", scenario] if scenario else []
     source += ["--data", str(data)] if data else []
     try:
-        spec = FlowSpec(out, _members(schedulers), source, speed=speed, idle_s=idle,
-                        batch=batch, seed=seed)  # fmt: skip
+        names = _members(schedulers)
+        kept = KeptKey(keep, keep_mode, db) if keep else None
+        if kept is not None:  # the key and the store checked before any process starts
+            check_key("bandit:" + "|".join(names), keep, keep_mode)
+            kept_runs("bandit:" + "|".join(names), keep, keep_mode, db)
+        spec = FlowSpec(out, names, source, speed=speed, idle_s=idle, batch=batch, seed=seed,
+                        keep=kept)  # fmt: skip
         summary = run_flow(spec, echo=typer.echo)
-    except (TwinschedError, OSError) as exc:
+    except (TwinschedError, StoreError, OSError) as exc:
         raise error_exit(exc) from exc
     learner, fed = summary["learner"], summary["feeder"]
     typer.echo(f"flow: {fed['bound']}/{fed['pods']} pods bound, {fed['finished']} finished in "
@@ -145,3 +203,7 @@ def run(
     ev = summary["evaluator"]
     typer.echo(f"allocation: peak {ev['peak_allocation']}, final {ev['allocation']}; "
                f"summary in {out / 'summary.json'}")  # fmt: skip
+    if "kept" in summary:
+        k = summary["kept"]
+        typer.echo(f"kept posterior for {keep} ({keep_mode}): {k['rewards']} rewards, "
+                   f"{k['writes']} writes")  # fmt: skip

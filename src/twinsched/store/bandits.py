@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -24,25 +25,41 @@ def load_posterior(
     name: str, scenario: str, mode: str, db: str | Path | None = None
 ) -> Posterior | None:
     """The kept posterior of bandit ``name`` on ``scenario`` in ``mode``, or None."""
+    data = _read(BanditStateRow.c.posterior, name, scenario, mode, db)
+    return None if data is None else checked(data)
+
+
+def kept_runs(name: str, scenario: str, mode: str, db: str | Path | None = None) -> int:
+    """How many runs (or sessions) wrote the kept posterior of the key (0: none kept)."""
+    runs = _read(BanditStateRow.c.runs, name, scenario, mode, db)
+    return 0 if runs is None else int(runs)
+
+
+def _read(column: Any, name: str, scenario: str, mode: str, db: str | Path | None) -> Any:
+    """``column`` of the key's row, or None when nothing is kept for it."""
     with engine_for(db).connect() as conn:
-        data = conn.execute(
-            select(BanditStateRow.c.posterior).where(
+        return conn.execute(
+            select(column).where(
                 BanditStateRow.c.name == name,
                 BanditStateRow.c.scenario == scenario,
                 BanditStateRow.c.mode == mode,
             )
         ).scalar_one_or_none()
-    return None if data is None else checked(data)
+
+
+def check_key(name: str, scenario: str, mode: str) -> None:
+    """Refuse a key that :func:`save_posterior` could not keep (before any work is done)."""
+    check_safe_name(mode, "mode")
+    for text, what, most in ((name, "bandit name", 500), (scenario, "scenario", 255)):
+        if not text or len(text) > most or not text.isprintable():
+            raise StoreError(f"bad {what} {text[:80]!r}: 1-{most} printable characters")
 
 
 def save_posterior(
     name: str, scenario: str, mode: str, posterior: Posterior, db: str | Path | None = None
 ) -> int:
     """Keep ``posterior`` (checked again) for the key; return how many runs added to it."""
-    check_safe_name(mode, "mode")
-    for text, what, most in ((name, "bandit name", 500), (scenario, "scenario", 255)):
-        if not text or len(text) > most or not text.isprintable():
-            raise StoreError(f"bad {what} {text[:80]!r}: 1-{most} printable characters")
+    check_key(name, scenario, mode)
     data = checked(posterior.as_dict()).as_dict()
     now = datetime.now(UTC)
     with engine_for(db).begin() as conn:

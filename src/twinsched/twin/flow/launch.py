@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from twinsched.errors import TwinschedError
 
 READY_S = 60.0  # seconds a service may take to answer /healthz
@@ -45,7 +47,22 @@ class FlowSpec:
     idle_s: float = 3.0
     batch: int = 50
     seed: int = 0
+    keep: KeptKey | None = None  # the learner's kept posterior (flow aggregate --keep)
     extra_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KeptKey:
+    """Where the aggregator's learner starts from and writes back to (store table
+    ``bandit_states``): the scenario key, the mode, the store (None: the default one)."""
+
+    scenario: str
+    mode: str = "twin"
+    db: str | None = None
+
+    def args(self) -> list[str]:
+        db = ["--db", self.db] if self.db else []
+        return ["--keep", self.scenario, "--keep-mode", self.mode, *db]
 
 
 def free_port() -> int:
@@ -121,7 +138,8 @@ def run_flow(spec: FlowSpec, echo: Callable[[str], Any] = print) -> dict[str, An
         procs.start("twin", "twin", "serve", "--port", str(ports["twin"]), "--db",
                     str(spec.out / "twin.sqlite"), "--log-level", "warning")  # fmt: skip
         procs.start("aggregator", "flow", "aggregate", "--twin", twin, "--schedulers", members,
-                    "--port", str(ports["aggregator"]), "--seed", str(spec.seed))  # fmt: skip
+                    "--port", str(ports["aggregator"]), "--seed", str(spec.seed),
+                    *(spec.keep.args() if spec.keep else []))  # fmt: skip
         procs.start("controller", "flow", "control", "--twin", twin, "--aggregator",
                     urls["aggregator"], "--schedulers", members, "--port",
                     str(ports["controller"]), "--batch", str(spec.batch))  # fmt: skip
@@ -144,6 +162,8 @@ def run_flow(spec: FlowSpec, echo: Callable[[str], Any] = print) -> dict[str, An
     finally:
         codes = procs.stop_all()
     summary["exit_codes"] = codes
+    if spec.keep is not None:  # written by the aggregator as it stopped
+        summary["kept"] = _kept(spec.keep, "bandit:" + "|".join(spec.schedulers))
     (spec.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
@@ -173,3 +193,17 @@ def _summary(spec: FlowSpec, urls: dict[str, str], wall: float) -> dict[str, Any
         "controller": {k: ctl[k] for k in ("binds", "batches", "reads", "follows", "errors")},
         "learner": agg["learner"], "evaluator": agg["evaluator"],
     }  # fmt: skip
+
+
+def _kept(key: KeptKey, name: str) -> dict[str, Any]:
+    """The kept posterior after the session: rewards per member, in all, and writes."""
+    from twinsched.store.bandits import kept_runs, load_posterior
+
+    posterior = load_posterior(name, key.scenario, key.mode, key.db)
+    if posterior is None:
+        raise TwinschedError(f"the aggregator kept nothing for {key.scenario} (aggregator.log)")
+    per_member = np.asarray(posterior.count).sum(axis=0).tolist()
+    writes = kept_runs(name, key.scenario, key.mode, key.db)
+    return {"scenario": key.scenario, "mode": key.mode, "rewards": int(sum(per_member)),
+            "writes": writes,
+            "per_member": dict(zip(posterior.members, per_member, strict=True))}  # fmt: skip

@@ -6,6 +6,11 @@ bandit's policy) and remembers the choice; :meth:`Learner.reward` closes it when
 evaluator has scored the bind the twin accepted for that pod. A choice that is never bound
 (the pod could not be placed, or someone else bound it) gets no reward. Thread-safe: the
 service's request threads choose while the evaluator's thread rewards.
+
+A learner may start from a kept posterior (:meth:`Learner.start_from`: what earlier sessions,
+or in-process runs of the same bandit, learned) and hand back what it knows
+(:meth:`Learner.posterior`), so a deployed bandit goes on learning from what it sees
+(``twinsched flow aggregate --keep``; the store's ``bandit_states``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from twinsched.errors import TwinschedError
+from twinsched.model.bandit_posterior import Posterior, of_arrays
 from twinsched.scheduling.fanout.bandit import DEFAULT_LEVELS, DEFAULT_SCALE, Thompson
 from twinsched.scheduling.fanout.ensemble import KINDS
 
@@ -54,6 +60,22 @@ class Learner:
     @property
     def contexts(self) -> int:
         return KINDS * self.levels
+
+    @property
+    def name(self) -> str:
+        """The in-process bandit of the same members (its kept posteriors are this one's)."""
+        return "bandit:" + "|".join(self.members)
+
+    def start_from(self, prior: Posterior) -> None:
+        """Continue from ``prior`` (the same members in the same order, the same contexts)."""
+        with self._lock:
+            self.policy.start_from(prior, self.members)
+
+    def posterior(self) -> Posterior:
+        """Everything learned, the starting posterior included: the next session's prior."""
+        with self._lock:
+            p = self.policy
+            return of_arrays(self.members, p.count, p.total, p.squares)
 
     def choose(self, pod: str, context: int) -> int:
         """The arm for ``pod`` in ``context`` (0 <= context < :attr:`contexts`)."""

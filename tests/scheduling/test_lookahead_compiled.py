@@ -15,7 +15,7 @@ from tests.strategies import scenarios
 from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, I64, Scenario
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.lookahead import compiled, rollout, scheduler
+from twinsched.scheduling.lookahead import compiled, keys, rollout, scheduler
 from twinsched.scheduling.lookahead.rollout import TopLists
 from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler
 from twinsched.sim import run_fillup
@@ -80,6 +80,25 @@ def test_compiled_rollouts_equal_numpy_on_every_state_of_a_run(
     monkeypatch.setattr(LookaheadScheduler, "_top_lists", _both_top_lists(lists))
     run_fillup(_cluster(shapes, 12), "lookahead:fgd/c=4/h=10/s=3/a=0", seed, target_pct=100)
     assert calls[0] > 20 and lists[0] == calls[0]
+
+
+@pytest.mark.parametrize("slack", [0, 1, 5])
+def test_top_lists_follow_changed_nodes_as_a_fresh_ranking_would(
+    slack: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lists shorter than the cluster (a small slack): changed nodes leave and re-enter
+    them, and a list that runs short is rebuilt; every top list is still NumPy's."""
+    nodes = [(16_000, 64_000, 4, "A"), (32_000, 128_000, 8, "B"), (24_000, 96_000, 2, "A"),
+             (8_000, 32_000, 1, "B"), (48_000, 256_000, 8, "A")] * 6  # fmt: skip
+    shapes = [(2000, 4000, 1, 500), (4000, 8000, 1, 1000), (1000, 2000, 1, 250),
+              (8000, 8000, 2, 1000), (3000, 3000, 0, 0), (1500, 2000, 1, 700)]  # fmt: skip
+    calls, lists = [0], [0]
+    monkeypatch.setenv(compiled.ENV_VAR, "1")
+    monkeypatch.setattr(keys, "SLACK", slack)
+    monkeypatch.setattr(scheduler, "rollouts", _both_paths(calls))
+    monkeypatch.setattr(LookaheadScheduler, "_top_lists", _both_top_lists(lists))
+    run_fillup(scenario(nodes, shapes * 25), "lookahead:fgd/c=3/h=4/s=2/a=0", 2, target_pct=100)
+    assert lists[0] > 100
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

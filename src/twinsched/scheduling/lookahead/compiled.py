@@ -54,6 +54,13 @@ def kernels() -> ModuleType:
     return kernels
 
 
+def key_kernels() -> ModuleType:
+    """The compiled keys' module (imports numba on first use)."""
+    from twinsched.scheduling.lookahead import key_kernels  # lazily: numba is optional
+
+    return key_kernels
+
+
 def typical_columns(typical: TypicalPods) -> tuple[I64, I64]:
     """The typical pods as the kernel reads them: rows of (CPU, GPU count, pods, index into
     the distinct GPU milli values), and those values."""
@@ -66,12 +73,6 @@ def typical_columns(typical: TypicalPods) -> tuple[I64, I64]:
             np.ascontiguousarray(values, dtype=np.int64),
         )
     return table
-
-
-def class_rows(table: ClassTable) -> I64:
-    """The class table's (CPU, memory, GPU count, GPU milli) per class, one row each."""
-    rows: I64 = np.stack([table.cpu, table.mem, table.count, table.milli], axis=1)
-    return np.ascontiguousarray(rows)
 
 
 def run(
@@ -87,7 +88,7 @@ def run(
     after its placement. Returns what :func:`~.rollout.rollouts` returns."""
     typ, values = typical_columns(typical)
     gained, added = kernels().run_rollouts(
-        *live, *top, class_rows(table), table.static,
+        *live, *top, table.rows, table.static,
         typical.allowed_by_model, typ, values, typical.total, *seeds, seq,
     )  # fmt: skip
     return gained.astype(np.float64), added

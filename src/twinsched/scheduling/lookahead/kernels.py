@@ -188,9 +188,10 @@ def run_rollouts(
                 for q in range(used):
                     if not valid[u, q]:
                         valid[u, q] = True
-                        memo[u, q, 0], memo[u, q, 1] = _slot_key(rows[q], left[q], q, before, known, pod,
-                                               static[top_classes[u]], live_model, tiebreak,
-                                               allowed, typ, values, total, work)  # fmt: skip
+                        key, gpu = _slot_key(rows[q], left[q], q, before, known, pod,
+                                             static[top_classes[u]], live_model, tiebreak,
+                                             allowed, typ, values, total, work)  # fmt: skip
+                        memo[u, q, 0], memo[u, q, 1] = key, gpu
                     if memo[u, q, 0] > mk:
                         mk, ms = memo[u, q, 0], q
                 if ukey > mk:  # a node the rollout has not changed yet: a new slot

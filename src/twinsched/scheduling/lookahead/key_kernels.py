@@ -28,17 +28,18 @@ def top_lists(
 
     The rows of ``keys`` and ``gpus`` (-1 where the class may not go: what
     :meth:`PluginScheduler.node_keys` gives under :class:`EligibleMemo`'s mask) are first
-    refreshed on the nodes of ``log[since[i]:]`` (every node where ``since[i]`` < 0), and
+    refreshed on the nodes of ``log[since[i]:]``, each once (every node where ``since[i]`` < 0), and
     the lists (``lists[k, :counts[k]]``, the best nodes; ``complete[k]``: every eligible
     node) with them.
     """
     n, u = cpu.size, classes.size
     frag = np.full(n, np.nan)  # each node's fragmentation, found once per call
+    done = np.zeros(n, dtype=np.int64)  # per node: the last class (i + 1) refreshed on it
     work = np.empty((3, max(left.shape[1], values.size)), dtype=np.int64)  # kernels' work
     for i in range(u):
         k = classes[i]
         pod = pods[k]
-        if since[i] < 0 or log.size - since[i] >= n:
+        if since[i] < 0:  # a new class: every node
             for node in range(n):
                 keys[k, node], gpus[k, node] = _key(node, pod, static[k], cpu, mem, left,
                                                     model, up, tiebreak, allowed, typ,
@@ -47,6 +48,9 @@ def top_lists(
             continue
         for e in range(since[i], log.size):
             node = log[e]
+            if done[node] == i + 1:
+                continue  # changed more than once since: refreshed once
+            done[node] = i + 1
             keys[k, node], gpus[k, node] = _key(node, pod, static[k], cpu, mem, left, model,
                                                 up, tiebreak, allowed, typ, values, total,
                                                 frag, work)  # fmt: skip

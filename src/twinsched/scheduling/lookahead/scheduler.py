@@ -133,9 +133,9 @@ class LookaheadScheduler:
         p = self.params
         rng = np.random.default_rng((self._ctx.seed, pod.index, 0x10CA))
         picks = self._workload_cls[rng.integers(0, self._workload_cls.size, size=(p.s, p.h))]
-        classes, seq = np.unique(picks, return_inverse=True)
-        top = self._top_lists(state, classes, p.h + 2)
         table = self._index.table()
+        classes, seq = _distinct(picks, len(table.views))
+        top = self._top_lists(state, classes, p.h + 2)
         live = Live(
             state.cpu_free, state.mem_free, state.gpu_left, state.nodes.gpu_model,
             state.nodes.n - self._ctx.node_rank,
@@ -152,8 +152,8 @@ class LookaheadScheduler:
         )
         mean_gain, mean_frag = gained.mean(axis=1), added.mean(axis=1)
         self._values = (mean_gain, mean_frag)
-        order = np.lexsort((np.arange(len(cands)), mean_frag, -mean_gain))
-        return int(order[0])
+        gain, frag = mean_gain.tolist(), mean_frag.tolist()  # most gained, least added, first
+        return min(range(len(cands)), key=lambda i: (-gain[i], frag[i], i))
 
     def _top_lists(self, state: ClusterState, classes: I64, m: int) -> TopLists:
         assert self._index is not None and self._typical is not None
@@ -179,3 +179,13 @@ class LookaheadScheduler:
             np.take_along_axis(keys, node, axis=1),
             np.take_along_axis(gpus, node, axis=1),
         )
+
+
+def _distinct(picks: I64, classes: int) -> tuple[I64, I64]:
+    """``np.unique(picks, return_inverse=True)`` for ids below ``classes``, in a few
+    whole-array steps: the distinct ids ascending, and each pick's index among them."""
+    present = np.zeros(classes, dtype=bool)
+    present[picks] = True
+    index = np.cumsum(present) - 1
+    seq: I64 = index[picks]
+    return np.flatnonzero(present), seq

@@ -16,12 +16,14 @@ from types import ModuleType
 
 import numpy as np
 
-from twinsched.errors import TwinschedError
+from twinsched.errors import MissingExtraError, TwinschedError
+from twinsched.extras import install_hint, require
 from twinsched.metrics.fragmentation import TypicalPods
 from twinsched.model.cluster import F64, I64
 from twinsched.scheduling.lookahead.lean import ClassTable
 
 ENV_VAR = "TWINSCHED_LOOKAHEAD_COMPILED"
+_WHY = "the compiled look-ahead needs numba"
 
 
 def wanted(compiled: bool | None = None) -> bool:
@@ -35,9 +37,8 @@ def wanted(compiled: bool | None = None) -> bool:
             return _have_numba()
         compiled = setting == "1"
     if compiled and not _have_numba():
-        raise TwinschedError(
-            "the compiled look-ahead needs numba: pip install 'twinsched[fast]' "
-            f"(or set {ENV_VAR}=0 for the NumPy path)"
+        raise MissingExtraError(
+            install_hint(f"the compiled look-ahead ({ENV_VAR}=1) needs numba", "fast")
         )
     return compiled
 
@@ -48,17 +49,13 @@ def _have_numba() -> bool:
 
 
 def kernels() -> ModuleType:
-    """The compiled kernels' module (imports numba on first use)."""
-    from twinsched.scheduling.lookahead import kernels  # lazily: numba is optional
-
-    return kernels
+    """The compiled rollouts' module (imports numba on first use)."""
+    return require("twinsched.scheduling.lookahead.kernels", "fast", _WHY)
 
 
 def key_kernels() -> ModuleType:
     """The compiled keys' module (imports numba on first use)."""
-    from twinsched.scheduling.lookahead import key_kernels  # lazily: numba is optional
-
-    return key_kernels
+    return require("twinsched.scheduling.lookahead.key_kernels", "fast", _WHY)
 
 
 def typical_columns(typical: TypicalPods) -> tuple[I64, I64]:

@@ -443,6 +443,17 @@ LONG: dict[str, str] = {
     "fgd --seeds 10-19 --jobs 2": BENCH,
     "docs/ai.md: python bench/ai.py --model lookahead:fgd/c=4/h=8/s=4/a=35/g=1 --repeat 3 "
     "--clock cpu": BENCH,
+    "docs/ai.md: pip install 'twinsched[fast]'": "installs from the package index",
+    "docs/ai.md: python bench/ai.py --model lookahead:fgd/c=4/h=16/s=4/a=35/g=1 --repeat 1 "
+    "--clock cpu": BENCH,
+    "docs/ai.md: TWINSCHED_LOOKAHEAD_COMPILED=0 python bench/ai.py --model "
+    "lookahead:fgd/c=4/h=16/s=4/a=35/g=1 --repeat 1 --clock cpu": BENCH,
+    "docs/ai.md: python bench/ai.py --model lookahead:fgd/c=4/h=32/s=4/a=35 --repeat 1 "
+    "--clock cpu": BENCH,
+    "docs/ai.md: TWINSCHED_LOOKAHEAD_COMPILED=0 python bench/ai.py --model "
+    "lookahead:fgd/c=4/h=32/s=4/a=35 --repeat 1 --clock cpu": BENCH,
+    "docs/ai.md: python bench/heldout.py --model lookahead:fgd/c=4/h=16/s=4/a=35/g=1 --baselines "
+    "fgd --seeds 10-19 --jobs 1": BENCH,
     "docs/deploy.md: pip install 'twinsched[serve]'": "installs from the package index",
     "docs/ai.md: " + RECIPE: TRAINING,
     "docs/deploy.md: " + RECIPE: TRAINING,

@@ -3,6 +3,8 @@ than FGD where FGD's score misses what comes next."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -126,9 +128,17 @@ def test_name_carries_the_parameters() -> None:
     assert scheduler.name == "lookahead:fgd/c=2/h=16/s=4/a=80/d=100"
 
 
-def test_rollouts_place_exactly_as_fgd_on_a_copy_of_the_state() -> None:
+NUMBA = importlib.util.find_spec("numba") is not None
+
+
+@pytest.mark.parametrize(
+    "compiled",
+    [False, pytest.param(True, marks=pytest.mark.skipif(not NUMBA, reason="needs numba"))],
+)
+def test_rollouts_place_exactly_as_fgd_on_a_copy_of_the_state(compiled: bool) -> None:
     """The batched rollouts (changed nodes kept as slots, the rest read from top lists)
-    place the same GPU milli as FGD itself placing the same pods on a copied state."""
+    place the same GPU milli as FGD itself placing the same pods on a copied state, on
+    the NumPy path and compiled."""
     shapes = [(2000, 4000, 1, 500), (4000, 8000, 1, 1000), (1000, 2000, 1, 250),
               (8000, 8000, 2, 1000), (3000, 3000, 0, 0), (2000, 30_000, 1, 300)]  # fmt: skip
     nodes = [(16_000, 64_000, 4, "A")] * 4 + [(32_000, 128_000, 8, "B")] * 3
@@ -157,7 +167,7 @@ def test_rollouts_place_exactly_as_fgd_on_a_copy_of_the_state() -> None:
         Live(state.cpu_free, state.mem_free, state.gpu_left, state.nodes.gpu_model,
              state.nodes.n - ctx.node_rank),
         look._top_lists(state, classes, 14), look._index.table(), look._typical,  # type: ignore
-        pod.cls, cands, seq.reshape(3, 12),
+        pod.cls, cands, seq.reshape(3, 12), compiled,
     )  # fmt: skip
     for i, cand in enumerate(cands):
         for j in range(3):

@@ -8,6 +8,7 @@ the same integers FGD gives (:func:`fragmentation` is exact per row whatever the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,6 +34,12 @@ class ClassTable:
     @property
     def request(self) -> I64:
         return self.count * self.milli
+
+    @cached_property
+    def rows(self) -> I64:
+        """(CPU, memory, GPU count, GPU milli) per class, one row each (compiled kernels)."""
+        rows: I64 = np.ascontiguousarray(np.stack([self.cpu, self.mem, self.count, self.milli], 1))
+        return rows
 
 
 class ClassIndex:

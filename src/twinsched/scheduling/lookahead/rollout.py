@@ -16,6 +16,7 @@ import numpy as np
 
 from twinsched.metrics.fragmentation import TypicalPods, fragmentation
 from twinsched.model.cluster import F64, I64, MILLI_PER_GPU
+from twinsched.scheduling.lookahead import compiled as compiled_path
 from twinsched.scheduling.lookahead.lean import ClassTable, fgd_rows, fits_rows, take_whole
 
 
@@ -58,17 +59,11 @@ class _Batch:
     gained: I64  # (B,): GPU milli placed
 
     @classmethod
-    def seeded(
-        cls,
-        live: Live,
-        table: ClassTable,
-        pod_cls: int,
-        candidates: list[Candidate],
-        s: int,
-        h: int,
-    ) -> _Batch:
-        """Each candidate's placement in slot 0 of its ``s`` rollouts; ``h`` slots more."""
-        b, g, slots = len(candidates) * s, live.left.shape[1], h + 1
+    def seeded(cls, seeds: tuple[I64, I64, I64, I64], s: int, h: int) -> _Batch:
+        """Each candidate's node after its placement (``seeds``) in slot 0 of its ``s``
+        rollouts; ``h`` slots more."""
+        node, cpu, mem, left = seeds
+        b, g, slots = node.size * s, left.shape[1], h + 1
         batch = cls(
             node=np.full((b, slots), -1, dtype=np.int64),
             cpu=np.zeros((b, slots), dtype=np.int64),
@@ -77,14 +72,8 @@ class _Batch:
             used=np.ones(b, dtype=np.int64),
             gained=np.zeros(b, dtype=np.int64),
         )
-        for i, cand in enumerate(candidates):
-            rows = slice(i * s, (i + 1) * s)
-            batch.node[rows, 0] = cand.node
-            batch.cpu[rows, 0] = live.cpu[cand.node] - table.cpu[pod_cls]
-            batch.mem[rows, 0] = live.mem[cand.node] - table.mem[pod_cls]
-            row = live.left[cand.node].copy()
-            row[list(cand.gpus)] -= table.milli[pod_cls]
-            batch.left[rows, 0] = row
+        batch.node[:, 0], batch.cpu[:, 0] = np.repeat(node, s), np.repeat(cpu, s)
+        batch.mem[:, 0], batch.left[:, 0] = np.repeat(mem, s), np.repeat(left, s, axis=0)
         return batch
 
     def slots_of(self, bi: I64, si: I64) -> _Slots:
@@ -101,12 +90,22 @@ def rollouts(
     pod_cls: int,
     candidates: list[Candidate],
     seq: I64,
+    compiled: bool | None = None,
 ) -> tuple[F64, F64]:
     """(GPU milli placed, fragmentation added) per (candidate, sample) after FGD places
     the ``seq[j]`` pods (indices into ``top.classes``) following each candidate's placement.
+
+    ``compiled``: the compiled loop (True), the NumPy path (False) or, by default, as
+    :func:`~twinsched.scheduling.lookahead.compiled.wanted` says; the same numbers either way.
     """
+    seeds = _seed_rows(live, table, pod_cls, candidates)
+    if compiled_path.wanted(compiled):
+        return compiled_path.run(
+            (live.cpu, live.mem, live.left, live.model, live.tiebreak),
+            (top.classes, top.node, top.key, top.gpu), table, typical, seeds, seq,
+        )  # fmt: skip
     c, (s, h) = len(candidates), seq.shape
-    batch = _Batch.seeded(live, table, pod_cls, candidates, s, h)
+    batch = _Batch.seeded(seeds, s, h)
     b = c * s
     local = np.tile(seq, (c, 1))
     memo = _Memo(top.classes.size, b, h + 1)
@@ -118,6 +117,19 @@ def rollouts(
     before = fragmentation(live.cpu[nn], live.left[nn], live.model[nn], typical)
     added: F64 = np.bincount(bi, weights=after - before, minlength=b).astype(np.float64)
     return batch.gained.reshape(c, s).astype(np.float64), added.reshape(c, s)
+
+
+def _seed_rows(
+    live: Live, table: ClassTable, pod_cls: int, candidates: list[Candidate]
+) -> tuple[I64, I64, I64, I64]:
+    """Each candidate's (node, CPU, memory, GPU left) after the pod's placement there."""
+    node = np.array([cand.node for cand in candidates], dtype=np.int64)
+    cpu = live.cpu[node] - table.cpu[pod_cls]
+    mem = live.mem[node] - table.mem[pod_cls]
+    left = live.left[node]  # a copy (fancy indexing)
+    for i, cand in enumerate(candidates):
+        left[i, list(cand.gpus)] -= table.milli[pod_cls]
+    return node, cpu, mem, left
 
 
 def _advance(

@@ -28,6 +28,8 @@ from twinsched.scheduling.framework import (
     pod_views,
 )
 from twinsched.scheduling.gpus import placement
+from twinsched.scheduling.lookahead import compiled
+from twinsched.scheduling.lookahead.keys import KeyTable
 from twinsched.scheduling.lookahead.lean import ClassIndex
 from twinsched.scheduling.lookahead.rollout import Candidate, Live, TopLists, rollouts
 from twinsched.scheduling.lookahead.shortlist import Shortlister
@@ -52,6 +54,8 @@ class LookaheadScheduler:
         self._typical: TypicalPods | None = None
         self._compared: tuple[int, ...] | None = None
         self._values: tuple[F64, F64] | None = None
+        self._compiled = False  # rollouts and top lists by the compiled kernels (reset)
+        self._keys: KeyTable | None = None
 
     @property
     def last_candidates(self) -> tuple[int, ...] | None:
@@ -77,6 +81,8 @@ class LookaheadScheduler:
         self.rollout_decisions = self.changed_decisions = 0
         self.rollout_seconds = 0.0
         self._compared = self._values = None
+        self._compiled = compiled.wanted()
+        self._keys = KeyTable(state.nodes.n - ctx.node_rank)
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         assert self._ctx is not None and self._index is not None, "reset() first"
@@ -127,24 +133,33 @@ class LookaheadScheduler:
         p = self.params
         rng = np.random.default_rng((self._ctx.seed, pod.index, 0x10CA))
         picks = self._workload_cls[rng.integers(0, self._workload_cls.size, size=(p.s, p.h))]
-        classes, seq = np.unique(picks, return_inverse=True)
-        top = self._top_lists(state, classes, p.h + 2)
         table = self._index.table()
+        classes, seq = _distinct(picks, len(table.views))
+        top = self._top_lists(state, classes, p.h + 2)
         live = Live(
             state.cpu_free, state.mem_free, state.gpu_left, state.nodes.gpu_model,
             state.nodes.n - self._ctx.node_rank,
         )  # fmt: skip
         gained, added = rollouts(
-            live, top, table, self._typical, pod.cls, cands, seq.reshape(p.s, p.h)
+            live,
+            top,
+            table,
+            self._typical,
+            pod.cls,
+            cands,
+            seq.reshape(p.s, p.h),
+            compiled=self._compiled,
         )
         mean_gain, mean_frag = gained.mean(axis=1), added.mean(axis=1)
         self._values = (mean_gain, mean_frag)
-        order = np.lexsort((np.arange(len(cands)), mean_frag, -mean_gain))
-        return int(order[0])
+        gain, frag = mean_gain.tolist(), mean_frag.tolist()  # most gained, least added, first
+        return min(range(len(cands)), key=lambda i: (-gain[i], frag[i], i))
 
     def _top_lists(self, state: ClusterState, classes: I64, m: int) -> TopLists:
-        assert self._index is not None
+        assert self._index is not None and self._typical is not None
         table = self._index.table()
+        if self._compiled and self._keys is not None and self._keys.usable(state):
+            return self._keys.top_lists(state, table, self._typical, classes, m)
         keys = np.empty((classes.size, state.nodes.n), dtype=np.int64)
         gpus = np.empty((classes.size, state.nodes.n), dtype=np.int64)
         for row, cls in enumerate(classes.tolist()):
@@ -164,3 +179,13 @@ class LookaheadScheduler:
             np.take_along_axis(keys, node, axis=1),
             np.take_along_axis(gpus, node, axis=1),
         )
+
+
+def _distinct(picks: I64, classes: int) -> tuple[I64, I64]:
+    """``np.unique(picks, return_inverse=True)`` for ids below ``classes``, in a few
+    whole-array steps: the distinct ids ascending, and each pick's index among them."""
+    present = np.zeros(classes, dtype=bool)
+    present[picks] = True
+    index = np.cumsum(present) - 1
+    seq: I64 = index[picks]
+    return np.flatnonzero(present), seq

@@ -20,6 +20,7 @@ from twinsched.scheduling import filters
 from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 
 Compute = Callable[[ClusterState, PodView, I64], tuple[np.ndarray, ...]]
+FEW_NODES = 4  # up to this many changed nodes, an eligible mask is refreshed node by node
 
 
 E = TypeVar("E")
@@ -159,10 +160,16 @@ class EligibleMemo:
                 entry.mask[node] = fits and (always is None or always.item(node))
             else:
                 stale = state.changed_since(seen)
-                fits_now = filters.fits_now(state, pod, stale)
-                if always is not None:
-                    fits_now &= always[stale]
-                entry.mask[stale] = fits_now
+                if stale.size <= FEW_NODES:  # scalars: less than the arrays' fixed cost
+                    mask = entry.mask
+                    for node in stale.tolist():
+                        fits = filters.fits_node(state, pod, node)
+                        mask[node] = fits and (always is None or always.item(node))
+                else:
+                    fits_now = filters.fits_now(state, pod, stale)
+                    if always is not None:
+                        fits_now &= always[stale]
+                    entry.mask[stale] = fits_now
             entry.seen = end
         return entry.mask
 

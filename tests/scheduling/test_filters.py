@@ -89,3 +89,34 @@ def test_inlined_eligibility_equals_every_named_filter(sc, data) -> None:
             node = int(np.argmax(mask))
             st_.apply(Arrive(i))
             st_.apply(Bind(i, node, default_gpus(st_, views[i], node)))
+
+
+def test_first_rejection_of_one_node_equals_the_arrays() -> None:
+    """``first_rejection_one`` (scalars, what the reason table refreshes a few nodes with)
+    gives each node the rule ``first_rejection`` gives it, nodes down and partly used."""
+    from twinsched.model.events import Arrive, Bind, NodeDown
+    from twinsched.model.state import ClusterState
+    from twinsched.scheduling.framework import pod_views
+    from twinsched.scheduling.gpus import default_gpus
+    from twinsched.traces import synthetic
+
+    sc = synthetic.cluster(seed=4, nodes=40)
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    views, rng = pod_views(sc.pods), np.random.default_rng(4)
+    everything = np.arange(sc.nodes.n, dtype=np.int64)
+    for i in range(300):
+        pod = views[i]
+        rules = filters.applicable(pod)
+        static = filters.static_first_rejection(state, pod, rules, everything).tolist()
+        dynamic = filters.dynamic_rules(rules)
+        expected = filters.first_rejection(state, pod, rules, everything).tolist()
+        one = [filters.first_rejection_one(state, pod, static[n], n, dynamic) for n in range(40)]
+        assert one == expected
+        fits = np.flatnonzero(np.array(expected) == len(rules))
+        state.apply(Arrive(i))
+        if fits.size:
+            node = int(fits[rng.integers(fits.size)])
+            state.apply(Bind(i, node, default_gpus(state, pod, node)))
+        if i % 60 == 59:
+            state.apply(NodeDown(int(rng.integers(sc.nodes.n))))
+    assert state.nodes_down > 0

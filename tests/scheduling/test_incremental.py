@@ -36,7 +36,7 @@ from twinsched.scheduling.framework import (
 )
 from twinsched.scheduling.gpus import default_gpus
 from twinsched.scheduling.heuristics.fgd import FragmentationGradient
-from twinsched.scheduling.heuristics.fgd_study import BestFit
+from twinsched.scheduling.heuristics.fgd_study import BestFit, DotProd, GpuClustering, GpuPacking
 from twinsched.scheduling.heuristics.kubernetes import LeastAllocated, MostAllocated
 from twinsched.scheduling.incremental import NO_SCORE
 from twinsched.scheduling.plugin_scheduler import PluginScheduler
@@ -169,10 +169,25 @@ def test_nodes_share_a_shape_exactly_when_their_rows_are_equal() -> None:
 
 
 @pytest.mark.parametrize(
-    "plugin", [FragmentationGradient(), BestFit(), LeastAllocated(), MostAllocated()]
+    "plugin",
+    [
+        FragmentationGradient(),
+        BestFit(),
+        LeastAllocated(),
+        MostAllocated(),
+        DotProd(),
+        GpuPacking(),
+        GpuClustering(),
+    ],
 )
 def test_one_node_in_plain_python_scores_as_the_arrays_do(
-    plugin: FragmentationGradient | BestFit | LeastAllocated | MostAllocated,
+    plugin: FragmentationGradient
+    | BestFit
+    | LeastAllocated
+    | MostAllocated
+    | DotProd
+    | GpuPacking
+    | GpuClustering,
 ) -> None:
     sc = synthetic.cluster(seed=5, nodes=30)
     state = ClusterState(sc.nodes, sc.pods, sc.links)

@@ -92,3 +92,18 @@ def test_pending_queue_skips_a_failed_class_until_resources_are_freed() -> None:
     assert sorted(queue.ready(views)) == [0, 1, 2]
     queue.remove(0)
     assert len(queue) == 2 and not queue.stale(0)
+
+
+def test_a_run_without_a_clock_steps_as_the_engine_on_a_simulated_clock_does() -> None:
+    """Without a clock the arrivals are stepped in order with no event heap; with one they
+    go through the engine: the same run either way (a batch scheduler's windows too)."""
+    from twinsched.sim import run_fillup
+    from twinsched.sim.clock import SimClock
+    from twinsched.traces import synthetic
+
+    sc = synthetic.cluster(seed=2, nodes=30)
+    for scheduler in ("random", "ilp-frag/w=4"):
+        plain = run_fillup(sc, scheduler, 2, target_pct=40)
+        engine = run_fillup(sc, scheduler, 2, target_pct=40, clock=SimClock())
+        assert plain.curve == engine.curve
+        assert plain.summary == engine.summary

@@ -20,6 +20,7 @@ from twinsched.scheduling import filters
 from twinsched.scheduling.framework import PodView, Reason, Unschedulable
 
 Compute = Callable[[ClusterState, PodView, I64], tuple[np.ndarray, ...]]
+FEW_NODES = 4  # up to this many changed nodes, an eligible mask is refreshed node by node
 
 
 E = TypeVar("E")
@@ -159,10 +160,16 @@ class EligibleMemo:
                 entry.mask[node] = fits and (always is None or always.item(node))
             else:
                 stale = state.changed_since(seen)
-                fits_now = filters.fits_now(state, pod, stale)
-                if always is not None:
-                    fits_now &= always[stale]
-                entry.mask[stale] = fits_now
+                if stale.size <= FEW_NODES:  # scalars: less than the arrays' fixed cost
+                    mask = entry.mask
+                    for node in stale.tolist():
+                        fits = filters.fits_node(state, pod, node)
+                        mask[node] = fits and (always is None or always.item(node))
+                else:
+                    fits_now = filters.fits_now(state, pod, stale)
+                    if always is not None:
+                        fits_now &= always[stale]
+                    entry.mask[stale] = fits_now
             entry.seen = end
         return entry.mask
 
@@ -229,6 +236,9 @@ class ReasonMemo:
             stale = np.arange(state.nodes.n, dtype=np.int64)
             entry.static = filters.static_first_rejection(state, pod, entry.rules, stale)
             entry.links = state.link_version
+        elif stale.size <= FEW_NODES:  # scalars: less than the arrays' fixed cost
+            self._refresh_few(entry, state, pod, stale.tolist())
+            return
         size = len(entry.rules) + 1
         rules = entry.rules
         now = filters.first_rejection_given(state, pod, rules, entry.static, stale, entry.dynamic)
@@ -242,3 +252,20 @@ class ReasonMemo:
         if delta.any():  # else the same counts, the same answer (its text costs the most)
             entry.per_rule += delta
             entry.answer = filters.unschedulable(state, entry.rules, entry.per_rule)
+
+    @staticmethod
+    def _refresh_few(entry: _Reasons, state: ClusterState, pod: PodView, stale: list[int]) -> None:
+        """:meth:`_refresh` of a few nodes, one at a time."""
+        first, per_rule, moved = entry.first, entry.per_rule, False
+        for node in stale:
+            now = filters.first_rejection_one(
+                state, pod, entry.static.item(node), node, entry.dynamic
+            )
+            before = first.item(node)
+            if now != before:
+                first[node] = now
+                per_rule[now] += 1
+                per_rule[before] -= 1
+                moved = True
+        if moved:  # the answer's text only when a count may have changed
+            entry.answer = filters.unschedulable(state, entry.rules, per_rule)

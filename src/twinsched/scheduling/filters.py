@@ -235,6 +235,35 @@ def first_rejection_given(
     return first
 
 
+def first_rejection_one(
+    state: ClusterState, pod: PodView, static: int, node: int, dynamic: Dynamic
+) -> int:
+    """:func:`first_rejection_given` of one node with scalars (``static``: the static rules'
+    answer there): the earliest dynamic rule that rejects it, if earlier than ``static``."""
+    first, down = static, state.nodes_down
+    for i, node_up_rule, fn in dynamic:
+        if i < first and (down or not node_up_rule) and not _passes_one(state, pod, fn, node):
+            first = i
+    return first
+
+
+def _passes_one(state: ClusterState, pod: PodView, fn: FilterFn, node: int) -> bool:
+    """``fn`` (a rule on what binds and faults change) on one node, with scalars."""
+    if fn is cpu_fits:
+        return state.cpu_free.item(node) >= pod.cpu_milli
+    if fn is memory_fits:
+        return state.mem_free.item(node) >= pod.memory_mib
+    if fn is gpus_fit:
+        if pod.gpu_count == 0:
+            return True
+        if pod.gpu_milli < MILLI_PER_GPU:
+            return state.gpu_max_left.item(node) >= pod.gpu_milli
+        return state.gpu_whole_free.item(node) >= pod.gpu_count
+    if fn is node_up:
+        return bool(state.up.item(node))
+    return bool(fn(state, pod, np.array([node], dtype=np.int64))[0])  # any other rule
+
+
 def unschedulable(
     state: ClusterState, rules: list[tuple[Reason, FilterFn]], per_rule: I64
 ) -> Unschedulable:

@@ -18,6 +18,7 @@ import numpy as np
 from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA, Pods, Scenario
 from twinsched.model.state import ClusterState
 from twinsched.model.values import quick_init
+from twinsched.scheduling.rows import distinct_rows
 
 if TYPE_CHECKING:
     from twinsched.metrics.energy import PowerModel
@@ -54,6 +55,7 @@ NO_DECISION = Reason.NO_DECISION  # a scheduler's "I did not decide": the contro
 DEFAULT_FALLBACK = "fgd"  # the heuristic a run falls back to unless it injects another
 
 
+@quick_init  # made once per pod of a run: the slots set through their descriptors
 @dataclass(frozen=True, slots=True)
 class PodView:
     """One pod's requests and policies, as plain integers, plus its equivalence class."""
@@ -95,12 +97,32 @@ def pod_views(pods: Pods) -> list[PodView]:
     Pods whose :data:`CLASS_COLUMNS` are equal share a class id, numbered in order of
     first appearance.
     """
-    ids: dict[tuple[object, ...], int] = {}
     cols = [getattr(pods, c).tolist() for c in CLASS_COLUMNS] + [pods.priority.tolist()]
-    views = []
-    for i, row in enumerate(zip(*cols, strict=True)):
-        views.append(PodView(i, ids.setdefault(row[:-1], len(ids)), *row))
-    return views
+    classes = _class_ids(pods)
+    if classes is None:
+        ids: dict[tuple[object, ...], int] = {}
+        classes = [ids.setdefault(row[:-1], len(ids)) for row in zip(*cols, strict=True)]
+    return list(map(PodView, range(pods.n), classes, *cols))
+
+
+def _class_ids(pods: Pods) -> list[int] | None:
+    """Each pod's class id (equal :data:`CLASS_COLUMNS`, numbered by first appearance)
+    with whole arrays, exactly as the rows' tuples compare; None where that is not told by
+    the bits: a NaN latency bound (it equals no float, so such a pod is a class of its
+    own) or a column not of 64-bit integers."""
+    latency = pods.max_latency_ms + 0.0  # -0.0 becomes 0.0: the two are equal in a tuple
+    columns = [getattr(pods, c) for c in CLASS_COLUMNS[:-1]]
+    if pods.n == 0 or np.isnan(latency).any() or latency.dtype != np.float64:
+        return None
+    if any(c.dtype.kind not in "iu" or c.dtype.itemsize != 8 for c in columns):
+        return None
+    rows = np.column_stack([*(c.view(np.int64) for c in columns), latency.view(np.int64)])
+    _, inverse = distinct_rows(rows)
+    _, first = np.unique(inverse, return_index=True)  # each distinct row's first pod
+    renamed = np.empty_like(first)
+    renamed[np.argsort(first, kind="stable")] = np.arange(first.size)
+    ids: list[int] = renamed[inverse].tolist()
+    return ids
 
 
 def pod_classes(pods: Pods) -> I64:

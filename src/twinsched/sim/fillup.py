@@ -230,6 +230,10 @@ def run_fillup(
 ) -> RunResult:
     """One fill-up run on the event engine (a paced clock makes it run in wall time)."""
     run = FillupRun(scenario, scheduler, seed, target_pct=target_pct, **options)
+    if clock is None:  # simulated time: the arrivals come in order, one step each, no heap
+        for _ in range(0, run.pods.n, run.control.window):
+            run.step()
+        return run.result()
     engine = Engine(clock)
     for start in range(0, run.pods.n, run.control.window):
         engine.at(float(start), Kind.ARRIVE, start)

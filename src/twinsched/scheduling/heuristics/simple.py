@@ -6,7 +6,14 @@ import numpy as np
 
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
-from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Unschedulable
+from twinsched.scheduling.framework import (
+    Decision,
+    Placement,
+    PodView,
+    Reason,
+    RunContext,
+    Unschedulable,
+)
 from twinsched.scheduling.gpus import fitting_gpus, placement
 
 
@@ -22,13 +29,13 @@ class RandomScheduler:
         self._rng = np.random.default_rng([ctx.seed, 0x52414E44])
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
-        nodes = np.flatnonzero(eligible)
+        nodes = eligible.nonzero()[0]  # the mask is 1-D: np.flatnonzero without its ravel
         if nodes.size == 0:
             return Unschedulable(Reason.NO_ELIGIBLE_NODE)
-        node = int(nodes[self._rng.integers(nodes.size)])
+        node: int = nodes.item(self._rng.integers(nodes.size))
         if pod.is_share:
             fitting = fitting_gpus(state.gpu_left[node].tolist(), pod.gpu_milli)
-            return placement(state, pod, node, fitting[int(self._rng.integers(len(fitting)))])
+            return Placement(node, (fitting[int(self._rng.integers(len(fitting)))],))
         return placement(state, pod, node)
 
 

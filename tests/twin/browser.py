@@ -273,3 +273,17 @@ def ui_frames(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
         else:
             continue
         yield picture
+
+
+@contextlib.contextmanager
+def continuum_twin(folder: Path, token: str, source: str) -> Iterator[str]:
+    """A twin in a thread holding the nodes of synthetic-continuum seed 3 (no pod): the
+    cluster the workflow tests submit to."""
+    from twinsched.model.convert import scenario_to_document
+    from twinsched.traces.synthetic import continuum
+    from twinsched.twin.client import TwinClient
+
+    with twin_in_thread(folder, token) as url:
+        with TwinClient(url, token) as client:
+            client.put_state(scenario_to_document(continuum(3, pods=0)), source=source)
+        yield url

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.twin.browser import twin_in_thread
-from twinsched.model.convert import scenario_to_document
+from tests.twin.browser import continuum_twin
 from twinsched.traces.synthetic import continuum
 from twinsched.twin.client import TwinClient
 from twinsched.twin.workflow import parse_submission
@@ -28,9 +27,7 @@ INSTANCE = "montage-chameleon-2mass-005d-001"  # 58 tasks
 @pytest.fixture(scope="module")
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A twin holding the nodes of synthetic-continuum seed 3 (no pod)."""
-    with twin_in_thread(tmp_path_factory.mktemp("twin-ui-workflow"), TOKEN) as url:
-        with TwinClient(url, TOKEN) as client:
-            client.put_state(scenario_to_document(continuum(3, pods=0)), source="ui test")
+    with continuum_twin(tmp_path_factory.mktemp("twin-ui-workflow"), TOKEN, "ui test") as url:
         yield url
 
 

@@ -11,8 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.twin.browser import twin_in_thread
-from twinsched.model.convert import scenario_to_document
+from tests.twin.browser import continuum_twin
 from twinsched.traces.synthetic import continuum
 from twinsched.twin.client import TwinClient, TwinClientError
 from twinsched.twin.core.dashboard import frame
@@ -31,9 +30,7 @@ INSTANCE = "montage-chameleon-2mass-005d-001"  # 58 tasks
 @pytest.fixture(scope="module")
 def twin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A twin holding the nodes of synthetic-continuum seed 3 (no pod)."""
-    with twin_in_thread(tmp_path_factory.mktemp("twin-workflow"), TOKEN) as url:
-        with TwinClient(url, TOKEN) as client:
-            client.put_state(scenario_to_document(continuum(3, pods=0)), source="workflow test")
+    with continuum_twin(tmp_path_factory.mktemp("twin-workflow"), TOKEN, "workflow test") as url:
         yield url
 
 

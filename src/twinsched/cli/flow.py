@@ -180,6 +180,7 @@ def run(
     from twinsched.store.bandits import check_key, kept_runs
     from twinsched.store.db import StoreError
     from twinsched.twin.flow.launch import FlowSpec, KeptKey, run_flow
+    from twinsched.twin.flow.learner import bandit_name
 
     source = ["--trace", trace, "--variant", variant, "--pods", str(pods)]
     source += ["--scenario", scenario] if scenario else []
@@ -188,8 +189,8 @@ def run(
         names = _members(schedulers)
         kept = KeptKey(keep, keep_mode, db) if keep else None
         if kept is not None:  # the key and the store checked before any process starts
-            check_key("bandit:" + "|".join(names), keep, keep_mode)
-            kept_runs("bandit:" + "|".join(names), keep, keep_mode, db)
+            check_key(bandit_name(names), keep, keep_mode)
+            kept_runs(bandit_name(names), keep, keep_mode, db)
         spec = FlowSpec(out, names, source, speed=speed, idle_s=idle, batch=batch, seed=seed,
                         keep=kept)  # fmt: skip
         summary = run_flow(spec, echo=typer.echo)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from twinsched.errors import TwinschedError
+from twinsched.twin.flow.learner import bandit_name
 
 READY_S = 60.0  # seconds a service may take to answer /healthz
 STOP_S = 10.0
@@ -163,7 +164,7 @@ def run_flow(spec: FlowSpec, echo: Callable[[str], Any] = print) -> dict[str, An
         codes = procs.stop_all()
     summary["exit_codes"] = codes
     if spec.keep is not None:  # written by the aggregator as it stopped
-        summary["kept"] = _kept(spec.keep, "bandit:" + "|".join(spec.schedulers))
+        summary["kept"] = _kept(spec.keep, bandit_name(spec.schedulers))
     (spec.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 

@@ -64,7 +64,7 @@ class Learner:
     @property
     def name(self) -> str:
         """The in-process bandit of the same members (its kept posteriors are this one's)."""
-        return "bandit:" + "|".join(self.members)
+        return bandit_name(self.members)
 
     def start_from(self, prior: Posterior) -> None:
         """Continue from ``prior`` (the same members in the same order, the same contexts)."""
@@ -112,6 +112,11 @@ class Learner:
                 "mean_reward": float(np.mean(self.rewards)) if rewarded else None,
                 "reward_curve": reward_curve(self.rewards),
             }
+
+
+def bandit_name(members: list[str]) -> str:
+    """The name the store keeps a bandit of ``members`` under (``bandit:A|B``)."""
+    return "bandit:" + "|".join(members)
 
 
 def reward_curve(rewards: list[float], points: int = CURVE_POINTS) -> list[float]:

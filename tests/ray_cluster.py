@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -37,10 +38,29 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
+def _port_range_below_ephemeral(count: int) -> int:
+    """The first port of ``count`` consecutive ports, all free now, below the kernel's ephemeral
+    range, where :func:`_free_ports` (the kernel's choice) can never land on one of them."""
+    low_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(200):
+        low = rng.randrange(10_000, low_ephemeral - count)
+        with contextlib.ExitStack() as stack:
+            try:
+                for port in range(low, low + count):
+                    stack.enter_context(socket.socket()).bind((HOST, port))
+            except OSError:
+                continue
+        return low
+    raise RuntimeError(f"no {count} consecutive free ports below {low_ephemeral}")
+
+
 def _node_ports() -> list[str]:
-    """The ports every node listens on, each free now; workers get a free range of 50."""
+    """The ports every node listens on, each free now; workers get a free range of 51 below
+    the ephemeral range, so that no port picked by the kernel for another component (or
+    another node) falls inside it."""
     manager, objects, agent, agent_grpc, metrics, runtime_env = _free_ports(6)
-    low = _free_ports(1)[0]
+    low = _port_range_below_ephemeral(51)
     return [
         f"--node-manager-port={manager}", f"--object-manager-port={objects}",
         f"--dashboard-agent-listen-port={agent}", f"--dashboard-agent-grpc-port={agent_grpc}",

@@ -155,8 +155,8 @@ def lock_key(schema: str) -> int:
 class _PgLease:
     """``pg_try_advisory_lock`` held by one dedicated connection (no pool)."""
 
-    def __init__(self, engine: Engine, conn: Connection) -> None:
-        self.engine, self.conn = engine, conn
+    def __init__(self, engine: Engine, conn: Connection, key: int) -> None:
+        self.engine, self.conn, self.key = engine, conn, key
         self._mutex = threading.Lock()
         self._checked = time.monotonic()
         self._lost: str | None = None
@@ -182,7 +182,7 @@ class _PgLease:
             conn.close()
             engine.dispose()
             raise
-        return cls(engine, conn)
+        return cls(engine, conn, key)
 
     def check(self, fresh: bool = False) -> None:
         with self._mutex:
@@ -204,7 +204,11 @@ class _PgLease:
             if self._lost is None:
                 self._lost = "the writer lease was released"
             with contextlib.suppress(sa.exc.SQLAlchemyError):
-                self.conn.close()  # ending the session releases the advisory lock
+                # Unlocked before the session ends: the server ends a closed session a moment
+                # later, and a twin started at once on the same history would find it held.
+                self.conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": self.key})
+            with contextlib.suppress(sa.exc.SQLAlchemyError):
+                self.conn.close()  # ending the session releases the advisory lock anyway
             self.engine.dispose()
 
 

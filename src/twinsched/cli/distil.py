@@ -21,9 +21,11 @@ from twinsched.cli.options import (
     DataOpt,
     DbOpt,
     ModelsDirOpt,
+    checked_opt,
     int_opt,
     load_source,
     out_dir_opt,
+    parse_seeds,
     source_data,
 )
 from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt, RegisterOpt
@@ -55,10 +57,12 @@ def distil_command(
     data: DataOpt = None,
     from_runs: Annotated[
         str | None,
-        typer.Option(
-            help="Also learn from these stored runs (ids: 12,13 or 12-20): the teacher's "
-            "values at the states they visited (DAgger; fill-up runs of the recipe's trace "
-            "stored with `twinsched run --record --decisions`).",
+        checked_opt(
+            "Also learn from these stored runs, e.g. 12-20: the teacher's values at the "
+            "states they visited (DAgger; fill-up runs of the recipe's trace stored with "
+            "`twinsched run --record --decisions`) [run ids: integers and low-high ranges, "
+            "at most 10000]",
+            parse_seeds,
         ),
     ] = None,
     from_sweep: Annotated[
@@ -113,7 +117,6 @@ def _stored_runs(
 ) -> list[StoredRun]:
     """The stored runs of ``--from-runs`` and ``--from-sweep`` (each once, in that order),
     all checked before any work starts."""
-    from twinsched.cli.options import parse_seeds
     from twinsched.training.distil.from_runs import load_runs, sweep_runs
 
     ids = parse_seeds(from_runs) if from_runs else []

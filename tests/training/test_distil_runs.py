@@ -109,3 +109,17 @@ def test_from_runs_refuses_other_runs_with_nothing_written(stored: Stored, tmp_p
                                        "--db", db, "--out", str(out)])  # fmt: skip
         assert got.exit_code != 0 and why in got.output and "--decisions" in got.output
         assert not out.exists()
+
+
+def test_a_sweep_with_decisions_is_what_from_sweep_learns_from(stored: Stored) -> None:
+    from twinsched.experiments.executors import SerialExecutor
+    from twinsched.experiments.sweep import parse_spec
+    from twinsched.experiments.sweep_driver import run_spec
+    from twinsched.training.distil.from_runs import sweep_runs
+
+    db, run, _ = stored
+    grid = {"name": "retrain", "traces": [f"{TRACE}/default"], "schedulers": [DEPLOYED.scheduler],
+            "seeds": [0], "target_pct": [55.0], "decisions": True}  # fmt: skip
+    run_spec(parse_spec(grid), db, SerialExecutor())
+    (found,) = load_runs(sweep_runs("retrain", db), TRACE, db)
+    assert found.id != run.id and found.decisions == run.decisions

@@ -168,18 +168,15 @@ def _report(
 def _record(specs: list[RunSpec], runs: list[RunResult], db: str | None) -> None:
     """Store every run's spec and results (after the files are written: nothing is lost)."""
     try:
-        from twinsched.store import Decision, record_run, resolve_url
+        from twinsched.store import record_run, resolve_url
     except MissingExtraError as exc:  # the message names the extra to install
         err.print(f"runs not recorded: {exc}")
         return
     try:
         ids = [
-            record_run(
-                s, r, db, scenario=s.variant if s.trace == "store" else None,
-                decisions=[Decision(pod, node, reason=why) for pod, node, why in r.decisions],
-            )
+            record_run(s, r, db, scenario=s.variant if s.trace == "store" else None)
             for s, r in zip(specs, runs, strict=True)
-        ]  # fmt: skip
+        ]
     except TwinschedError as exc:
         raise error_exit(exc, "results written, but not recorded: ") from exc
     console.print(

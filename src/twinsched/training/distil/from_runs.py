@@ -92,13 +92,17 @@ def load_runs(ids: Sequence[int], trace: str, db: str | Path | None = None) -> l
 
 
 def sweep_runs(name: str, db: str | Path | None = None) -> list[int]:
-    """The ids of a stored sweep's runs (``--from-sweep``), oldest first."""
-    from twinsched.store import sweep_run_ids
+    """The ids of a stored sweep's runs (``--from-sweep``) in the order of its grid (traces,
+    schedulers, seeds, targets), not the order they happened to finish in: the same sweep
+    gives the same margins on any executor."""
+    from twinsched.experiments.sweep_driver import grid_position
+    from twinsched.store import get_run, sweep_info, sweep_run_ids
 
-    ids = sweep_run_ids(name, db)
-    if not ids:
+    grid = sweep_info(name, db).spec
+    runs = [get_run(i, db, decisions=False) for i in sweep_run_ids(name, db)]
+    if not runs:
         raise TwinschedError(f"sweep '{name}' has no stored runs")
-    return ids
+    return [r.id for r in sorted(runs, key=lambda r: (grid_position(grid, r.spec), r.id))]
 
 
 class Replaying(Recording):

@@ -111,15 +111,17 @@ def test_from_runs_refuses_other_runs_with_nothing_written(stored: Stored, tmp_p
         assert not out.exists()
 
 
-def test_a_sweep_with_decisions_is_what_from_sweep_learns_from(stored: Stored) -> None:
-    from twinsched.experiments.executors import SerialExecutor
-    from twinsched.experiments.sweep import parse_spec
-    from twinsched.experiments.sweep_driver import run_spec
+def test_a_sweep_with_decisions_is_what_from_sweep_learns_from(
+    stored: Stored, tmp_path: Path
+) -> None:
     from twinsched.training.distil.from_runs import sweep_runs
 
     db, run, _ = stored
-    grid = {"name": "retrain", "traces": [f"{TRACE}/default"], "schedulers": [DEPLOYED.scheduler],
-            "seeds": [0], "target_pct": [55.0], "decisions": True}  # fmt: skip
-    run_spec(parse_spec(grid), db, SerialExecutor())
+    grid = tmp_path / "retrain.toml"
+    grid.write_text(f'name = "retrain"\ntraces = ["{TRACE}/default"]\nschedulers = '
+                    f'["{DEPLOYED.scheduler}"]\nseeds = [0]\ntarget_pct = [55.0]\n'
+                    "decisions = true\n")  # fmt: skip
+    got = CliRunner().invoke(app, ["sweep", "run", str(grid), "--db", db])
+    assert got.exit_code == 0, got.output
     (found,) = load_runs(sweep_runs("retrain", db), TRACE, db)
     assert found.id != run.id and found.decisions == run.decisions

@@ -1,12 +1,13 @@
 """Placement decisions per second of a policy (ai:NAME or a policy file) next to FGD.
 
-    python bench/ai.py [--model ai:NAME | --policy FILE] [--variant default] [--repeat 3]
+    python bench/ai.py [--model ai:NAME[,ai:OTHER] | --policy FILE] [--variant default] [--repeat 3]
 
 The cluster is openb's full node list (1,523 nodes, CPU-only nodes included); the pods are
 one fill-up order to 100 % of GPU capacity. Decisions are filter + score + pick + bind, on
 one core, the model's runs alternating with FGD's; the last line is the ratio of their
-medians. Without a model, an untrained policy of the default size is timed (inference cost
-does not depend on the weights). Not part of the test suite.
+medians (several models, comma-separated, alternate in the same runs: a line each). Without
+a model, an untrained policy of the default size is timed (inference cost does not depend
+on the weights). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 
 import decisions  # bench/ is the script's folder
@@ -45,7 +47,9 @@ def measure(make: object, variant: str, seed: int) -> tuple[float, int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="a registered model, ai:NAME[@VERSION]")
+    parser.add_argument(
+        "--model", help="registered models, ai:NAME[@VERSION], comma-separated: timed together"
+    )
     parser.add_argument("--policy", type=Path, help="a policy.npz file")
     parser.add_argument("--variant", default="default")
     parser.add_argument("--seed", type=int, default=0)
@@ -56,12 +60,10 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     policy = Policy.load(args.policy) if args.policy else random_policy()
-    makers = {
-        args.model or "policy": (lambda: registry.create(args.model))
-        if args.model
-        else (lambda: PolicyScheduler("policy", policy)),
-        "fgd": lambda: registry.create("fgd"),
-    }
+    makers: dict[str, object] = {"policy": lambda: PolicyScheduler("policy", policy)}
+    if args.model:
+        makers = {name: partial(registry.create, name) for name in args.model.split(",")}
+    makers["fgd"] = lambda: registry.create("fgd")
     # Interleaved (model, FGD, model, FGD, ...): both see the same spells of a machine whose
     # speed drifts within minutes, so their ratio is steadier than either rate
     runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name in makers}
@@ -77,8 +79,9 @@ def main() -> None:
             f"{name:20s} median {medians[name]:8,.0f} decisions/s, best "
             f"{rates[-1]:8,.0f}  ({n} pods, {nodes} nodes, {args.repeat} runs, 1 core)"
         )
-    model, fgd = list(medians)
-    print(f"{model} at {medians[model] / medians[fgd]:.2f} of FGD's median rate (interleaved runs)")
+    for model in list(medians)[:-1]:
+        ratio = medians[model] / medians["fgd"]
+        print(f"{model} at {ratio:.2f} of FGD's median rate (interleaved runs)")
 
 
 if __name__ == "__main__":

@@ -432,6 +432,17 @@ LONG: dict[str, str] = {
         "a look-ahead fill-up: minutes; tests/scheduling/test_lookahead.py runs it small"
     ),
     "docs/ai.md: " + DISTIL_COMMAND: DISTIL,
+    "docs/ai.md: twinsched sweep run sweeps/retrain.toml --jobs 2": (
+        "24 reranker fill-ups (minutes); tests/training/test_distil_runs.py stores a small sweep"
+    ),
+    "docs/ai.md: twinsched distil --recipe recipes/openb-rerank.toml --from-sweep retrain "
+    "--workers 2 --register openb-rerank-dagger": (
+        DISTIL + "; and replays 24 stored runs (tests/training/test_distil_runs.py: small)"
+    ),
+    "docs/ai.md: python bench/heldout.py --model ai:openb-rerank-dagger --baselines "
+    "fgd,ai:openb-rerank --seeds 10-19 --jobs 2": BENCH,
+    "docs/ai.md: python bench/ai.py --model ai:openb-rerank-dagger,ai:openb-rerank --repeat 3 "
+    "--clock cpu": BENCH,
     "README.md: " + DISTIL_COMMAND: DISTIL,
     "docs/ai.md: python bench/heldout.py --model ai:openb-rerank --baselines fgd,bestfit "
     "--seeds 0-9 --jobs 2 --plot docs/img/heldout-rerank.png": BENCH,

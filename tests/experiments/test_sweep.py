@@ -78,7 +78,7 @@ def test_grid_is_the_product_in_order_with_one_key_per_cell() -> None:
 @pytest.mark.parametrize(
     ("change", "words"),
     [
-        ({"seedz": 3}, "key 'seedz': unknown key; known: data, mode, name"),
+        ({"seedz": 3}, "key 'seedz': unknown key; known: data, decisions, mode, name"),
         ({"seeds": [0, -1]}, "key 'seeds': seeds must be in [0, 2147483647], got -1"),
         ({"seeds": 0}, "key 'seeds': a seed count must be in [1, 10000], got 0"),
         ({"target_pct": [0.0]}, "key 'target_pct': fill-up targets must be in (0, 1000]"),

@@ -67,7 +67,8 @@ def test_models_and_their_cards(api: SyncASGI) -> None:
     data = api.get("/api/models").json()
     cards = {c["ref"]: c for c in data["cards"]}
     shipped = ["continuum-wait-carbon@1", "continuum-wait-carbon@2", "continuum-wait-energy@1",
-               "continuum-wait-energy@2", "openb-gates@1", "openb-rerank@1"]  # fmt: skip
+               "continuum-wait-energy@2", "openb-gates@1", "openb-rerank@1",
+               "openb-rerank-dagger@1"]  # fmt: skip
     assert set(cards) == {"tiny@1", *shipped}  # the user's and shipped
     assert [r for r, c in cards.items() if c["shipped"]] == shipped
     assert cards["tiny@1"]["metrics"] == {"val_alloc_pct": 88.5}

@@ -54,6 +54,7 @@ class RunRequest:
     record: bool = True
     labels: Path = Path("out/anomalies")
     title_seeds: str = ""  # the seeds as the user wrote them, for the table's title
+    decisions: bool = False  # store each run's decisions too (what distil --from-runs reads)
 
 
 def compare(request: RunRequest) -> None:
@@ -61,7 +62,7 @@ def compare(request: RunRequest) -> None:
     comparison, write the files, then record the runs."""
     with expected_errors():
         request, specs = _checked(request)
-        runs = _run_all(specs, request.jobs, request.link)
+        runs = _run_all(specs, request.jobs, request.link, request.decisions)
     if request.link is not None and request.link.anomalies is not None:
         write_run_labels(specs, runs, request.labels)
     label = f"{request.trace}/{request.variant}" if request.variant else request.trace
@@ -124,7 +125,9 @@ def _checked(request: RunRequest) -> tuple[RunRequest, list[RunSpec]]:
     return request, specs
 
 
-def _run_all(specs: list[RunSpec], jobs: int, link: TwinLink | None) -> list[RunResult]:
+def _run_all(
+    specs: list[RunSpec], jobs: int, link: TwinLink | None, decisions: bool = False
+) -> list[RunResult]:
     """Run every spec with a progress bar; results come back in spec order."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -139,7 +142,7 @@ def _run_all(specs: list[RunSpec], jobs: int, link: TwinLink | None) -> list[Run
     )
     with Progress(*columns, console=err, transient=False) as bar:
         task = bar.add_task("runs", total=len(specs))
-        for i, result in execute_many(specs, jobs, link=link):
+        for i, result in execute_many(specs, jobs, link=link, decisions=decisions):
             results[i] = result
             bar.update(task, advance=1, description=f"{result.scheduler} seed {result.seed}")
     return [r for r in results if r is not None]

@@ -11,7 +11,7 @@ import json
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,14 +19,20 @@ from twinsched.cli.console import expected_errors, make_console, progress_bar
 from twinsched.cli.executor import AddressOpt, CpusOpt, ExecutorName, ExecutorOpt, ray_executor
 from twinsched.cli.options import (
     DataOpt,
+    DbOpt,
     ModelsDirOpt,
+    checked_opt,
     int_opt,
     load_source,
     out_dir_opt,
+    parse_seeds,
     source_data,
 )
 from twinsched.cli.recipes import PrintRecipeOpt, RecipeOpt, RegisterOpt
 from twinsched.training.recipe_file import WORKERS_MOST
+
+if TYPE_CHECKING:
+    from twinsched.training.distil.from_runs import StoredRun
 
 
 def distil_command(
@@ -49,6 +55,20 @@ def distil_command(
     ] = None,
     models_dir: ModelsDirOpt = None,
     data: DataOpt = None,
+    from_runs: Annotated[
+        str | None,
+        checked_opt(
+            "Also learn from these stored runs, e.g. 12-20: the teacher's values at the "
+            "states they visited (DAgger; fill-up runs of the recipe's trace stored with "
+            "`twinsched run --record --decisions`) [run ids: integers and low-high ranges, "
+            "at most 10000]",
+            parse_seeds,
+        ),
+    ] = None,
+    from_sweep: Annotated[
+        str | None, typer.Option(help="Also learn from every stored run of this sweep.")
+    ] = None,
+    db: DbOpt = None,
 ) -> None:
     """Distil a look-ahead into a fast reranker of FGD's best candidates; optionally register."""
     from twinsched.training.distil.margins import Margins, teacher_shortlist
@@ -66,7 +86,8 @@ def distil_command(
         spec = replace(spec, data=source_data(spec.trace, data, None))
         teacher_shortlist(spec.teacher)  # a teacher that is not a look-ahead fails here
         recorded = Margins.load(margins) if margins is not None else None
-        for variant in spec.variants + spec.val_variants:
+        runs = _stored_runs(from_runs, from_sweep, spec.trace, db)  # refused: nothing written
+        for variant in spec.variants + spec.val_variants + tuple(r.variant for r in runs):
             load_source(spec.trace, variant, spec.data)  # missing data fails before any run
     out.mkdir(parents=True, exist_ok=True)
     with expected_errors(), progress_bar("distilling") as progress:
@@ -74,12 +95,12 @@ def distil_command(
         with runs_on or nullcontext():
             result = distil(
                 spec, workers=workers, executor=runs_on, log=console.print,
-                progress=progress, recorded=recorded,
+                progress=progress, recorded=recorded, runs=runs,
             )  # fmt: skip
     result.policy.save(out / "policy.npz")
-    if recorded is None:
+    if recorded is None or runs:
         result.margins.save(out / "margins.npz")
-    (out / "spec.json").write_text(json.dumps(spec.record(), indent=2))
+    (out / "spec.json").write_text(json.dumps(result.card_spec, indent=2))
     (out / "metrics.json").write_text(json.dumps(result.metrics, indent=2))
     console.print(
         f"distilled in {result.seconds:.1f} s from {int(result.metrics['decisions'])} compared "
@@ -89,3 +110,16 @@ def distil_command(
         with expected_errors():
             card = register_model(spec, result, register, models_dir)
         console.print(f"registered [bold]ai:{card.ref}[/]")
+
+
+def _stored_runs(
+    from_runs: str | None, from_sweep: str | None, trace: str, db: str | None
+) -> list[StoredRun]:
+    """The stored runs of ``--from-runs`` and ``--from-sweep`` (each once, in that order),
+    all checked before any work starts."""
+    from twinsched.training.distil.from_runs import load_runs, sweep_runs
+
+    ids = parse_seeds(from_runs) if from_runs else []
+    if from_sweep:
+        ids += sweep_runs(from_sweep, db)
+    return load_runs(list(dict.fromkeys(ids)), trace, db) if ids else []

@@ -170,10 +170,11 @@ def parse_seeds(text: str) -> list[int]:
 
 def checked_opt(help: str, parse: Callable[[str], object], *decls: str) -> Any:
     """``typer.Option`` of a text that ``parse`` checks while the command line is parsed (the
-    command still gets the text)."""
+    command still gets the text; an optional option left out is not checked)."""
 
-    def check(text: str) -> str:
-        parse(text)
+    def check(text: str | None) -> str | None:
+        if text is not None:
+            parse(text)
         return text
 
     return typer.Option(*decls, help=help, callback=check)

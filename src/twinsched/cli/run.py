@@ -77,6 +77,13 @@ ValidateOpt = Annotated[bool, typer.Option(help="check state invariants after ev
 RecordOpt = Annotated[
     bool, typer.Option("--record/--no-record", help="record specs and results in the store")
 ]
+DecisionsOpt = Annotated[
+    bool,
+    typer.Option(
+        help="Also store each run's decisions (pod, node, in order) with --record: "
+        "what `twinsched distil --from-runs` retrains a model from."
+    ),
+]
 AggregateOpt = Annotated[
     bool, typer.Option(help="also run all schedulers together: fan-out, evaluator, aggregator")
 ]
@@ -102,6 +109,7 @@ def run(
     scenario: ScenarioOpt = None,
     db: DbOpt = None,
     record: RecordOpt = True,
+    decisions: DecisionsOpt = False,
     twin: Annotated[
         str | None,
         typer.Option(
@@ -132,6 +140,8 @@ def run(
     """Run schedulers on a trace (or a stored scenario) and compare them."""
     if broker is not None and twin is None:
         raise typer.BadParameter("--broker needs --twin (the twin that consumes it)")
+    if decisions and not record:
+        raise typer.BadParameter("--decisions stores decisions with the runs: drop --no-record")
     if mode not in ("fillup", "replay"):
         raise typer.BadParameter(f"mode must be fillup or replay, got {mode!r}")
     from_file = parse_faults_file(faults) if faults is not None else None
@@ -154,6 +164,7 @@ def run(
         with_aggregate(split_list(schedulers), aggregate, weights), tuple(parse_seeds(seeds)),
         trace, variant, mode_of(mode), target, data, scenario, db, validate, fault_spec,
         energy_spec, carbon, descheduler, link, out, jobs, record, anomaly_labels, seeds,
+        decisions,
     )  # fmt: skip
     compare(request)
 

@@ -77,7 +77,7 @@ def run_command(
     with expected_errors():
         try:
             with _term_as_interrupt():  # the pool's workers end with the sweep (executors.py)
-                outcome = _run(sweep.name, cells, db, chosen)
+                outcome = _run(sweep.name, cells, db, chosen, sweep.decisions)
         except KeyboardInterrupt:
             _, stored = pending(cells, db)
             err.print(f"interrupted: {stored} of {len(cells)} cells stored; rerun to resume")
@@ -161,7 +161,9 @@ def _executor(name: ExecutorName, jobs: int, address: str | None, num_cpus: int)
     return ray_executor(name, address, num_cpus) or local(jobs, 2)
 
 
-def _run(name: str, cells: list[RunSpec], db: str | None, executor: Executor) -> SweepOutcome:
+def _run(
+    name: str, cells: list[RunSpec], db: str | None, executor: Executor, decisions: bool
+) -> SweepOutcome:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -193,7 +195,7 @@ def _run(name: str, cells: list[RunSpec], db: str | None, executor: Executor) ->
                 err.print(f"[red]failed:[/] {label(spec)}: {error}", highlight=False)
             bar.update(task, advance=1, description=label(spec))
 
-        return run_sweep(todo, db, executor, done, sweep=name)
+        return run_sweep(todo, db, executor, done, sweep=name, decisions=decisions)
 
 
 def _summary(outcome: SweepOutcome, db: str | None) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from twinsched.errors import TwinschedError
+from twinsched.experiments.decision_log import DecisionLog
 from twinsched.experiments.executors import Executor, run_batch
 from twinsched.model.cluster import Scenario
 from twinsched.model.columns import scenario_checksum
@@ -54,28 +55,45 @@ def execute(
     spec: RunSpec,
     progress: Callable[[int, int], None] | None = None,
     link: TwinLink | None = None,
+    decisions: bool = False,
 ) -> RunResult:
     """Run one spec; the same spec always gives the same result (wall time aside).
 
     A spec with ``twin`` runs through that twin, over ``link`` (default: no token, no
     broker, no anomalies); the labels of injected anomalies come back in the result's
-    ``anomaly_labels``."""
+    ``anomaly_labels``. With ``decisions``, every binding and rejection comes back in the
+    result's ``decisions`` (for the store: what a deployed model chose, to retrain it)."""
     scenario = cached_scenario(spec.trace, spec.variant, spec.data, spec.db, spec.scenario_checksum)
     if spec.scenario_checksum is not None:
         _check_version(spec, scenario)
+    log = DecisionLog() if decisions else None
+    watch: list[RunObserver] = [log] if log is not None else []
     if not spec.twin:
-        return _run(spec, scenario, spec.scheduler, progress)
-    link = link or TwinLink(spec.twin)
+        result = _run(spec, scenario, spec.scheduler, progress, watch)
+    else:
+        result = _run_through_twin(spec, scenario, progress, link or TwinLink(spec.twin), watch)
+    if log is not None:
+        result.decisions = log.rows
+    return result
+
+
+def _run_through_twin(
+    spec: RunSpec,
+    scenario: Scenario,
+    progress: Callable[[int, int], None] | None,
+    link: TwinLink,
+    watch: list[RunObserver],
+) -> RunResult:
     if link.url != spec.twin:
         raise TwinschedError(f"the twin link is for {link.url}, the run for {spec.twin}")
     with _through_twin(link) as loop:
         if link.anomalies is None:
-            result = _run(spec, scenario, spec.scheduler, progress, [loop])
+            result = _run(spec, scenario, spec.scheduler, progress, [loop, *watch])
         else:
             from twinsched.sim.anomalies import AnomalyInjector
 
             injector = AnomalyInjector(loop, replace(link.anomalies, seed=spec.seed))
-            result = _run(spec, scenario, spec.scheduler, progress, [injector])
+            result = _run(spec, scenario, spec.scheduler, progress, [injector, *watch])
             result.anomaly_labels = list(injector.labels)
         result.summary["twin"] = loop.stats()  # traffic and disagreements, never hidden
         return result
@@ -158,7 +176,9 @@ def execute_many(
     jobs: int = 1,
     executor: Executor | None = None,
     link: TwinLink | None = None,
+    decisions: bool = False,
 ) -> Iterator[tuple[int, RunResult]]:
     """Yield (index, result) as runs finish: on ``executor``, or ``jobs`` local processes;
-    runs through a twin use ``link``."""
-    return run_batch(partial(execute, link=link) if link else execute, specs, jobs, executor)
+    runs through a twin use ``link``; with ``decisions``, results carry their decisions."""
+    run = partial(execute, link=link, decisions=decisions) if link or decisions else execute
+    return run_batch(run, specs, jobs, executor)

@@ -59,6 +59,8 @@ class SweepSpec(BaseModel):
     sample_every_s: float = Field(default=3600.0, gt=0, le=86400.0 * 365)
     data: str | None = None
     validate_runs: bool = Field(default=False, alias="validate")
+    # store each run's decisions (what `twinsched distil --from-sweep` retrains from)
+    decisions: bool = False
 
     @field_validator("name")
     @classmethod

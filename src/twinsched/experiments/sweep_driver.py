@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from twinsched.experiments.executors import Executor
@@ -30,10 +31,10 @@ class CellFailure:
     error: str
 
 
-def attempt(spec: RunSpec) -> RunResult | CellFailure:
+def attempt(spec: RunSpec, decisions: bool = False) -> RunResult | CellFailure:
     """Run one cell; any exception becomes a :class:`CellFailure` (the sweep goes on)."""
     try:
-        return execute(spec)
+        return execute(spec, decisions=decisions)
     except Exception as exc:  # one failed cell must not stop the others
         return CellFailure(f"{type(exc).__name__}: {exc}")
 
@@ -75,11 +76,13 @@ def run_sweep(
     on_done: Callable[[RunSpec, str | None], None] | None = None,
     *,
     sweep: str | None = None,
+    decisions: bool = False,
 ) -> SweepOutcome:
     """Run the cells not stored yet on ``executor`` (or ``executor(count)``), storing each.
 
     ``on_done(spec, error)`` is called as each cell finishes (``error`` None on success).
-    ``sweep`` (the name of a sweep stored by :func:`register`) links each new run to it.
+    ``sweep`` (the name of a sweep stored by :func:`register`) links each new run to it;
+    with ``decisions``, each run's decisions are stored with it.
     """
     from twinsched.store import record_run
 
@@ -89,7 +92,8 @@ def run_sweep(
         return outcome
     chosen = executor(len(todo)) if callable(executor) else executor
     with chosen as ex:
-        for i, result in ex.as_completed(attempt, todo):
+        run = partial(attempt, decisions=True) if decisions else attempt
+        for i, result in ex.as_completed(run, todo):
             spec = todo[i]
             error = result.error if isinstance(result, CellFailure) else None
             if isinstance(result, CellFailure):
@@ -133,7 +137,7 @@ def run_spec(
     """:func:`register` the sweep, then :func:`run_sweep` its grid, linking each new run."""
     register(sweep, db, max_cells)
     cells = sweep.cells(max_cells, stored_scenarios(sweep, db))
-    return run_sweep(cells, db, executor, on_done, sweep=sweep.name)
+    return run_sweep(cells, db, executor, on_done, sweep=sweep.name, decisions=sweep.decisions)
 
 
 def sweep_results(

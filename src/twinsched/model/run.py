@@ -74,10 +74,14 @@ class RunResult:
     # (time, node, kind) of the anomalies injected into what a run through a twin published
     # (``TwinLink.anomalies``); the command line writes them as CSV, not in results.json
     anomaly_labels: list[tuple[float, str, str]] = field(default_factory=list)
+    # (pod, node or None, reason) in decision order, when asked for (``execute(decisions=True)``);
+    # the store keeps them (``run_decisions``), results.json does not
+    decisions: list[tuple[str, str | None, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("anomaly_labels")
+        out.pop("decisions")
         return out
 
     def at(self, arrived_pct: float, column: str = "gpu_alloc_ratio_pct") -> float:

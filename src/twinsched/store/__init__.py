@@ -25,8 +25,8 @@ with extras.needs("store", "the scenario store needs SQLAlchemy, Alembic and psy
 _LAZY = {
     "export_scenario": "api", "import_scenario": "api",
     "StoreError": "db", "resolve_url": "db",
-    "RunInfo": "runs", "get_run": "runs", "list_runs": "runs", "record_run": "runs",
-    "recorded_keys": "runs",
+    "Decision": "runs", "RunInfo": "runs", "get_run": "runs", "list_runs": "runs",
+    "record_run": "runs", "recorded_keys": "runs",
     "ScenarioExistsError": "scenarios", "ScenarioInfo": "scenarios",
     "ScenarioNotFoundError": "scenarios", "delete_scenario": "scenarios",
     "list_scenarios": "scenarios", "load_scenario": "scenarios", "save_scenarios": "scenarios",
@@ -38,7 +38,14 @@ _LAZY = {
 if typing.TYPE_CHECKING:
     from twinsched.store.api import export_scenario, import_scenario
     from twinsched.store.db import StoreError, resolve_url
-    from twinsched.store.runs import RunInfo, get_run, list_runs, record_run, recorded_keys
+    from twinsched.store.runs import (
+        Decision,
+        RunInfo,
+        get_run,
+        list_runs,
+        record_run,
+        recorded_keys,
+    )
     from twinsched.store.scenarios import (
         ScenarioExistsError,
         ScenarioInfo,
@@ -60,6 +67,7 @@ if typing.TYPE_CHECKING:
 
 
 __all__ = [
+    "Decision",
     "RunInfo",
     "ScenarioExistsError",
     "ScenarioInfo",

@@ -63,6 +63,7 @@ def record_run(
 ) -> int:
     """Store a finished run (spec, timings, metrics, curve, samples, decisions); its id.
 
+    ``decisions`` default to the result's own (``execute(..., decisions=True)``), if any.
     ``scenario`` (default: the spec's ``scenario`` field when it has one) links the run to a
     stored scenario of that name; the name is kept even when the scenario is deleted later.
     ``key`` (a sweep cell's spec hash) is unique: a run whose key is stored already is not
@@ -137,10 +138,11 @@ def _insert_run(
         run = {"spec": spec_dict, "status": status, "created": finished,
                "wall_seconds": result.wall_seconds, "scenario_name": name}  # fmt: skip
         conn.execute(insert(RunListingRow), listing_row(run_id, run, res))
+        logged = (Decision(pod, node, reason=why) for pod, node, why in result.decisions)
         rows = [
             {"run_id": run_id, "seq": k, "time_s": d.time_s, "pod": d.pod, "node": d.node,
              "reason": d.reason}
-            for k, d in enumerate(decisions)
+            for k, d in enumerate(decisions or logged)
         ]  # fmt: skip
         if rows:
             conn.execute(insert(DecisionRow), rows)

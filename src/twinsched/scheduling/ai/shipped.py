@@ -24,6 +24,7 @@ SHIPPED_DIGESTS = {
     "continuum-wait-energy@2": "50b7ebb98f420e0102bda11aca4f5a001e8d020fcf7c0cc1a7e1fd8e7aff7760",
     "openb-gates@1": "06ea6ae33e6e0962f766c3027d18a368be3df0d3e8d6861c7be6d66bf33cbdaa",
     "openb-rerank@1": "e37c664bd6b2924d2ac3c663eb080386f6971179ec5e511c0a19b8b6e9987903",
+    "openb-rerank-dagger@1": "1e3837610c471813bbeef3f3cb353006a41d1735dac0b221848f2f84edcc7e40",
 }
 
 

@@ -162,7 +162,7 @@ class Margins:
         return digest.hexdigest()
 
 
-class _Recording:
+class Recording:
     """The teacher, with each compared decision's candidate rows and values kept."""
 
     def __init__(self, teacher: object) -> None:
@@ -199,19 +199,24 @@ def record_job(job: RecordJob) -> Margins:
     from twinsched.sim.scenarios import cached_scenario
 
     teacher, trace, variant, data, seed = job
-    recording = _Recording(registry.create(teacher))
+    recording = Recording(registry.create(teacher))
     run = run_fillup(cached_scenario(trace, variant, data), recording, seed, target_pct=100.0)
-    parts = recording.parts
+    return margins_of(
+        recording.parts, float(run.summary["gpu_alloc_ratio_pct"]), f"{variant}/{seed}"
+    )
+
+
+def margins_of(parts: Sequence[tuple[F32, F64, F64]], alloc_pct: float, label: str) -> Margins:
+    """The recorded decisions of one run (``Recording.parts``) as :class:`Margins`."""
     if not parts:
-        return replace(Margins.empty(), alloc_pct=float(run.summary["gpu_alloc_ratio_pct"]),
-                       label=f"{variant}/{seed}")  # fmt: skip
+        return replace(Margins.empty(), alloc_pct=alloc_pct, label=label)
     return Margins(
         np.concatenate([p[0] for p in parts]),
         np.concatenate([p[1] for p in parts]),
         np.concatenate([p[2] for p in parts]),
         np.concatenate([np.full(len(p[1]), i, dtype=np.int64) for i, p in enumerate(parts)]),
-        float(run.summary["gpu_alloc_ratio_pct"]),
-        f"{variant}/{seed}",
+        alloc_pct,
+        label,
     )
 
 

@@ -8,10 +8,10 @@ depend on the number of workers or on the executor.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from twinsched.scheduling.ai.model_store import ModelCard, ModelRegistry
 from twinsched.scheduling.ai.policy import Policy
@@ -29,7 +29,9 @@ from twinsched.training.distil.margins import (
 
 if TYPE_CHECKING:
     from twinsched.experiments.executors import Executor
+    from twinsched.training.distil.from_runs import StoredRun
 
+J = TypeVar("J")
 Log = Callable[[str], None]
 Progress = Callable[[str, int, int], None]
 
@@ -42,6 +44,7 @@ class DistilResult:
     data_checksum: str = ""
     seconds: float = 0.0
     validation: Paired | None = None
+    card_spec: dict[str, object] = field(default_factory=dict)  # spec.record(), + runs used
 
 
 def distil(
@@ -52,9 +55,11 @@ def distil(
     log: Log | None = None,
     progress: Progress | None = None,
     recorded: Margins | None = None,
+    runs: Sequence[StoredRun] = (),
 ) -> DistilResult:
     """Record ``spec.teacher`` on every (variant, seed) (unless ``recorded`` gives that data
-    already), fit the reranker, validate it."""
+    already), add its margins at the states of the stored ``runs`` (DAgger, ``from_runs``),
+    fit the reranker, validate it."""
     from twinsched.experiments.executors import local
     from twinsched.training.distil.fit import decision_agreement, fit, scores_of
 
@@ -66,14 +71,19 @@ def distil(
         (spec.teacher, spec.trace, v, spec.data, s) for s in spec.seeds for v in spec.variants
     ]
     val_runs = 2 * len(spec.val_variants) * len(spec.val_seeds)
-    items = max(0 if recorded else len(jobs), val_runs)
+    items = max(0 if recorded else len(jobs), len(runs), val_runs)
+    card_spec = spec.record()
+    if runs:  # the card names the runs the model learned from
+        card_spec["from_runs"] = [r.record() for r in runs]
     with executor or local(workers, items=items, spawn=True) as ex:
         data = recorded if recorded is not None else _record(ex, jobs, say, tell)
+        if runs:
+            data = Margins.concat([data, _replay(ex, spec, runs, say, tell)])
         say(f"fitting on {data.decisions} decisions ({data.rows.shape[0]} candidates)")
         policy = fit(
             data, spec, lambda e, loss: tell(f"epoch {e}: loss {loss:.5f}", e, spec.epochs)
         )
-        policy = replace(policy, meta={"spec": spec.record(), "shortlist": shortlist.to_meta()})
+        policy = replace(policy, meta={"spec": card_spec, "shortlist": shortlist.to_meta()})
         fitted = decision_agreement(
             scores_of(policy, data).astype(float),
             data.values(spec.frag_weight),
@@ -95,7 +105,7 @@ def distil(
             if spec.gate_min_gain is not None:
                 policy = _gate(spec, policy, shortlist, validation, metrics, say)
     seconds = time.perf_counter() - started
-    return DistilResult(policy, data, metrics, data.checksum(), seconds, validation)
+    return DistilResult(policy, data, metrics, data.checksum(), seconds, validation, card_spec)
 
 
 def _gate(
@@ -128,13 +138,45 @@ def _gate(
 
 def _record(ex: Executor, jobs: list[RecordJob], say: Log, tell: Progress) -> Margins:
     """Every teacher run, gathered in job order (whatever order they finish in)."""
+
+    def told(part: Margins) -> str:
+        return (f"teacher {part.label}: {part.decisions} compared decisions, "
+                f"allocation {part.alloc_pct:.3f} %")  # fmt: skip
+
+    return _gathered(ex, record_job, jobs, "teacher runs", say, tell, told)
+
+
+def _replay(
+    ex: Executor, spec: DistilSpec, runs: Sequence[StoredRun], say: Log, tell: Progress
+) -> Margins:
+    """The teacher's margins at the states of every stored run, in the runs' order."""
+    from twinsched.training.distil.from_runs import ReplayJob, replay_job
+
+    jobs: list[ReplayJob] = [(spec.teacher, spec.trace, spec.data, r) for r in runs]
+
+    def told(part: Margins) -> str:
+        return f"replayed {part.label}: {part.decisions} compared decisions"
+
+    return _gathered(ex, replay_job, jobs, "stored runs replayed", say, tell, told)
+
+
+def _gathered(
+    ex: Executor,
+    job: Callable[[J], Margins],
+    jobs: Sequence[J],
+    what: str,
+    say: Log,
+    tell: Progress,
+    told: Callable[[Margins], str],
+) -> Margins:
+    """The margins of every job, concatenated in job order (whatever order they finish in),
+    so the data does not depend on the number of workers."""
     parts: list[Margins | None] = [None] * len(jobs)
-    tell("teacher runs", 0, len(jobs))
-    for done, (i, part) in enumerate(ex.as_completed(record_job, jobs), start=1):
+    tell(what, 0, len(jobs))
+    for done, (i, part) in enumerate(ex.as_completed(job, jobs), start=1):
         parts[i] = part
-        tell("teacher runs", done, len(jobs))
-        say(f"teacher {part.label}: {part.decisions} compared decisions, "
-            f"allocation {part.alloc_pct:.3f} %")  # fmt: skip
+        tell(what, done, len(jobs))
+        say(told(part))
     return Margins.concat([p for p in parts if p is not None])
 
 
@@ -143,5 +185,10 @@ def register(
 ) -> ModelCard:
     """Register the reranker in the model store as ``name`` (served as ``ai:NAME``)."""
     return ModelRegistry(models_dir).register(
-        name, KIND, result.policy.save, spec.record(), result.data_checksum, result.metrics
+        name,
+        KIND,
+        result.policy.save,
+        result.card_spec or spec.record(),
+        result.data_checksum,
+        result.metrics,
     )

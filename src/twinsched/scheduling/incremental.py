@@ -36,7 +36,7 @@ from twinsched.scheduling.blocks import follow_many, follow_one, refresh
 from twinsched.scheduling.framework import PodView
 from twinsched.scheduling.shapes import ShapeIndex
 
-CACHE_BYTES = 128 << 20  # the classes' arrays, all together
+CACHE_BYTES = 512 << 20  # the classes' arrays, all together (100,000 nodes: 200 classes fit)
 MIN_CLASSES = 4  # kept whatever the budget says
 ONE_BLOCK = 8192  # up to this many nodes one argmax over them all costs less than blocks
 DIRTY_SHARE = 4  # from 1/4 of the blocks dirty, a scan finds every block's maximum again

@@ -17,7 +17,7 @@ from twinsched.model.run import RunResult, RunSpec
 from twinsched.sim.fillup import FillupRun
 from twinsched.sim.runs import SchedulerArg
 from twinsched.sim.scenarios import cached_scenario
-from twinsched.store import Decision, record_run
+from twinsched.store import record_run
 from twinsched.training.distil.from_runs import Replaying, StoredRun, load_runs, replay_job
 from twinsched.training.distil.margins import DistilSpec, Margins
 from twinsched.training.distil.run import distil
@@ -35,8 +35,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Stored:
     """The shipped reranker's fill-up, stored with its decisions (as ``run --decisions``)."""
     db = f"sqlite:///{tmp_path_factory.mktemp('runs') / 'store.db'}"
     result = execute(DEPLOYED, decisions=True)
-    rows = [Decision(pod, node, reason=why) for pod, node, why in result.decisions]
-    run_id = record_run(DEPLOYED, result, db, decisions=rows)
+    run_id = record_run(DEPLOYED, result, db)  # the result's own decisions, as `run` stores them
     return db, load_runs([run_id], TRACE, db)[0], result
 
 

@@ -25,6 +25,7 @@ from twinsched.errors import TwinschedError
 from twinsched.model.cluster import BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Unschedulable
+from twinsched.scheduling.gpus import placement
 from twinsched.training.distil.margins import Margins, Recording, margins_of
 
 
@@ -124,8 +125,6 @@ class Replaying(Recording):
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         super().place(state, pod, eligible)  # the teacher's rows and values at this state
-        from twinsched.scheduling.gpus import placement
-
         run, seq = self.run, self.seq
         name = state.pods.names[pod.index]
         if seq >= len(run.decisions):

@@ -31,7 +31,6 @@ from typing import Any
 
 import httpx
 import numpy as np
-import pytest
 
 from tests.twin.conftest import TOKEN
 from tests.twin.process import TwinProcess
@@ -186,9 +185,6 @@ def changes(db: Path) -> tuple[list[str], int]:
     return added, documents
 
 
-# The lag allowed (one scrape, on a 1 s scrape interval) is wall time: run alone. Beside two
-# busy workers the mirror fell two scrapes behind once (a fresh-clone `make test`, -n 3).
-@pytest.mark.timing
 def test_the_twin_mirrors_the_vte_through_prometheus(tmp_path: Path) -> None:
     sc, live, done = scenario(), RecordingLive(), threading.Event()
     db = tmp_path / "twin.db"

@@ -1,7 +1,7 @@
 """Every recorded run makes exactly the decisions it made before the redesign (issue 15).
 
 The openb cases are here, the others in ``test_fingerprints_continuum.py``: two files of
-about equal time, so that ``pytest -n 3 --dist loadfile`` runs them on two workers at once.
+about equal time, so that ``pytest -n 2 --dist loadfile`` runs them on both workers.
 """
 
 from __future__ import annotations

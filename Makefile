@@ -25,9 +25,8 @@ test-deps:
 	.ci/test-deps
 
 # Tests marked `timing` assert wall-clock budgets: they run after the parallel phase, alone.
-# Three workers on two cores: one waits (on a server, a browser, a scrape) while two compute.
 test: test-deps lint
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile -m "not timing"
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not timing"
 	$(BIN)/python -m pytest -q -m timing
 
 bench: $(VENV)/.installed

@@ -163,8 +163,10 @@ BAD_DISTIL = [
     ("gate_min_gain = -101\n", "gate_min_gain: -101 is outside the range; accepted: number -100.."),
     ("margin = -inf\n", "margin: -inf is outside the range; accepted: number 0..1000"),
     ("mix = 1\n", "mix: 1 is not true or false"),
-    ("batch = 64\n", "unknown key 'batch'; known: epochs, frag_weight, gate_min_gain"),
-    ("[data]\nseeds = [0]\n", "unknown key 'data'; known: epochs"),
+    ("batch = 64\n", "unknown key 'batch'; known: blend_seed, blends, epochs, frag_weight"),
+    ("[data]\nseeds = [0]\n", "unknown key 'data'; known: blend_seed"),
+    ("blends = -1\n", "blends: -1 is outside the range; accepted: integer 0..10000"),
+    ('variants = ["default", "cpu0"]\nblends = 82\n', "blends: count must be in [0, 81]"),
 ]
 
 

@@ -87,7 +87,7 @@ def distil_command(
         teacher_shortlist(spec.teacher)  # a teacher that is not a look-ahead fails here
         recorded = Margins.load(margins) if margins is not None else None
         runs = _stored_runs(from_runs, from_sweep, spec.trace, db)  # refused: nothing written
-        for variant in spec.variants + spec.val_variants + tuple(r.variant for r in runs):
+        for variant in spec.teacher_variants + spec.val_variants + tuple(r.variant for r in runs):
             load_source(spec.trace, variant, spec.data)  # missing data fails before any run
     out.mkdir(parents=True, exist_ok=True)
     with expected_errors(), progress_bar("distilling") as progress:

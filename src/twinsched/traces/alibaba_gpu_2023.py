@@ -21,6 +21,7 @@ from twinsched.model.cluster import (
     single_pool_scenario,
 )
 from twinsched.model.ranges import MAX_CPU_MILLI, MAX_GPUS, MAX_MEMORY_MIB, MAX_TIME_S
+from twinsched.traces import openb_blend
 from twinsched.traces.checked import checked
 from twinsched.traces.datadir import trace_dir
 
@@ -106,25 +107,45 @@ def read_pods(path: Path, gpu_models: tuple[str, ...]) -> Pods:
     )
 
 
+def blend_parts(variant: str) -> tuple[str, str, int] | None:
+    """A blend's two variants and percent (``traces/openb_blend.py``), None for a plain
+    variant; :class:`UnknownNameError` for a name that is neither."""
+    if variant in VARIANTS:
+        return None
+    parts = openb_blend.parse(variant)
+    if parts is None:
+        raise UnknownNameError(f"{TRACE} variant", variant, [*VARIANTS, openb_blend.FORM])
+    for part in parts[:2]:
+        if part not in VARIANTS:
+            raise UnknownNameError(f"{TRACE} variant in '{variant}'", part, list(VARIANTS))
+    return parts
+
+
 def source_files(
     variant: str = "default", data: str | Path | None = None, *, gpu_nodes_only: bool = True
-) -> tuple[Path, Path]:
-    """The node list and the pod list that :func:`load` reads."""
-    if variant not in VARIANTS:
-        raise UnknownNameError(f"{TRACE} variant", variant, list(VARIANTS))
+) -> tuple[Path, ...]:
+    """The node list and the pod list(s) that :func:`load` reads (a blend reads two)."""
+    parts = blend_parts(variant)
+    pod_variants = (variant,) if parts is None else parts[:2]
     folder = csv_dir(data)
     node_file = "openb_node_list_gpu_node.csv" if gpu_nodes_only else "openb_node_list_all_node.csv"
-    return folder / node_file, folder / f"openb_pod_list_{variant}.csv"
+    return folder / node_file, *(folder / f"openb_pod_list_{v}.csv" for v in pod_variants)
 
 
 def load(
     variant: str = "default", data: str | Path | None = None, *, gpu_nodes_only: bool = True
 ) -> Scenario:
-    """The study's cluster (GPU nodes only, by default) and one pod-list variant."""
-    node_path, pod_path = source_files(variant, data, gpu_nodes_only=gpu_nodes_only)
+    """The study's cluster (GPU nodes only, by default) and one pod-list variant or blend."""
+    node_path, *pod_paths = source_files(variant, data, gpu_nodes_only=gpu_nodes_only)
     folder = node_path.parent
     nodes = read_nodes(node_path)
-    pods = read_pods(pod_path, nodes.gpu_models)
+    pod_lists = [read_pods(path, nodes.gpu_models) for path in pod_paths]
+    parts = blend_parts(variant)
+    if parts is None:
+        pods = pod_lists[0]
+    else:
+        first, second, percent = parts
+        pods = openb_blend.blend(variant, (first, pod_lists[0]), (second, pod_lists[1]), percent)
     meta: dict[str, object] = {"trace": TRACE, "variant": variant, "source": str(folder)}
     return checked(single_pool_scenario(f"{TRACE}/{variant}", nodes, pods, meta), folder)
 

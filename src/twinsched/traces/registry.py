@@ -83,12 +83,13 @@ class VariantError(TwinschedError, ValueError):
 
 
 def _alibaba_variants(variant: str) -> None:
-    from twinsched.traces.alibaba_gpu_2023 import TRACE, VARIANTS
+    from twinsched.traces.alibaba_gpu_2023 import blend_parts
 
-    if variant not in ("", *VARIANTS):
-        raise VariantError(
-            str(UnknownNameError(f"{TRACE} variant", _excerpt(variant), [*VARIANTS]))
-        )
+    if variant:
+        try:
+            blend_parts(variant)
+        except UnknownNameError as e:
+            raise VariantError(str(UnknownNameError(e.kind, _excerpt(e.name), e.known))) from e
 
 
 def _number(trace: str, meaning: str, low: int, high: int) -> Callable[[str], None]:

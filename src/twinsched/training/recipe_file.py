@@ -110,6 +110,7 @@ DISTIL_SCHEMA: Schema = {
         "hidden": array(0, integer(1, 4096), 16), "epochs": integer(1, 10_000),
         "frag_weight": number(0, 1000), "mix": flag(), "margin": number(0, 1000),
         "gate_min_gain": number(NO_GATE, 100), "seed": SEED,
+        "blends": integer(0, 10_000), "blend_seed": SEED,
     },
 }  # fmt: skip
 
@@ -117,7 +118,7 @@ DISTIL_DEFAULTS: dict[str, Any] = {  # left out of a distillation file (openb-re
     "teacher": "lookahead:fgd/c=4/h=32/s=4/a=35", "trace": "alibaba-gpu-2023",
     "variants": OPENB_VARIANTS, "seeds": (0, 1), "val_variants": OPENB_VARIANTS,
     "val_seeds": (100, 101), "hidden": (32,), "epochs": 15, "frag_weight": 1.0, "mix": False,
-    "margin": 0.005, "gate_min_gain": 0.1, "seed": 0,
+    "margin": 0.005, "gate_min_gain": 0.1, "seed": 0, "blends": 0, "blend_seed": 0,
 }  # fmt: skip
 
 
@@ -164,7 +165,12 @@ def distil_spec(path: Path | None) -> DistilSpec:
 
     given = {**DISTIL_DEFAULTS, **_values(path, DISTIL_SCHEMA)[""]}
     gain = given.pop("gate_min_gain")
-    return DistilSpec(**given, gate_min_gain=None if gain <= NO_GATE else gain)
+    spec = DistilSpec(**given, gate_min_gain=None if gain <= NO_GATE else gain)
+    try:
+        spec.teacher_variants  # noqa: B018 (the blends are drawn here, so a bad count fails here)
+    except ValueError as e:
+        raise RecipeFileError(f"{path}: blends: {e}") from e
+    return spec
 
 
 def distil_toml(spec: DistilSpec) -> str:

@@ -63,6 +63,17 @@ class DistilSpec:
     margin: float = 0.0  # score above FGD's first needed to overrule it, when served
     gate_min_gain: float | None = None  # fit a mix gate from validation (distil_gate.py)
     seed: int = 0
+    blends: int = 0  # teacher runs also on this many random blends of ``variants``
+    blend_seed: int = 0  # which blends (traces/openb_blend.py, random_blends)
+
+    @property
+    def teacher_variants(self) -> tuple[str, ...]:
+        """``variants`` and the ``blends`` random blends of two of them: the teacher's runs."""
+        if not self.blends:
+            return self.variants
+        from twinsched.traces.openb_blend import random_blends
+
+        return (*self.variants, *random_blends(self.variants, self.blends, self.blend_seed))
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -75,7 +86,7 @@ class DistilSpec:
         )  # fmt: skip
 
     def record(self) -> dict[str, object]:
-        return {
+        spec: dict[str, object] = {
             "teacher": self.teacher, "trace": self.trace, "variants": self.variants,
             "seeds": self.seeds, "val_variants": self.val_variants, "val_seeds": self.val_seeds,
             "data": self.data, "hidden": self.hidden, "epochs": self.epochs, "batch": self.batch,
@@ -83,6 +94,9 @@ class DistilSpec:
             "mix": self.mix, "margin": self.margin, "gate_min_gain": self.gate_min_gain,
             "seed": self.seed,
         }  # fmt: skip
+        if self.blends:  # without blends a spec records what it did before blends existed
+            spec |= {"blends": self.blends, "blend_seed": self.blend_seed}
+        return spec
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,9 @@ def distil(
     started = time.perf_counter()
     shortlist = teacher_shortlist(spec.teacher, spec.margin)
     jobs: list[RecordJob] = [
-        (spec.teacher, spec.trace, v, spec.data, s) for s in spec.seeds for v in spec.variants
+        (spec.teacher, spec.trace, v, spec.data, s)
+        for s in spec.seeds
+        for v in spec.teacher_variants
     ]
     val_runs = 2 * len(spec.val_variants) * len(spec.val_seeds)
     items = max(0 if recorded else len(jobs), len(runs), val_runs)

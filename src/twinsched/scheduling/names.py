@@ -2,8 +2,9 @@
 
 The grammar (docs/architecture.md, "Scheduler names")::
 
-    name      := ai | perkind | lookahead | aggregate | bandit | sum | leaf
+    name      := ai | screened | perkind | lookahead | aggregate | bandit | sum | leaf
     ai        := "ai:" MODEL ["@" VERSION]
+    screened  := "screened:" MODEL ["@" VERSION] ("/" KEY "=" VALUE)*   keys of ScreenParams
     perkind   := "perkind:" FILE                                 a KindModel (fanout/kinds.py)
     lookahead := "lookahead:" BASE ("/" KEY "=" VALUE)*          keys of LookaheadParams
     aggregate := "aggregate:" name ["@" WEIGHT] ("|" name ["@" WEIGHT])*
@@ -90,6 +91,22 @@ class LookaheadParams:
         return (
             f"lookahead:{base}/c={self.c}/h={self.h}/s={self.s}/a={self.a:g}/d={self.d}" + gpu_only
         )
+
+
+@dataclass(frozen=True)
+class ScreenParams:
+    """The screened look-ahead (``screened:openb-rerank/t=0.005/h=32/s=2``): the reranker's
+    score above FGD's first that calls the rollouts, and the rollouts' horizon and samples."""
+
+    t: float = 0.005
+    h: int = 32
+    s: int = 2
+    SPANS: ClassVar[dict[str, Span]] = {
+        "t": Span(0, 1000), "h": Span(1, 1024, whole=True), "s": Span(1, 256, whole=True),
+    }  # fmt: skip
+    ABOUT: ClassVar[dict[str, str]] = {
+        "t": "score above FGD's first that calls the rollouts", "h": "horizon", "s": "samples",
+    }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -200,6 +217,16 @@ class Ai:
 
 
 @dataclass(frozen=True)
+class Screened:
+    """``screened:MODEL[@VERSION]/t=...``: a reranker model flags FGD's choices, the
+    look-ahead judges the flagged ones."""
+
+    text: str
+    ref: str
+    params: ScreenParams
+
+
+@dataclass(frozen=True)
 class PerKind:
     """``perkind:FILE``: each pod placed by the member its kind model chose for its kind
     (``members``: filled in by the registry's check, which reads the file)."""
@@ -209,7 +236,7 @@ class PerKind:
     members: tuple[tuple[str, Node], ...] = ()
 
 
-Node = Leaf | Ilp | Sum | Aggregate | Bandit | Lookahead | Ai | PerKind
+Node = Leaf | Ilp | Sum | Aggregate | Bandit | Lookahead | Ai | Screened | PerKind
 LOOKAHEAD_BASES = ("fgd",)
 
 
@@ -217,6 +244,8 @@ def parse(name: str) -> Node:
     """The tree of ``name``; syntax and every family's ranges are checked, names are not."""
     if name.startswith("ai:"):
         return Ai(name, name.removeprefix("ai:"))
+    if name.startswith("screened:"):
+        return _screened(name)
     if name.startswith("perkind:"):
         path = name.removeprefix("perkind:")
         if not path:
@@ -256,6 +285,14 @@ def _lookahead(name: str) -> Lookahead:
         raise TwinschedError(f"'{name}': look-ahead bases are {', '.join(LOOKAHEAD_BASES)}")
     pairs = tuple(_param(name, p) for p in params)
     return Lookahead(Leaf(base), params_of(LookaheadParams, name, pairs))
+
+
+def _screened(name: str) -> Screened:
+    ref, *params = name.removeprefix("screened:").split("/")
+    if not ref:
+        raise TwinschedError(f"'{name}' names no model: write screened:MODEL[@VERSION]")
+    pairs = tuple(_param(name, p) for p in params)
+    return Screened(name, ref, params_of(ScreenParams, name, pairs))
 
 
 def _members(name: str, texts: list[str]) -> tuple[tuple[str, Node], ...]:

@@ -19,6 +19,7 @@ from twinsched.scheduling.names import (
     Lookahead,
     Node,
     PerKind,
+    Screened,
     Sum,
     params_of,
     parse,
@@ -177,7 +178,15 @@ def _checked(node: Node) -> Node:
         return _perkind(node)
     from twinsched.scheduling.ai.serving import check_ai_scheduler  # reads the card only
 
-    check_ai_scheduler(node.ref)
+    card = check_ai_scheduler(node.ref)
+    if isinstance(node, Screened):
+        from twinsched.scheduling.ai.rerank import KIND
+
+        if card.kind != KIND:
+            raise TwinschedError(
+                f"'{node.text}': ai:{card.ref} is a '{card.kind}' model; screening needs a "
+                f"reranker ('{KIND}', e.g. openb-rerank)"
+            )
     return node
 
 
@@ -247,6 +256,10 @@ def _build(node: Node) -> Scheduler:
         return LookaheadScheduler(_plugins(_build(node.base), "lookahead"), node.params)
     if isinstance(node, PerKind):
         return _build_perkind(node)
+    if isinstance(node, Screened):
+        from twinsched.scheduling.lookahead.screened import screened
+
+        return screened(node.text, node.ref, node.params, _plugins(_build(Leaf("fgd")), "fgd"))
     from twinsched.scheduling.ai.serving import create_ai_scheduler
 
     return create_ai_scheduler(node.text)

@@ -94,15 +94,28 @@ class LookaheadScheduler:
         cands = self._candidates(state, view, eligible)
         if len(cands) < 2:
             return decision
+        best = self._counted(state, view, cands)
+        return decision if best == 0 else Placement(cands[best].node, cands[best].gpus)
+
+    def compare(self, state: ClusterState, pod: PodView, nodes: list[int], gpu: I64) -> int:
+        """Which of ``nodes`` (the base policy's first choice first; ``gpu``: per node, the
+        GPU a share pod takes there) the rollouts prefer, as an index into ``nodes``: the
+        look-ahead as a judge of candidates another policy proposes (``screened.py``)."""
+        assert self._index is not None, "reset() first"
+        self._compared = self._values = None
+        view = self._index.view(pod)
+        cands = [Candidate(n, placement(state, view, n, int(gpu[n])).gpus) for n in nodes]
+        return self._counted(state, view, cands)
+
+    def _counted(self, state: ClusterState, view: PodView, cands: list[Candidate]) -> int:
+        """:meth:`_look_ahead`, counted and timed."""
         self.rollout_decisions += 1
         self._compared = tuple(c.node for c in cands)
         started = time.perf_counter()
         best = self._look_ahead(state, view, cands)
         self.rollout_seconds += time.perf_counter() - started
-        if best == 0:
-            return decision
-        self.changed_decisions += 1
-        return Placement(cands[best].node, cands[best].gpus)
+        self.changed_decisions += best != 0
+        return best
 
     def stats(self) -> dict[str, object]:
         """Decisions that ran rollouts, and those where the rollouts overruled the base."""

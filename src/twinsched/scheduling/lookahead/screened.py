@@ -1,0 +1,77 @@
+"""``screened:MODEL``: the look-ahead's rollouts only where a reranker doubts FGD's choice.
+
+The look-ahead (:mod:`.scheduler`) compares FGD's best candidates by rollouts at every
+contested pod: that is its cost (about a millisecond a pod). A distilled reranker
+(:mod:`twinsched.scheduling.ai.rerank`) scores FGD's shortlist in microseconds but errs on
+mixes it has not learned. Here the reranker only *proposes*: when its best candidate scores
+more than ``t`` above FGD's first, the look-ahead's rollouts compare those two nodes and the
+winner takes the pod; otherwise FGD's choice stands. The reranker never places a pod by
+itself, so its mistakes cost rollouts, not placements, and its mix gate is not used.
+"""
+
+from __future__ import annotations
+
+from twinsched.errors import TwinschedError
+from twinsched.model.cluster import BoolA
+from twinsched.model.state import ClusterState
+from twinsched.scheduling.ai.rerank import RerankScheduler
+from twinsched.scheduling.framework import Decision, PodView, RunContext
+from twinsched.scheduling.gpus import placement
+from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler
+from twinsched.scheduling.names import LookaheadParams, ScreenParams
+from twinsched.scheduling.plugin_scheduler import PluginScheduler
+
+
+class ScreenedLookahead:
+    """FGD's choice unless the reranker proposes another node; then the rollouts' choice
+    between the two."""
+
+    def __init__(
+        self, name: str, reranker: RerankScheduler, lookahead: LookaheadScheduler, t: float
+    ) -> None:
+        self.name, self.reranker, self.lookahead, self.t = name, reranker, lookahead, t
+        self.screened = self.flagged = 0
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        self.reranker.reset(state, ctx)
+        self.reranker.open = True  # it only screens: no gate
+        self.lookahead.reset(state, ctx)
+        self.screened = self.flagged = 0
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        decision = self.reranker.base.place(state, pod, eligible)
+        found = self.reranker.shortlist_scores(state, pod, eligible, decision)
+        if found is None:
+            return decision
+        nodes, scores, gpu = found
+        self.screened += 1
+        best = int(scores.argmax())  # the first best: FGD's order
+        if best == 0 or float(scores[best]) - float(scores[0]) <= self.t:
+            return decision
+        self.flagged += 1
+        pair = [int(nodes[0]), int(nodes[best])]
+        if self.lookahead.compare(state, pod, pair, gpu) == 0:
+            return decision
+        return placement(state, pod, pair[1], int(gpu[pair[1]]))
+
+    def stats(self) -> dict[str, object]:
+        """Decisions the reranker screened, those it flagged, and the look-ahead's own."""
+        return {
+            "screened_decisions": self.screened,
+            "flagged_decisions": self.flagged,
+            **self.lookahead.stats(),
+        }
+
+
+def screened(text: str, ref: str, params: ScreenParams, base: PluginScheduler) -> ScreenedLookahead:
+    """``screened:REF/t=../h=../s=..``: the reranker ``ai:REF`` and an FGD look-ahead of
+    ``params``' horizon and samples (``base``: the FGD the rollouts place with)."""
+    from twinsched.scheduling.ai.serving import create_ai_scheduler
+
+    reranker = create_ai_scheduler(f"ai:{ref}")
+    if not isinstance(reranker, RerankScheduler):
+        raise TwinschedError(f"'{text}': ai:{ref} is not a reranker")
+    p = params
+    looks = LookaheadParams(c=2, h=p.h, s=p.s, a=reranker.params.from_alloc)
+    name = f"screened:{reranker.name.removeprefix('ai:')}/t={p.t:g}/h={p.h}/s={p.s}"
+    return ScreenedLookahead(name, reranker, LookaheadScheduler(base, looks), p.t)

@@ -78,13 +78,24 @@ def test_names_parse_check_and_build(tmp_path: Path, monkeypatch: pytest.MonkeyP
         "rr", KIND, linear(LAST, from_alloc=0.0).save, {}, "0" * 64, {}
     )
     built = registry.create("screened:rr/t=0/h=8")
-    assert isinstance(built, ScreenedLookahead) and built.name == "screened:rr@1/t=0/h=8/s=2"
+    assert isinstance(built, ScreenedLookahead) and built.name == "screened:rr@1/t=0/c=1/h=8/s=2"
     assert _binds(built, 1) == _binds(_screened(linear(LAST, from_alloc=0.0), t=0.0), 1)
     for bad, says in [
         ("screened:", "names no model"),
         ("screened:rr/t=-1", "t=-1 must be a number in 0..1000"),
-        ("screened:rr/c=2", "parameters are t (score above FGD's first"),
+        ("screened:rr/d=2", "parameters are t (score above FGD's first"),
         ("screened:openb-gates", "screening needs a reranker"),
     ]:
         with pytest.raises(TwinschedError, match=re.escape(says)):
             registry.check(bad)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_judging_every_shortlisted_node_is_the_look_ahead_itself(seed: int) -> None:
+    """With every candidate proposed at every decision, the rollouts compare what the
+    look-ahead compares, in its order, with its samples: the same placements."""
+    everything = _screened(linear(LAST, from_alloc=0.0), t=0.0, h=8, s=2)
+    everything.proposals = 63
+    looks = LookaheadScheduler(fgd_scheduler(), LookaheadParams(c=4, h=8, s=2, a=0))
+    assert _binds(everything, seed) == _binds(looks, seed)
+    assert everything.flagged == looks.rollout_decisions > 0

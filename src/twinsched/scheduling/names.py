@@ -95,17 +95,22 @@ class LookaheadParams:
 
 @dataclass(frozen=True)
 class ScreenParams:
-    """The screened look-ahead (``screened:openb-rerank/t=0.005/h=32/s=2``): the reranker's
-    score above FGD's first that calls the rollouts, and the rollouts' horizon and samples."""
+    """The screened look-ahead (``screened:openb-rerank/t=0.005/c=1/h=32/s=2``): the
+    reranker's score above FGD's first that calls the rollouts, how many of its best nodes
+    they judge against FGD's first, and the rollouts' horizon and samples."""
 
     t: float = 0.005
+    c: int = 1
     h: int = 32
     s: int = 2
     SPANS: ClassVar[dict[str, Span]] = {
-        "t": Span(0, 1000), "h": Span(1, 1024, whole=True), "s": Span(1, 256, whole=True),
+        "t": Span(0, 1000), "c": Span(1, 63, whole=True), "h": Span(1, 1024, whole=True),
+        "s": Span(1, 256, whole=True),
     }  # fmt: skip
     ABOUT: ClassVar[dict[str, str]] = {
-        "t": "score above FGD's first that calls the rollouts", "h": "horizon", "s": "samples",
+        "t": "score above FGD's first that calls the rollouts",
+        "c": "the reranker's best nodes judged against FGD's first", "h": "horizon",
+        "s": "samples",
     }  # fmt: skip
 
 

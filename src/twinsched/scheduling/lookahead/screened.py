@@ -27,9 +27,15 @@ class ScreenedLookahead:
     between the two."""
 
     def __init__(
-        self, name: str, reranker: RerankScheduler, lookahead: LookaheadScheduler, t: float
+        self,
+        name: str,
+        reranker: RerankScheduler,
+        lookahead: LookaheadScheduler,
+        t: float,
+        proposals: int = 1,
     ) -> None:
         self.name, self.reranker, self.lookahead, self.t = name, reranker, lookahead, t
+        self.proposals = proposals  # the reranker's best nodes judged against FGD's first
         self.screened = self.flagged = 0
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
@@ -49,10 +55,13 @@ class ScreenedLookahead:
         if best == 0 or float(scores[best]) - float(scores[0]) <= self.t:
             return decision
         self.flagged += 1
-        pair = [int(nodes[0]), int(nodes[best])]
-        if self.lookahead.compare(state, pod, pair, gpu) == 0:
+        # FGD's first and the reranker's best proposals, in FGD's order (its ties break so)
+        ranked = sorted(range(1, len(nodes)), key=lambda i: (-float(scores[i]), i))
+        judged = [int(nodes[i]) for i in sorted([0, *ranked[: self.proposals]])]
+        won = self.lookahead.compare(state, pod, judged, gpu)
+        if won == 0:
             return decision
-        return placement(state, pod, pair[1], int(gpu[pair[1]]))
+        return placement(state, pod, judged[won], int(gpu[judged[won]]))
 
     def stats(self) -> dict[str, object]:
         """Decisions the reranker screened, those it flagged, and the look-ahead's own."""
@@ -72,6 +81,6 @@ def screened(text: str, ref: str, params: ScreenParams, base: PluginScheduler) -
     if not isinstance(reranker, RerankScheduler):
         raise TwinschedError(f"'{text}': ai:{ref} is not a reranker")
     p = params
-    looks = LookaheadParams(c=2, h=p.h, s=p.s, a=reranker.params.from_alloc)
-    name = f"screened:{reranker.name.removeprefix('ai:')}/t={p.t:g}/h={p.h}/s={p.s}"
-    return ScreenedLookahead(name, reranker, LookaheadScheduler(base, looks), p.t)
+    looks = LookaheadParams(c=p.c + 1, h=p.h, s=p.s, a=reranker.params.from_alloc)
+    name = f"screened:{reranker.name.removeprefix('ai:')}/t={p.t:g}/c={p.c}/h={p.h}/s={p.s}"
+    return ScreenedLookahead(name, reranker, LookaheadScheduler(base, looks), p.t, p.c)

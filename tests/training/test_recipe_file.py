@@ -184,3 +184,15 @@ def test_no_gate_reads_as_none_and_writes_back_as_minus_100(tmp_path: Path) -> N
     assert spec.gate_min_gain is None and spec.hidden == ()
     path.write_text(distil_toml(spec))
     assert distil_spec(path) == spec
+
+
+def test_blends_add_teacher_runs_between_the_variants_and_are_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text('variants = ["default", "cpu0", "gpuspec25"]\nblends = 4\nblend_seed = 7\n')
+    spec = distil_spec(path)
+    assert spec.teacher_variants[:3] == spec.variants and len(spec.teacher_variants) == 7
+    assert all(v.startswith("blend-") for v in spec.teacher_variants[3:])
+    assert spec.record()["blends"] == 4 and spec.record()["blend_seed"] == 7
+    path.write_text(distil_toml(spec))
+    assert distil_spec(path) == spec
+    assert "blends" not in distil_spec(None).record()  # a recipe without blends: as before

@@ -181,6 +181,8 @@ HOW: dict[str, str] = {
     "docs/ai.md: twinsched distil --recipe recipes/openb-rerank.toml --from-sweep retrain --workers 2 --register openb-rerank-dagger": RUN,
     "docs/ai.md: python bench/heldout.py --model ai:openb-rerank-dagger --baselines fgd,ai:openb-rerank --seeds 10-19 --jobs 2": RUN,
     "docs/ai.md: python bench/ai.py --model ai:openb-rerank-dagger,ai:openb-rerank --repeat 3 --clock cpu": RUN,
+    "docs/ai.md: python bench/heldout.py --model screened:openb-rerank --baselines fgd,screened:openb-rerank/t=0/c=2 --seeds 10-19 --jobs 2": RUN,
+    "docs/ai.md: python bench/ai.py --model screened:openb-rerank,screened:openb-rerank/t=0/c=2 --repeat 5 --clock cpu": RUN,
     "docs/deploy.md: pip install 'twinsched[serve]'": SKIP,
     "docs/ai.md: twinsched train --recipe recipes/openb-gates.toml --out out/train-gates --register openb-gates": RUN,
     "docs/deploy.md: twinsched train --recipe recipes/openb-gates.toml --out out/train-gates --register openb-gates": RUN,

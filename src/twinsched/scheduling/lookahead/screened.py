@@ -4,9 +4,10 @@ The look-ahead (:mod:`.scheduler`) compares FGD's best candidates by rollouts at
 contested pod: that is its cost (about a millisecond a pod). A distilled reranker
 (:mod:`twinsched.scheduling.ai.rerank`) scores FGD's shortlist in microseconds but errs on
 mixes it has not learned. Here the reranker only *proposes*: when its best candidate scores
-more than ``t`` above FGD's first, the look-ahead's rollouts compare those two nodes and the
-winner takes the pod; otherwise FGD's choice stands. The reranker never places a pod by
-itself, so its mistakes cost rollouts, not placements, and its mix gate is not used.
+more than ``t`` above FGD's first, the look-ahead's rollouts compare FGD's first with the
+reranker's best ``c`` nodes and the winner takes the pod; otherwise FGD's choice stands. The
+reranker never places a pod by itself, so its mistakes cost rollouts, not placements, and
+its mix gate is not used.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from twinsched.scheduling.plugin_scheduler import PluginScheduler
 
 class ScreenedLookahead:
     """FGD's choice unless the reranker proposes another node; then the rollouts' choice
-    between the two."""
+    between FGD's first and the reranker's best ``proposals`` nodes."""
 
     def __init__(
         self,
@@ -73,8 +74,8 @@ class ScreenedLookahead:
 
 
 def screened(text: str, ref: str, params: ScreenParams, base: PluginScheduler) -> ScreenedLookahead:
-    """``screened:REF/t=../h=../s=..``: the reranker ``ai:REF`` and an FGD look-ahead of
-    ``params``' horizon and samples (``base``: the FGD the rollouts place with)."""
+    """``screened:REF/t=../c=../h=../s=..``: the reranker ``ai:REF`` and an FGD look-ahead
+    of ``params``' horizon and samples (``base``: the FGD the rollouts place with)."""
     from twinsched.scheduling.ai.serving import create_ai_scheduler
 
     reranker = create_ai_scheduler(f"ai:{ref}")

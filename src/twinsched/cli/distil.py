@@ -33,6 +33,7 @@ from twinsched.training.recipe_file import WORKERS_MOST
 
 if TYPE_CHECKING:
     from twinsched.training.distil.from_runs import StoredRun
+    from twinsched.training.distil.from_twin import TwinSession
 
 
 def distil_command(
@@ -69,6 +70,23 @@ def distil_command(
         str | None, typer.Option(help="Also learn from every stored run of this sweep.")
     ] = None,
     db: DbOpt = None,
+    from_twin_session: Annotated[
+        str | None,
+        checked_opt(
+            "Also learn from these twin sessions, e.g. 3,5: the teacher's values at the "
+            "states their stored bindings led to (DAgger; sessions that opened with a "
+            "document and kept all their decisions) [session ids: integers and low-high "
+            "ranges, at most 10000]",
+            parse_seeds,
+        ),
+    ] = None,
+    twin_db: Annotated[
+        str | None,
+        typer.Option(
+            help="The twin's history database of --from-twin-session (default: "
+            "$TWINSCHED_TWIN_DB, else the store's, as the twin resolves it)."
+        ),
+    ] = None,
 ) -> None:
     """Distil a look-ahead into a fast reranker of FGD's best candidates; optionally register."""
     from twinsched.training.distil.margins import Margins, teacher_shortlist
@@ -87,6 +105,7 @@ def distil_command(
         teacher_shortlist(spec.teacher)  # a teacher that is not a look-ahead fails here
         recorded = Margins.load(margins) if margins is not None else None
         runs = _stored_runs(from_runs, from_sweep, spec.trace, db)  # refused: nothing written
+        sessions = _twin_sessions(from_twin_session, twin_db)
         for variant in spec.teacher_variants + spec.val_variants + tuple(r.variant for r in runs):
             load_source(spec.trace, variant, spec.data)  # missing data fails before any run
     out.mkdir(parents=True, exist_ok=True)
@@ -95,10 +114,10 @@ def distil_command(
         with runs_on or nullcontext():
             result = distil(
                 spec, workers=workers, executor=runs_on, log=console.print,
-                progress=progress, recorded=recorded, runs=runs,
+                progress=progress, recorded=recorded, runs=runs, sessions=sessions,
             )  # fmt: skip
     result.policy.save(out / "policy.npz")
-    if recorded is None or runs:
+    if recorded is None or runs or sessions:
         result.margins.save(out / "margins.npz")
     (out / "spec.json").write_text(json.dumps(result.card_spec, indent=2))
     (out / "metrics.json").write_text(json.dumps(result.metrics, indent=2))
@@ -123,3 +142,11 @@ def _stored_runs(
     if from_sweep:
         ids += sweep_runs(from_sweep, db)
     return load_runs(list(dict.fromkeys(ids)), trace, db) if ids else []
+
+
+def _twin_sessions(ids: str | None, twin_db: str | None) -> list[TwinSession]:
+    """The twin sessions of ``--from-twin-session`` (each once, in order), all checked before
+    any work starts."""
+    from twinsched.training.distil.from_twin import load_sessions
+
+    return load_sessions(twin_db, parse_seeds(ids)) if ids else []

@@ -30,6 +30,7 @@ from twinsched.training.distil.margins import (
 if TYPE_CHECKING:
     from twinsched.experiments.executors import Executor
     from twinsched.training.distil.from_runs import StoredRun
+    from twinsched.training.distil.from_twin import TwinSession
 
 J = TypeVar("J")
 Log = Callable[[str], None]
@@ -56,10 +57,11 @@ def distil(
     progress: Progress | None = None,
     recorded: Margins | None = None,
     runs: Sequence[StoredRun] = (),
+    sessions: Sequence[TwinSession] = (),
 ) -> DistilResult:
     """Record ``spec.teacher`` on every (variant, seed) (unless ``recorded`` gives that data
-    already), add its margins at the states of the stored ``runs`` (DAgger, ``from_runs``),
-    fit the reranker, validate it."""
+    already), add its margins at the states of the stored ``runs`` (DAgger, ``from_runs``)
+    and of the twin ``sessions`` (``from_twin``), fit the reranker, validate it."""
     from twinsched.experiments.executors import local
     from twinsched.training.distil.fit import decision_agreement, fit, scores_of
 
@@ -73,14 +75,18 @@ def distil(
         for v in spec.teacher_variants
     ]
     val_runs = 2 * len(spec.val_variants) * len(spec.val_seeds)
-    items = max(0 if recorded else len(jobs), len(runs), val_runs)
+    items = max(0 if recorded else len(jobs), len(runs), len(sessions), val_runs)
     card_spec = spec.record()
     if runs:  # the card names the runs the model learned from
         card_spec["from_runs"] = [r.record() for r in runs]
+    if sessions:  # and the twin sessions
+        card_spec["from_twin_sessions"] = [s.record() for s in sessions]
     with executor or local(workers, items=items, spawn=True) as ex:
         data = recorded if recorded is not None else _record(ex, jobs, say, tell)
         if runs:
             data = Margins.concat([data, _replay(ex, spec, runs, say, tell)])
+        if sessions:
+            data = Margins.concat([data, _replay_twin(ex, spec, sessions, say, tell)])
         say(f"fitting on {data.decisions} decisions ({data.rows.shape[0]} candidates)")
         policy = fit(
             data, spec, lambda e, loss: tell(f"epoch {e}: loss {loss:.5f}", e, spec.epochs)
@@ -155,11 +161,21 @@ def _replay(
     from twinsched.training.distil.from_runs import ReplayJob, replay_job
 
     jobs: list[ReplayJob] = [(spec.teacher, spec.trace, spec.data, r) for r in runs]
+    return _gathered(ex, replay_job, jobs, "stored runs replayed", say, tell, _replayed)
 
-    def told(part: Margins) -> str:
-        return f"replayed {part.label}: {part.decisions} compared decisions"
 
-    return _gathered(ex, replay_job, jobs, "stored runs replayed", say, tell, told)
+def _replay_twin(
+    ex: Executor, spec: DistilSpec, sessions: Sequence[TwinSession], say: Log, tell: Progress
+) -> Margins:
+    """The teacher's margins at the states of every twin session, in the sessions' order."""
+    from twinsched.training.distil.from_twin import TwinJob, replay_session_job
+
+    jobs: list[TwinJob] = [(spec.teacher, s) for s in sessions]
+    return _gathered(ex, replay_session_job, jobs, "twin sessions replayed", say, tell, _replayed)
+
+
+def _replayed(part: Margins) -> str:
+    return f"replayed {part.label}: {part.decisions} compared decisions"
 
 
 def _gathered(

@@ -36,6 +36,47 @@ if TYPE_CHECKING:
     from twinsched.training.distil.from_twin import TwinSession
 
 
+MarginsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Fit on margins recorded before (an earlier run's margins.npz) "
+        "instead of running the teacher.",
+        exists=True,
+        dir_okay=False,
+    ),
+]
+
+FromRunsOpt = Annotated[
+    str | None,
+    checked_opt(
+        "Also learn from these stored runs, e.g. 12-20: the teacher's values at the "
+        "states they visited (DAgger; fill-up runs of the recipe's trace stored with "
+        "`twinsched run --record --decisions`) [run ids: integers and low-high ranges, "
+        "at most 10000]",
+        parse_seeds,
+    ),
+]
+
+FromTwinOpt = Annotated[
+    str | None,
+    checked_opt(
+        "Also learn from these twin sessions, e.g. 3,5: the teacher's values at the "
+        "states their stored bindings led to (DAgger; sessions that opened with a "
+        "document and kept all their decisions) [session ids: integers and low-high "
+        "ranges, at most 10000]",
+        parse_seeds,
+    ),
+]
+
+TwinDbOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="The twin's history database of --from-twin-session (default: "
+        "$TWINSCHED_TWIN_DB, else the store's, as the twin resolves it)."
+    ),
+]
+
+
 def distil_command(
     recipe_file: RecipeOpt = None,
     print_recipe: PrintRecipeOpt = False,
@@ -45,48 +86,16 @@ def distil_command(
     num_cpus: CpusOpt = 2,
     out: Annotated[Path, out_dir_opt("The reranker's policy.npz and spec.")] = Path("out/distil"),
     register: RegisterOpt = None,
-    margins: Annotated[
-        Path | None,
-        typer.Option(
-            help="Fit on margins recorded before (an earlier run's margins.npz) "
-            "instead of running the teacher.",
-            exists=True,
-            dir_okay=False,
-        ),
-    ] = None,
+    margins: MarginsOpt = None,
     models_dir: ModelsDirOpt = None,
     data: DataOpt = None,
-    from_runs: Annotated[
-        str | None,
-        checked_opt(
-            "Also learn from these stored runs, e.g. 12-20: the teacher's values at the "
-            "states they visited (DAgger; fill-up runs of the recipe's trace stored with "
-            "`twinsched run --record --decisions`) [run ids: integers and low-high ranges, "
-            "at most 10000]",
-            parse_seeds,
-        ),
-    ] = None,
+    from_runs: FromRunsOpt = None,
     from_sweep: Annotated[
         str | None, typer.Option(help="Also learn from every stored run of this sweep.")
     ] = None,
     db: DbOpt = None,
-    from_twin_session: Annotated[
-        str | None,
-        checked_opt(
-            "Also learn from these twin sessions, e.g. 3,5: the teacher's values at the "
-            "states their stored bindings led to (DAgger; sessions that opened with a "
-            "document and kept all their decisions) [session ids: integers and low-high "
-            "ranges, at most 10000]",
-            parse_seeds,
-        ),
-    ] = None,
-    twin_db: Annotated[
-        str | None,
-        typer.Option(
-            help="The twin's history database of --from-twin-session (default: "
-            "$TWINSCHED_TWIN_DB, else the store's, as the twin resolves it)."
-        ),
-    ] = None,
+    from_twin_session: FromTwinOpt = None,
+    twin_db: TwinDbOpt = None,
 ) -> None:
     """Distil a look-ahead into a fast reranker of FGD's best candidates; optionally register."""
     from twinsched.training.distil.margins import Margins, teacher_shortlist

@@ -171,6 +171,7 @@ def run_rollouts(
     valid = np.empty((top_node.shape[0], slots), dtype=np.bool_)
     work = np.empty((3, max(g, values.size)), dtype=np.int64)  # scratch rows (_frag, _fgd)
     mark = np.zeros(live_cpu.size, dtype=np.int64)  # per node: the rollout it is a slot of
+    live_frag = np.full(live_cpu.size, np.nan)  # per node: its live fragmentation, once
     for i in range(c):
         for j in range(s):
             rows[0, 0], rows[0, 1], rows[0, 2] = seed_node[i], seed_cpu[i], seed_mem[i]
@@ -209,7 +210,7 @@ def run_rollouts(
                 placed += _place(rows[ms], left[ms], gpu, pod)
             gained[i, j] = placed
             added[i, j] = _added(rows[:used], left, live_cpu, live_left, live_model, allowed,
-                                 typ, values, total, work)  # fmt: skip
+                                 typ, values, total, work, live_frag)  # fmt: skip
     return gained, added
 
 
@@ -256,7 +257,7 @@ def _place(row: I64, left: I64, gpu: int, pod: I64) -> int:
 @numba.njit(cache=True)
 def _added(rows: I64, left: I64, live_cpu: I64, live_left: I64, live_model: I64,
            allowed: BoolA, typ: I64, values: I64, total: int,
-           work: I64) -> float:  # fmt: skip
+           work: I64, live_frag: F64) -> float:  # fmt: skip
     """The fragmentation a rollout added over its slots, summed in slot order (as
     ``np.bincount`` sums it)."""
     out = 0.0
@@ -264,5 +265,7 @@ def _added(rows: I64, left: I64, live_cpu: I64, live_left: I64, live_model: I64,
         nq = rows[q, 0]
         runs = allowed[live_model[nq] + 1]
         after = _frag(rows[q, 1], left[q], runs, typ, values, total, work)
-        out += after - _frag(live_cpu[nq], live_left[nq], runs, typ, values, total, work)
+        if np.isnan(live_frag[nq]):
+            live_frag[nq] = _frag(live_cpu[nq], live_left[nq], runs, typ, values, total, work)
+        out += after - live_frag[nq]
     return out

@@ -8,6 +8,13 @@ takes a state it already mirrors to a newer document, :meth:`Mirror.apply_deltas
 changes of a ``PATCH /state`` batch (``pod``, ``pod_add`` and ``node`` deltas; ``metrics``
 deltas do not change scheduling state). Every change goes through ``state.apply``.
 
+A pod the twin shows finished (``Succeeded``) on its node is released there; the twin need
+not name its GPUs (a live mirror's twin cannot: kube-state-metrics does not say which), and
+a finished pod first read from a document without them is bound on the first GPUs with
+room and released at once. A pod shown finished on no node while the state has it pending
+or not arrived (gone before it was placed) is a ``bad_transition``: no event takes a pod
+out of the queue unplaced.
+
 A node is up for scheduling when it is ``Ready`` and not cordoned (``unschedulable``), as
 ``serve/convert.py`` reads a Kubernetes node: ``NodeDown`` / ``NodeUp`` events.
 
@@ -304,8 +311,17 @@ class Mirror:
         if want.phase == Phase.NOT_ARRIVED:
             self.disagreements.add("bad_transition", self.pod_names[i], "Running -> NotArrived")
             return
-        same = want.node is None or self._bound_as(i, want)
-        self._apply(Release(i) if want.phase == Phase.SUCCEEDED and same else Unbind(i))
+        self._apply(
+            Release(i) if want.phase == Phase.SUCCEEDED and self._ended(i, want) else Unbind(i)
+        )
+
+    def _ended(self, i: int, want: _Want) -> bool:
+        """Did running pod ``i`` finish where it ran? A finished pod names its node or none,
+        and its GPUs or none (a live mirror's twin does not say which GPUs a pod had)."""
+        if want.node is None:
+            return True
+        n = int(self.state.pod_node[i])
+        return self.node_names[n] == want.node and (not want.gpus or self._bound_as(i, want))
 
     def _take(self, i: int, want: _Want) -> None:
         """The events that take pod ``i`` (resources already freed) to ``want``."""
@@ -315,8 +331,9 @@ class Mirror:
         if have in (Phase.SUCCEEDED, Phase.UNSCHEDULABLE) or want.phase == Phase.NOT_ARRIVED:
             self.disagreements.add("bad_transition", name, f"{have.name} -> {want.phase.name}")
             return
-        if have == Phase.NOT_ARRIVED and want.phase == Phase.SUCCEEDED and want.node is None:
-            detail = "finished on no node: left not arrived (never scheduled)"
+        if want.phase == Phase.SUCCEEDED and want.node is None:  # gone before it was bound
+            left = "not arrived" if have == Phase.NOT_ARRIVED else "pending"
+            detail = f"finished on no node: left {left} (never scheduled)"
             self.disagreements.add("bad_transition", name, detail)
             return
         if have == Phase.NOT_ARRIVED:
@@ -334,12 +351,24 @@ class Mirror:
         if n is None:
             self.disagreements.add("unknown_node", str(want.node), f"pod {name} is bound to it")
             return False
-        problem = bind_problem(self.state, i, n, want.gpus)
+        gpus = want.gpus
+        if want.phase == Phase.SUCCEEDED and not gpus:  # finished: released at once
+            gpus = self._room(i, n)
+        problem = bind_problem(self.state, i, n, gpus)
         if problem:
             self.disagreements.add("cannot_bind", name, f"on {want.node}: {problem}")
             return False
-        self._apply(Bind(i, n, want.gpus))
+        self._apply(Bind(i, n, gpus))
         return True
+
+    def _room(self, i: int, n: int) -> tuple[int, ...]:
+        """The first GPUs of node ``n`` with room for pod ``i``: where a finished pod the
+        twin names no GPUs for (a live mirror's: kube-state-metrics does not say which) is
+        bound for the moment before it is released (what it held comes back at once)."""
+        state, milli = self.state, int(self.state.pods.gpu_milli[i])
+        count = int(state.pods.gpu_count[i])
+        have = int(state.nodes.gpu_count[n])
+        return tuple(g for g in range(have) if int(state.gpu_left[n, g]) >= milli)[:count]
 
     def _compare(self, i: int, want: _Want) -> None:
         """own_pods: count a pod the twin shows otherwise than the state."""

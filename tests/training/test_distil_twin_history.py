@@ -16,16 +16,24 @@ import sqlalchemy as sa
 from tests.builders import scenario
 from tests.training.test_distil_twin import NODES, PODS, TEACHER
 from tests.twin.conftest import AUTH, TOKEN, SyncASGI, make_client
+from tests.twin.test_ksm_chain import scenario as ksm_scenario
+from tests.twin.test_ksm_diff import Checker
 from twinsched.errors import TwinschedError
 from twinsched.model.convert import scenario_to_document
 from twinsched.model.document import TwinDocument
+from twinsched.model.events import Phase
+from twinsched.model.faults import FaultSpec
 from twinsched.model.mirror import Mirror
+from twinsched.scheduling import registry
+from twinsched.sim import run_replay
 from twinsched.store.db import dispose, engine_for
 from twinsched.store.history.query import compact
 from twinsched.store.history.store import HistoryStore
 from twinsched.store.history.tables import changes, decisions
 from twinsched.training.distil.from_twin import load_session, replay_session, replay_session_job
-from twinsched.twin.core.service import rebuild
+from twinsched.training.distil.twin_replay import replay_history
+from twinsched.twin.collectors.ksm import MIRROR_SOURCE
+from twinsched.twin.core.service import TwinService, rebuild
 from twinsched.twin.core.settings import TwinSettings
 
 Deltas = list[dict[str, Any]]
@@ -207,11 +215,52 @@ def test_kept_decisions_the_change_log_does_not_make_are_refused(history_url: st
 def test_a_change_the_state_cannot_take_is_refused_naming_session_version_and_seq(
     history_url: str,
 ) -> None:
-    """A pending pod gone from the cluster (the live mirror writes it Succeeded on no node):
-    no event takes a pod out of the queue unplaced, so the replay stops there."""
+    """A pending pod gone from the cluster (the live mirror writes it Succeeded on no node)
+    held nothing: replayed (left queued). An unschedulable pod queued again: no event does
+    that, so the replay stops there."""
     gone = [{"op": "pod", "pod": "p005", "phase": "Pending"}, done("p005", None)]
     _history(history_url, [gone, *AFTER_PUT])
+    assert replay_session_job((TEACHER, load_session(history_url, 1))).decisions == len(BOUND)
+    dispose(history_url)
+    Path(history_url.removeprefix("sqlite:///")).unlink()
+    back = [{"op": "pod", "pod": "p005", "phase": "Unschedulable"},
+            {"op": "pod", "pod": "p005", "phase": "Pending"}]  # fmt: skip
+    _history(history_url, [back, *AFTER_PUT])
     message = _refusal(history_url)
     assert message == ("twin session 1, version 12 (before decision seq 6): the change cannot "
-                       "be replayed: bad_transition p005: finished on no node: left pending "
-                       "(never scheduled)")  # fmt: skip
+                       "be replayed: bad_transition p005: UNSCHEDULABLE -> PENDING")  # fmt: skip
+
+
+def _books(mirror: Mirror) -> tuple[dict[str, tuple[Any, ...]], dict[str, str]]:
+    """Per node: up, free CPU, memory and GPU milli; and which node each running pod is on."""
+    s, names = mirror.state, mirror.node_names
+    nodes = {name: (bool(s.up[n]), int(s.cpu_free[n]), int(s.mem_free[n]),
+                    int(s.gpu_left[n].sum())) for n, name in enumerate(names)}  # fmt: skip
+    running = np.flatnonzero(s.phase == Phase.RUNNING).tolist()
+    return nodes, {mirror.pod_names[i]: names[int(s.pod_node[i])] for i in running}
+
+
+def test_a_live_mirror_session_replays_to_the_twin_after_every_batch(tmp_path: Path) -> None:
+    """The live mirror (``KsmMirror``, Prometheus answered at the HTTP boundary as in
+    ``tests/twin/test_ksm_diff.py``) follows a replay with node failures into a twin with
+    a history: pods added, started, moved, finished (without their GPUs), pods that never
+    ran, nodes down and up; the session replays to the twin's state after every batch (its
+    GPU indices made up: books per node, not per GPU), and the teacher records on it."""
+    url = f"sqlite:///{tmp_path / 'mirror.db'}"
+    checker = Checker()
+    checker.service = TwinService(history=HistoryStore(url))
+    checker.mirror = checker.new_mirror()
+    faults = FaultSpec(rate_per_day=3.0, mttr_s=3600.0)
+    run_replay(ksm_scenario(), registry.create("fgd"), 0, observers=[checker], faults=faults)
+    assert checker.downs  # nodes failed
+    session = load_session(url, 1)
+    assert session.source.startswith(f"{MIRROR_SOURCE} ")
+    history = HistoryStore(url)
+    for k, step in enumerate(session.steps):
+        replayed = replay_history(1, session.document, session.steps[: k + 1], gpus_known=False)
+        twin = rebuild(history, step.version, 1).document()
+        assert _books(replayed.mirror) == _books(Mirror.from_document(twin, gpus_known=False))
+    assert len(replayed.bindings) == session.decisions[-1].seq
+    margins = replay_session_job((TEACHER, session))
+    assert margins.decisions > 0
+    dispose(url)

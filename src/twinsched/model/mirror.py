@@ -11,9 +11,12 @@ deltas do not change scheduling state). Every change goes through ``state.apply`
 A pod the twin shows finished (``Succeeded``) on its node is released there; the twin need
 not name its GPUs (a live mirror's twin cannot: kube-state-metrics does not say which), and
 a finished pod first read from a document without them is bound on the first GPUs with
-room and released at once. A pod shown finished on no node while the state has it pending
-or not arrived (gone before it was placed) is a ``bad_transition``: no event takes a pod
-out of the queue unplaced.
+room and released at once. With ``gpus_known`` False (a live mirror's session: its GPU
+indices are made up, the first ``gpu_count``) a binding whose GPUs have no room takes the
+first GPUs that have, and a pod is where the twin says when it is on the node it says. A
+pod shown finished on no node while the state has it pending or not arrived (gone before
+it was placed, as a live cluster shows pods it never ran) is ``never_placed``: no event
+takes a pod out of the queue unplaced, and it holds nothing.
 
 A node is up for scheduling when it is ``Ready`` and not cordoned (``unschedulable``), as
 ``serve/convert.py`` reads a Kubernetes node: ``NodeDown`` / ``NodeUp`` events.
@@ -57,6 +60,7 @@ KINDS = (
     "cannot_bind",  # a binding the state cannot take: capacity, GPU indices
     "bad_transition",  # a phase change no event makes (e.g. Succeeded -> Running)
     "pod_differs",  # own_pods: the twin shows a pod otherwise than the state
+    "never_placed",  # a pod shown finished on no node, never bound: left as it was
 )
 
 
@@ -151,6 +155,7 @@ class Mirror:
         # (shared by the mirrors a reader builds one after another: counts go on)
         self.disagreements = disagreements if disagreements is not None else Disagreements()
         self.applied = 0  # events applied so far
+        self.gpus_known = True  # the twin's GPU indices are the cluster's (module docstring)
 
     @classmethod
     def from_document(
@@ -160,12 +165,14 @@ class Mirror:
         *,
         validate: bool = False,
         disagreements: Disagreements | None = None,
+        gpus_known: bool = True,
     ) -> Mirror:
         """The state of ``doc``: its scenario (as the importers read it), then its phases,
         bindings and node status (disagreements counted into ``disagreements`` if given)."""
         scenario = document_to_scenario(doc, name)
         state = ClusterState(scenario.nodes, scenario.pods, scenario.links, validate=validate)
         mirror = cls(state, scenario=scenario, disagreements=disagreements)
+        mirror.gpus_known = gpus_known
         mirror.follow(doc)
         return mirror
 
@@ -181,7 +188,7 @@ class Mirror:
         mirror = Mirror(self.state.copy(scenario.pods), names, own_pods=self.own_pods,
                         scenario=scenario, disagreements=self.disagreements)  # fmt: skip
         mirror.ready, mirror.cordoned = self.ready.copy(), self.cordoned.copy()
-        mirror.applied = self.applied
+        mirror.applied, mirror.gpus_known = self.applied, self.gpus_known
         for _, pod in added:
             mirror.pod_change(pod.id, pod.phase, pod.node, pod.gpus)
         return mirror
@@ -300,6 +307,8 @@ class Mirror:
         n = int(state.pod_node[i])
         if n < 0 or self.node_names[n] != want.node:
             return False
+        if not self.gpus_known:
+            return True
         return int(state.pod_gpus[i]) == sum(1 << g for g in set(want.gpus))
 
     def _free(self, i: int, want: _Want) -> None:
@@ -334,7 +343,7 @@ class Mirror:
         if want.phase == Phase.SUCCEEDED and want.node is None:  # gone before it was bound
             left = "not arrived" if have == Phase.NOT_ARRIVED else "pending"
             detail = f"finished on no node: left {left} (never scheduled)"
-            self.disagreements.add("bad_transition", name, detail)
+            self.disagreements.add("never_placed", name, detail)
             return
         if have == Phase.NOT_ARRIVED:
             self._apply(Arrive(i))
@@ -352,7 +361,9 @@ class Mirror:
             self.disagreements.add("unknown_node", str(want.node), f"pod {name} is bound to it")
             return False
         gpus = want.gpus
-        if want.phase == Phase.SUCCEEDED and not gpus:  # finished: released at once
+        if (want.phase == Phase.SUCCEEDED and not gpus) or (
+            not self.gpus_known and bind_problem(self.state, i, n, gpus)
+        ):  # finished (released at once), or GPUs made up
             gpus = self._room(i, n)
         problem = bind_problem(self.state, i, n, gpus)
         if problem:
@@ -362,9 +373,8 @@ class Mirror:
         return True
 
     def _room(self, i: int, n: int) -> tuple[int, ...]:
-        """The first GPUs of node ``n`` with room for pod ``i``: where a finished pod the
-        twin names no GPUs for (a live mirror's: kube-state-metrics does not say which) is
-        bound for the moment before it is released (what it held comes back at once)."""
+        """The first GPUs of node ``n`` with room for pod ``i``: where a pod goes whose GPUs
+        the twin does not know (a finished one is released at once: which does not matter)."""
         state, milli = self.state, int(self.state.pods.gpu_milli[i])
         count = int(state.pods.gpu_count[i])
         have = int(state.nodes.gpu_count[n])

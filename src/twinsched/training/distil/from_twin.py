@@ -208,7 +208,12 @@ def replay_session_job(job: TwinJob) -> Margins:
 def replay_session(session: TwinSession, watch: Watch | None = None) -> Replayed:
     """The session's history replayed (``twin_replay``), checked against the decisions the
     twin kept: each must be the binding the change log makes at its number."""
-    replayed = replay_history(session.id, session.document, session.steps, watch)
+    from twinsched.twin.collectors.ksm import MIRROR_SOURCE
+
+    made_up = session.source.startswith(f"{MIRROR_SOURCE} ")  # a live mirror's GPU indices
+    replayed = replay_history(
+        session.id, session.document, session.steps, watch, gpus_known=not made_up
+    )
     made = {b.seq: b for b in replayed.bindings}
     for d in session.decisions:
         b = made.get(d.seq)

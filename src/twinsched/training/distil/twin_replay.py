@@ -8,14 +8,20 @@ scheduling state), and a whole document the session went on with (a ``PUT`` with
 ``resume``: the live mirror's new or changed nodes) read as a new state. Every change goes
 through ``ClusterState.apply``.
 
-A binding is what the twin counts as a decision (``twin/core/staging.py``): a ``pod``
-delta that makes the pod ``Running`` on a node it was not running on. The replay numbers
-them from 1 in order, as the twin numbers its decisions, brings the pod to the queue, lets
-the :class:`Watch` look at the state (the teacher records its values there), then binds it
-where the twin says.
+What a batch frees goes first (:func:`frees_first`: the twin applies a batch at once). A
+binding is what the twin counts as a decision (``twin/core/staging.py``): a ``pod`` delta
+that makes the pod ``Running`` on a node it was not running on. The replay numbers them
+from 1 in order, as the twin numbers its decisions, brings the pod to the queue, lets the
+:class:`Watch` look at the state (the teacher records its values there), then binds it
+where the twin says (a live mirror's session: on the node it says, its GPU indices being
+made up; ``Mirror.gpus_known``).
 
 Nothing is guessed: where the mirror cannot follow a change (a binding the replayed state
 cannot take, a phase change no event makes, a pod or node it does not know), the replay
+stops. One disagreement is let through, :data:`HARMLESS`: a pod shown finished on no node
+before it was ever placed (a live cluster's pod gone while pending) holds nothing, so the
+nodes the teacher sees are still the twin's (the pod stays queued or not arrived; the
+teacher's continuations are drawn from the whole workload, not from the queue). Otherwise it
 stops with :class:`~twinsched.errors.TwinschedError` naming the session, the version, the
 decision and what the state could not take.
 """
@@ -31,7 +37,9 @@ from pydantic import BaseModel, ValidationError
 from twinsched.errors import TwinschedError
 from twinsched.model.document import DocumentError, Pod, TwinDocument
 from twinsched.model.events import Phase
-from twinsched.model.mirror import Mirror, bind_problem
+from twinsched.model.mirror import Disagreement, Mirror
+
+HARMLESS = frozenset({"never_placed"})  # disagreements that leave every node's books alike
 
 
 @dataclass(frozen=True)
@@ -89,16 +97,23 @@ class _At:
 
 
 def replay_history(
-    session: int, opening: TwinDocument, steps: Sequence[Step], watch: Watch | None = None
+    session: int,
+    opening: TwinDocument,
+    steps: Sequence[Step],
+    watch: Watch | None = None,
+    *,
+    gpus_known: bool = True,
 ) -> Replayed:
-    """Replay ``opening`` then ``steps`` (in version order) of twin session ``session``."""
-    mirror = _opened(opening, f"twin session {session}: its opening document", session, watch)
+    """Replay ``opening`` then ``steps`` (in version order) of twin session ``session``;
+    ``gpus_known`` False: its GPU indices are made up (a live mirror's, ``Mirror``)."""
+    what = f"twin session {session}: its opening document"
+    mirror = _opened(opening, what, session, watch, gpus_known)
     bindings: list[Binding] = []
     for step in steps:
         at = _At(session, step.version, len(bindings) + 1)
         if step.whole:
             document = _read(at, step.body, TwinDocument)
-            mirror = _opened(document, _where(at, "its document"), session, watch)
+            mirror = _opened(document, _where(at, "its document"), session, watch, gpus_known)
         else:
             mirror = _patch(mirror, _read(at, step.body, _Patch).deltas, at, watch, bindings)
     return Replayed(mirror, bindings)
@@ -124,10 +139,12 @@ def _where(at: _At, what: str) -> str:
     return f"twin session {at.session}, version {at.version} (before decision seq {at.seq}): {what}"
 
 
-def _opened(document: TwinDocument, what: str, session: int, watch: Watch | None) -> Mirror:
-    mirror = Mirror.from_document(document, f"twin-session-{session}")
-    if mirror.disagreements.total():
-        first = mirror.disagreements.recent[0]
+def _opened(
+    document: TwinDocument, what: str, session: int, watch: Watch | None, gpus_known: bool
+) -> Mirror:
+    mirror = Mirror.from_document(document, f"twin-session-{session}", gpus_known=gpus_known)
+    first = _first_harmful(mirror)
+    if first is not None:
         raise TwinschedError(
             f"{what} does not read as a state ({first.kind} {first.subject}: {first.detail})"
         )
@@ -143,9 +160,10 @@ def _patch(
     watch: Watch | None,
     bindings: list[Binding],
 ) -> Mirror:
-    """The mirror after one batch's deltas, in order (pods added together: one new state)."""
+    """The mirror after one batch's deltas (:func:`frees_first`; pods added together: one
+    new state)."""
     added: list[tuple[str, Pod]] = []
-    for delta in deltas:
+    for delta in frees_first(mirror, deltas):
         if delta.get("op") == "pod_add":
             added.append((str(delta["job"]), _read(at, delta["pod"], Pod)))
             continue
@@ -161,6 +179,33 @@ def _patch(
             mirror.apply_deltas([delta])
             _check(mirror, _At(at.session, at.version, len(bindings) + 1))
     return _grow(mirror, added, at, watch) if added else mirror
+
+
+def frees_first(mirror: Mirror, deltas: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The batch with what frees resources first: the ``pod`` deltas that take a pod the
+    state runs out of ``Running`` (each pod's first delta in the batch), and for a pod it
+    moves to another node, its going back to the queue; the rest in order.
+
+    The twin applies a batch all at once, so no state between two of its deltas was ever
+    the twin's; the decisions in it are taken on the state before it with what it frees
+    gone (a live mirror lists pods in any order: one taking the GPU another leaves first)."""
+    first: list[Mapping[str, Any]] = []
+    rest: list[Mapping[str, Any]] = []
+    seen: set[str] = set()
+    state = mirror.state
+    for delta in deltas:
+        pod = str(delta["pod"]) if delta.get("op") == "pod" else None
+        i = mirror.pod_index.get(pod) if pod is not None and pod not in seen else None
+        if i is not None and int(state.phase[i]) == Phase.RUNNING:
+            if delta.get("phase") != "Running":
+                first.append(delta)
+                continue
+            if mirror.node_names[int(state.pod_node[i])] != delta.get("node"):  # moved
+                first.append({"op": "pod", "pod": pod, "phase": "Pending"})
+        rest.append(delta)
+        if pod is not None:
+            seen.add(pod)
+    return first + rest
 
 
 def _makes_binding(mirror: Mirror, delta: Mapping[str, Any]) -> bool:
@@ -180,8 +225,9 @@ def _makes_binding(mirror: Mirror, delta: Mapping[str, Any]) -> bool:
 def _bind(mirror: Mirror, d: Binding, at: _At, watch: Watch | None) -> None:
     """Bring the pod to the queue (it arrives, or leaves the node it ran on), let ``watch``
     see the state, then bind it where the twin did."""
+    before = mirror.disagreements.total()
     mirror.pod_change(d.pod, "Pending", None, ())
-    if mirror.disagreements.total():
+    if mirror.disagreements.total() > before:
         why = mirror.disagreements.recent[-1].detail
         raise _misfit(at, d, f"the pod cannot go back to the queue ({why})")
     i, n = mirror.pod_index[d.pod], mirror.node_index.get(d.node)
@@ -189,11 +235,9 @@ def _bind(mirror: Mirror, d: Binding, at: _At, watch: Watch | None) -> None:
         raise _misfit(at, d, "the node is not in the replayed state")
     if watch is not None:
         watch.binding(mirror, i)
-    problem = bind_problem(mirror.state, i, n, d.gpus)
-    if problem:
-        raise _misfit(at, d, problem)
     mirror.pod_change(d.pod, "Running", d.node, d.gpus)
-    _check(mirror, at)
+    if _first_harmful(mirror) is not None:
+        raise _misfit(at, d, mirror.disagreements.recent[-1].detail)
 
 
 def _misfit(at: _At, d: Binding, why: str) -> TwinschedError:
@@ -215,8 +259,18 @@ def _grow(mirror: Mirror, added: list[tuple[str, Pod]], at: _At, watch: Watch | 
     return grown
 
 
+def _first_harmful(mirror: Mirror) -> Disagreement | None:
+    """The first disagreement counted that is not :data:`HARMLESS` (None: there is none).
+    Checked after every change, so it is among the last ones kept with their reasons."""
+    kinds = [kind for kind, n in mirror.disagreements.counts.items() if n and kind not in HARMLESS]
+    if not kinds:
+        return None
+    lost = Disagreement(kinds[0], "?", "its reason was not kept")  # past the last ones kept
+    return next((d for d in mirror.disagreements.recent if d.kind not in HARMLESS), lost)
+
+
 def _check(mirror: Mirror, at: _At) -> None:
     """Refuse once the mirror could not follow a change."""
-    if mirror.disagreements.total():
-        d = mirror.disagreements.recent[-1]
+    d = _first_harmful(mirror)
+    if d is not None:
         raise at.refused(f"{d.kind} {d.subject}: {d.detail}")

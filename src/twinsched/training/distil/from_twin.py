@@ -77,8 +77,9 @@ def load_sessions(db: str | Path | None, ids: Sequence[int]) -> list[TwinSession
 
 
 def load_session(db: str | Path | None, session: int) -> TwinSession:
-    """Session ``session`` of the twin history at ``db``: its first snapshot and all its
-    decisions in order; a session that cannot be replayed fails naming why."""
+    """Session ``session`` of the twin history at ``db``: its first snapshot, every write
+    after it and the decisions it kept, in order; one that cannot be replayed fails naming
+    why."""
     from twinsched.store.db import engine_for, resolve_url
 
     url = resolve_url(twin_db(db))
@@ -105,7 +106,7 @@ def load_session(db: str | Path | None, session: int) -> TwinSession:
             f"(version {known[session].version}): older changes were compacted away",
         )
     stored = sorted(read_decisions(engine, session, count), key=lambda d: d.seq)
-    steps = _steps(engine, session, opened, kept, written)
+    steps = _steps(engine, opened, kept, written)
     _check_whole(session, opened, steps, stored)
     with engine.connect() as conn:
         document = TwinDocument.model_validate_json(bytes(_document(conn, opened)))
@@ -126,9 +127,8 @@ def _document(conn: Connection, version: int) -> bytes:
 
 
 def _steps(
-    engine: Engine, session: int, opened: int, kept: list[tuple[Any, ...]],
-    written: list[tuple[Any, ...]],
-) -> tuple[Step, ...]:  # fmt: skip
+    engine: Engine, opened: int, kept: list[tuple[Any, ...]], written: list[tuple[Any, ...]]
+) -> tuple[Step, ...]:
     """The writes after the opening: every patch, and the snapshots no patch made (a
     ``PUT`` the session went on with; the others only speed up the twin's restores)."""
     patched = {int(row[0]) for row in written}

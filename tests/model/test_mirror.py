@@ -160,6 +160,28 @@ def test_phase_changes_no_event_makes_are_counted() -> None:
     assert mirror.state.pod_node[1] == 0
 
 
+def test_a_gpu_pod_finished_without_its_gpus_is_released() -> None:
+    """As the live mirror writes it (kube-state-metrics does not say which GPUs), in a
+    change and in a document; a pod gone while pending is counted (it never held anything)
+    and left pending."""
+    mirror = tiny_mirror()
+    mirror.apply_deltas([running("infer-0", "e2", [1]),
+                         {"op": "pod", "pod": "infer-0", "phase": "Succeeded", "node": "e2"},
+                         {"op": "pod", "pod": "web-0", "phase": "Pending"},
+                         {"op": "pod", "pod": "web-0", "phase": "Succeeded"}])  # fmt: skip
+    assert mirror.state.phase.tolist() == [Phase.SUCCEEDED, Phase.PENDING, Phase.PENDING]
+    assert mirror.state.gpu_left[2].tolist()[:2] == [1000, 1000]
+    gone = mirror.disagreements.recent[-1]
+    assert mirror.disagreements.counts == {"never_placed": 1}
+    assert (gone.subject, gone.detail) == ("web-0", "finished on no node: left pending "
+                                           "(never scheduled)")  # fmt: skip
+    data = tiny()
+    data["jobs"][0]["pods"][0] |= {"phase": "Succeeded", "node": "e2"}  # no GPUs named
+    read = Mirror.from_document(validate_document(data), "tiny", validate=True)
+    assert read.disagreements.total() == 0
+    assert read.state.phase[0] == Phase.SUCCEEDED and read.state.allocated_gpu_milli == 0
+
+
 def test_a_document_of_another_cluster_is_counted() -> None:
     mirror = tiny_mirror()
     other = tiny()
@@ -269,5 +291,5 @@ def test_a_pod_finished_on_no_node_is_never_made_pending() -> None:
     first["phase"] = "Succeeded"
     mirror = Mirror.from_document(validate_document(doc), "tiny")
     assert mirror.state.phase[0] == Phase.NOT_ARRIVED
-    assert mirror.disagreements.counts == {"bad_transition": 1}
+    assert mirror.disagreements.counts == {"never_placed": 1}
     assert "left not arrived" in mirror.disagreements.recent[0].detail

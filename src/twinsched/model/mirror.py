@@ -8,6 +8,16 @@ takes a state it already mirrors to a newer document, :meth:`Mirror.apply_deltas
 changes of a ``PATCH /state`` batch (``pod``, ``pod_add`` and ``node`` deltas; ``metrics``
 deltas do not change scheduling state). Every change goes through ``state.apply``.
 
+A pod the twin shows finished (``Succeeded``) on its node is released there; the twin need
+not name its GPUs (a live mirror's twin cannot: kube-state-metrics does not say which), and
+a finished pod first read from a document without them is bound on the first GPUs with
+room and released at once. With ``gpus_known`` False (a live mirror's session: its GPU
+indices are made up, the first ``gpu_count``) a binding whose GPUs have no room takes the
+first GPUs that have, and a pod is where the twin says when it is on the node it says. A
+pod shown finished on no node while the state has it pending or not arrived (gone before
+it was placed, as a live cluster shows pods it never ran) is ``never_placed``: no event
+takes a pod out of the queue unplaced, and it holds nothing.
+
 A node is up for scheduling when it is ``Ready`` and not cordoned (``unschedulable``), as
 ``serve/convert.py`` reads a Kubernetes node: ``NodeDown`` / ``NodeUp`` events.
 
@@ -50,6 +60,7 @@ KINDS = (
     "cannot_bind",  # a binding the state cannot take: capacity, GPU indices
     "bad_transition",  # a phase change no event makes (e.g. Succeeded -> Running)
     "pod_differs",  # own_pods: the twin shows a pod otherwise than the state
+    "never_placed",  # a pod shown finished on no node, never bound: left as it was
 )
 
 
@@ -144,6 +155,7 @@ class Mirror:
         # (shared by the mirrors a reader builds one after another: counts go on)
         self.disagreements = disagreements if disagreements is not None else Disagreements()
         self.applied = 0  # events applied so far
+        self.gpus_known = True  # the twin's GPU indices are the cluster's (module docstring)
 
     @classmethod
     def from_document(
@@ -153,12 +165,14 @@ class Mirror:
         *,
         validate: bool = False,
         disagreements: Disagreements | None = None,
+        gpus_known: bool = True,
     ) -> Mirror:
         """The state of ``doc``: its scenario (as the importers read it), then its phases,
         bindings and node status (disagreements counted into ``disagreements`` if given)."""
         scenario = document_to_scenario(doc, name)
         state = ClusterState(scenario.nodes, scenario.pods, scenario.links, validate=validate)
         mirror = cls(state, scenario=scenario, disagreements=disagreements)
+        mirror.gpus_known = gpus_known
         mirror.follow(doc)
         return mirror
 
@@ -174,7 +188,7 @@ class Mirror:
         mirror = Mirror(self.state.copy(scenario.pods), names, own_pods=self.own_pods,
                         scenario=scenario, disagreements=self.disagreements)  # fmt: skip
         mirror.ready, mirror.cordoned = self.ready.copy(), self.cordoned.copy()
-        mirror.applied = self.applied
+        mirror.applied, mirror.gpus_known = self.applied, self.gpus_known
         for _, pod in added:
             mirror.pod_change(pod.id, pod.phase, pod.node, pod.gpus)
         return mirror
@@ -293,6 +307,8 @@ class Mirror:
         n = int(state.pod_node[i])
         if n < 0 or self.node_names[n] != want.node:
             return False
+        if not self.gpus_known:
+            return True
         return int(state.pod_gpus[i]) == sum(1 << g for g in set(want.gpus))
 
     def _free(self, i: int, want: _Want) -> None:
@@ -304,8 +320,17 @@ class Mirror:
         if want.phase == Phase.NOT_ARRIVED:
             self.disagreements.add("bad_transition", self.pod_names[i], "Running -> NotArrived")
             return
-        same = want.node is None or self._bound_as(i, want)
-        self._apply(Release(i) if want.phase == Phase.SUCCEEDED and same else Unbind(i))
+        self._apply(
+            Release(i) if want.phase == Phase.SUCCEEDED and self._ended(i, want) else Unbind(i)
+        )
+
+    def _ended(self, i: int, want: _Want) -> bool:
+        """Did running pod ``i`` finish where it ran? A finished pod names its node or none,
+        and its GPUs or none (a live mirror's twin does not say which GPUs a pod had)."""
+        if want.node is None:
+            return True
+        n = int(self.state.pod_node[i])
+        return self.node_names[n] == want.node and (not want.gpus or self._bound_as(i, want))
 
     def _take(self, i: int, want: _Want) -> None:
         """The events that take pod ``i`` (resources already freed) to ``want``."""
@@ -315,9 +340,10 @@ class Mirror:
         if have in (Phase.SUCCEEDED, Phase.UNSCHEDULABLE) or want.phase == Phase.NOT_ARRIVED:
             self.disagreements.add("bad_transition", name, f"{have.name} -> {want.phase.name}")
             return
-        if have == Phase.NOT_ARRIVED and want.phase == Phase.SUCCEEDED and want.node is None:
-            detail = "finished on no node: left not arrived (never scheduled)"
-            self.disagreements.add("bad_transition", name, detail)
+        if want.phase == Phase.SUCCEEDED and want.node is None:  # gone before it was bound
+            left = "not arrived" if have == Phase.NOT_ARRIVED else "pending"
+            detail = f"finished on no node: left {left} (never scheduled)"
+            self.disagreements.add("never_placed", name, detail)
             return
         if have == Phase.NOT_ARRIVED:
             self._apply(Arrive(i))
@@ -334,12 +360,25 @@ class Mirror:
         if n is None:
             self.disagreements.add("unknown_node", str(want.node), f"pod {name} is bound to it")
             return False
-        problem = bind_problem(self.state, i, n, want.gpus)
+        gpus = want.gpus
+        if (want.phase == Phase.SUCCEEDED and not gpus) or (
+            not self.gpus_known and bind_problem(self.state, i, n, gpus)
+        ):  # finished (released at once), or GPUs made up
+            gpus = self._room(i, n)
+        problem = bind_problem(self.state, i, n, gpus)
         if problem:
             self.disagreements.add("cannot_bind", name, f"on {want.node}: {problem}")
             return False
-        self._apply(Bind(i, n, want.gpus))
+        self._apply(Bind(i, n, gpus))
         return True
+
+    def _room(self, i: int, n: int) -> tuple[int, ...]:
+        """The first GPUs of node ``n`` with room for pod ``i``: where a pod goes whose GPUs
+        the twin does not know (a finished one is released at once: which does not matter)."""
+        state, milli = self.state, int(self.state.pods.gpu_milli[i])
+        count = int(state.pods.gpu_count[i])
+        have = int(state.nodes.gpu_count[n])
+        return tuple(g for g in range(have) if int(state.gpu_left[n, g]) >= milli)[:count]
 
     def _compare(self, i: int, want: _Want) -> None:
         """own_pods: count a pod the twin shows otherwise than the state."""

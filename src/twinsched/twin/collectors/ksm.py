@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from twinsched.twin.core.service import TwinService
 
 log = logging.getLogger(__name__)
+MIRROR_SOURCE = "mirror"  # its sessions' source begins so: their GPU indices are made up
 LOGGED_MAX = 10_000  # distinct bad series logged (each once); later ones are only counted
 FAMILY_LABEL = "twinsched_family"
 #: Families read only where they hold: the Ready condition and the current phase.
@@ -191,7 +192,7 @@ class KsmMirror(PrometheusCollector):
             self._http.headers["Authorization"] = f"Bearer {token}"
         self.url = redacted(self.url)  # as shown in messages and logs; the client has it all
         self.service = service
-        self.session_source = f"mirror {self.url}"[:200]  # the twin session it writes in
+        self.session_source = f"{MIRROR_SOURCE} {self.url}"[:200]  # its twin session's
         self.stats = MirrorStats()
         self._logged: set[tuple[str, str, str]] = set()
         self._failing = ""  # the kind of the failures in a row, "" when the last poll worked

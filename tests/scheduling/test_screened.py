@@ -99,3 +99,38 @@ def test_judging_every_shortlisted_node_is_the_look_ahead_itself(seed: int) -> N
     looks = LookaheadScheduler(fgd_scheduler(), LookaheadParams(c=4, h=8, s=2, a=0))
     assert _binds(everything, seed) == _binds(looks, seed)
     assert everything.flagged == looks.rollout_decisions > 0
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_gated_the_reranker_places_where_its_gate_opens_else_the_look_ahead(seed: int) -> None:
+    """``g=1``: a run whose mix opens the gate is the reranker's alone; one whose mix
+    closes it is the look-ahead's on FGD's best c + 1 nodes (not FGD's, as the reranker
+    alone would fall back to)."""
+
+    def gated(policy: Policy) -> ScreenedLookahead:
+        looks = LookaheadScheduler(fgd_scheduler(), LookaheadParams(c=2, h=8, s=2, a=0))
+        return ScreenedLookahead("g", make_reranker("r", policy), looks, 0.0, 1, gated=True)
+
+    opens = linear(LAST, from_alloc=0.0)
+    served = gated(opens)
+    assert _binds(served, seed) == _binds(make_reranker("r", opens), seed) != _binds("fgd", seed)
+    assert served.stats()["placed_by"] == "reranker"
+    shut = linear(LAST, from_alloc=0.0, gate=(("cpu_pods", 0.1),))
+    judged = gated(shut)
+    looks = LookaheadScheduler(fgd_scheduler(), LookaheadParams(c=2, h=8, s=2, a=0))
+    assert _binds(judged, seed) == _binds(looks, seed) != _binds("fgd", seed)
+    stats = judged.stats()
+    assert stats["placed_by"] == "lookahead" and stats["rollout_decisions"] > 0
+
+
+def test_gated_names_build_and_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TWINSCHED_MODELS", str(tmp_path))
+    ModelRegistry(tmp_path).register(
+        "rr", KIND, linear(LAST, from_alloc=0.0).save, {}, "0" * 64, {}
+    )
+    built = registry.create("screened:rr/g=1/c=3")
+    assert isinstance(built, ScreenedLookahead) and built.gated
+    assert built.name == "screened:rr@1/t=0.005/c=3/h=32/s=2/g=1"
+    assert built.lookahead.params.c == 4
+    with pytest.raises(TwinschedError, match=re.escape("g=2 must be an integer in 0..1")):
+        registry.check("screened:rr/g=2")

@@ -8,6 +8,11 @@ more than ``t`` above FGD's first, the look-ahead's rollouts compare FGD's first
 reranker's best ``c`` nodes and the winner takes the pod; otherwise FGD's choice stands. The
 reranker never places a pod by itself, so its mistakes cost rollouts, not placements, and
 its mix gate is not used.
+
+With ``g=1`` the gate decides instead, once per run: where it opens (a workload mix the
+reranker was validated on) the reranker places every pod alone, at its own speed; where it
+closes, the look-ahead places every pod, comparing FGD's best ``c + 1`` candidates (where
+the reranker alone would have fallen back to FGD).
 """
 
 from __future__ import annotations
@@ -34,18 +39,26 @@ class ScreenedLookahead:
         lookahead: LookaheadScheduler,
         t: float,
         proposals: int = 1,
+        gated: bool = False,
     ) -> None:
         self.name, self.reranker, self.lookahead, self.t = name, reranker, lookahead, t
         self.proposals = proposals  # the reranker's best nodes judged against FGD's first
+        self.gated = gated  # the gate chooses the reranker alone or the look-ahead (g=1)
+        self.trusted = False  # this run: the gate opened (gated) and the reranker places
         self.screened = self.flagged = 0
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self.reranker.reset(state, ctx)
-        self.reranker.open = True  # it only screens: no gate
+        self.trusted = self.gated and self.reranker.open
+        if not self.gated:
+            self.reranker.open = True  # it only screens: no gate
         self.lookahead.reset(state, ctx)
         self.screened = self.flagged = 0
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        if self.gated:
+            chosen = self.reranker if self.trusted else self.lookahead
+            return chosen.place(state, pod, eligible)
         decision = self.reranker.base.place(state, pod, eligible)
         found = self.reranker.shortlist_scores(state, pod, eligible, decision)
         if found is None:
@@ -66,6 +79,10 @@ class ScreenedLookahead:
 
     def stats(self) -> dict[str, object]:
         """Decisions the reranker screened, those it flagged, and the look-ahead's own."""
+        if self.gated:
+            placer = "reranker" if self.trusted else "lookahead"
+            chosen = self.reranker.stats() if self.trusted else self.lookahead.stats()
+            return {"placed_by": placer, **chosen}
         return {
             "screened_decisions": self.screened,
             "flagged_decisions": self.flagged,
@@ -84,4 +101,6 @@ def screened(text: str, ref: str, params: ScreenParams, base: PluginScheduler) -
     p = params
     looks = LookaheadParams(c=p.c + 1, h=p.h, s=p.s, a=reranker.params.from_alloc)
     name = f"screened:{reranker.name.removeprefix('ai:')}/t={p.t:g}/c={p.c}/h={p.h}/s={p.s}"
-    return ScreenedLookahead(name, reranker, LookaheadScheduler(base, looks), p.t, p.c)
+    name += "/g=1" if p.g else ""
+    lookahead = LookaheadScheduler(base, looks)
+    return ScreenedLookahead(name, reranker, lookahead, p.t, p.c, gated=bool(p.g))

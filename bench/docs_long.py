@@ -183,6 +183,8 @@ HOW: dict[str, str] = {
     "docs/ai.md: python bench/ai.py --model ai:openb-rerank-dagger,ai:openb-rerank --repeat 3 --clock cpu": RUN,
     "docs/ai.md: python bench/heldout.py --model screened:openb-rerank --baselines fgd,screened:openb-rerank/t=0/c=2 --seeds 10-19 --jobs 2": RUN,
     "docs/ai.md: python bench/ai.py --model screened:openb-rerank,screened:openb-rerank/t=0/c=2 --repeat 5 --clock cpu": RUN,
+    "docs/ai.md: python bench/heldout.py --model screened:openb-rerank/c=3/s=4/g=1 --baselines fgd --seeds 10-19 --jobs 1": RUN,
+    "docs/ai.md: python bench/ai.py --model screened:openb-rerank/c=3/s=4/g=1 --variant cpu235 --repeat 3 --clock cpu": RUN,
     "docs/deploy.md: pip install 'twinsched[serve]'": SKIP,
     "docs/ai.md: twinsched train --recipe recipes/openb-gates.toml --out out/train-gates --register openb-gates": RUN,
     "docs/deploy.md: twinsched train --recipe recipes/openb-gates.toml --out out/train-gates --register openb-gates": RUN,

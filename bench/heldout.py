@@ -194,8 +194,8 @@ def plot_gains(gains: dict[str, tuple[float, float]], model: str, path: Path) ->
     for i, name in enumerate(names):
         if gains[name] == (0.0, 0.0):  # every run placed exactly as FGD
             ax.annotate("= FGD", (i, 0.0), xytext=(0, 4), textcoords="offset points", ha="center")
-    ax.set_ylabel(f"{model} - fgd (points)")
-    ax.set_title("GPU allocation at 100 % arrived, paired by fill-up order")
+    ax.set_ylabel("gain over FGD (points)")
+    ax.set_title(f"{model}: GPU allocation at 100 % arrived, paired by fill-up order", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"plot: {path}")

@@ -451,6 +451,10 @@ LONG: dict[str, str] = {
     "fgd,screened:openb-rerank/t=0/c=2 --seeds 10-19 --jobs 2": BENCH,
     "docs/ai.md: python bench/ai.py --model screened:openb-rerank,screened:openb-rerank/t=0/c=2 "
     "--repeat 5 --clock cpu": BENCH,
+    "docs/ai.md: python bench/heldout.py --model screened:openb-rerank/c=3/s=4/g=1 --baselines "
+    "fgd --seeds 10-19 --jobs 1": BENCH,
+    "docs/ai.md: python bench/ai.py --model screened:openb-rerank/c=3/s=4/g=1 --variant cpu235 "
+    "--repeat 3 --clock cpu": BENCH,
     "docs/ai.md: python bench/lookahead_curve.py --variants default,cpu050 --seeds 0-1 --jobs 2 "
     "--models lookahead:fgd/c=4/h=16/s=4/a=35/g=1,lookahead:fgd/c=4/h=8/s=4/a=35/g=1,"
     "lookahead:fgd/c=4/h=16/s=4/a=50/g=1": BENCH,

@@ -23,6 +23,7 @@ COMPOSITES = [
     "fgd+labels", "bestfit*3+labels", "fgd+carbon", "leastallocated+labels",
     "aggregate:fgd|bestfit", "aggregate:fgd@2|random|dotprod", "bandit:fgd|bestfit",
     "lookahead:fgd/c=3/h=8/s=2/a=20", "ai:openb-rerank", "ai:openb-gates",
+    "screened:openb-rerank/t=0/c=2/h=8", "screened:openb-rerank/c=3/h=8/g=1",
 ]  # fmt: skip
 NAMES = [
     *(f"{n}/w=8/t=0.05" if n.startswith("ilp-") else n for n in registry.names()),
@@ -147,3 +148,23 @@ def test_tape_round_trip(tmp_path: Path) -> None:
     again = load(tmp_path / "t.npz")
     assert again.events == tape.events and again.bound == tape.bound
     assert spec_of(spec.to_dict()) == spec
+
+
+def test_the_screens_proposals_and_rollouts() -> None:
+    """A screened decision shows the reranker's proposals and, where they went to the
+    rollouts, the candidates judged; gated, the parts of whichever placed the run."""
+    spec = RunSpec("alibaba-gpu-2023", "screened:openb-rerank/t=0/c=2/h=8", 0, "default",
+                   target_pct=60.0)  # fmt: skip
+    screen = RunExplainer(spec)
+    explained = [screen.explain(d["pod"]) for d in screen.decisions(3000, 400)[::10]]
+    judged = [e for e in explained if e.parts.get("rolled_out")]
+    assert judged and all(e.parts["proposals"]["reranked"] for e in judged)
+    assert all(len(e.parts["candidates"]) >= 2 for e in judged)
+    assert any(not e.parts.get("rolled_out") for e in explained)
+    moved = [e for e in explained if e.moved_by]
+    assert all("judging the proposals of ai:openb-rerank" in e.moved_by for e in moved)
+    gated = RunExplainer(RunSpec("alibaba-gpu-2023", "screened:openb-rerank/c=3/h=8/g=1", 0,
+                                 "default", target_pct=60.0))  # fmt: skip
+    alone = [gated.explain(d["pod"]) for d in gated.decisions(3000, 400)[::20]]
+    assert any(e.parts.get("reranked") for e in alone)  # the gate opens on default
+    assert all(e.moved_by.startswith("the reranker") for e in alone if e.moved_by)

@@ -19,6 +19,7 @@ from twinsched.scheduling.fanout.ensemble import Ensemble, context_of
 from twinsched.scheduling.fanout.evaluator import reward_of
 from twinsched.scheduling.framework import Decision, Placement, PodView, Scheduler
 from twinsched.scheduling.lookahead.scheduler import LookaheadScheduler
+from twinsched.scheduling.lookahead.screened import ScreenedLookahead
 
 Parts = dict[str, Any]
 
@@ -119,6 +120,10 @@ def parts_before(sched: Scheduler, state: ClusterState, pod: PodView, eligible: 
         return ensemble_part(sched, state, pod, eligible)
     if isinstance(sched, RerankScheduler):
         return rerank_part(sched, state, pod, eligible)
+    if isinstance(sched, ScreenedLookahead):
+        if sched.placer is not None:  # gated: the part of whichever places this run
+            return parts_before(sched.placer, state, pod, eligible, rewards)
+        return {"proposals": rerank_part(sched.reranker, state, pod, eligible)}
     return {}
 
 
@@ -126,11 +131,19 @@ def parts_after(sched: Scheduler, state: ClusterState) -> Parts:
     """The parts the scheduler keeps from its last decision (the look-ahead's rollouts)."""
     if isinstance(sched, LookaheadScheduler):
         return lookahead_part(sched, state)
+    if isinstance(sched, ScreenedLookahead):
+        if sched.placer is not None:
+            return parts_after(sched.placer, state)
+        return lookahead_part(sched.lookahead, state) if sched.judged else {"rolled_out": False}
     return {}
 
 
 def moved_by(sched: Scheduler, parts: Parts) -> str:
     """What makes a scheduler choose other than the top of the ranking shown."""
+    if isinstance(sched, ScreenedLookahead):
+        if sched.placer is not None:
+            return moved_by(sched.placer, parts)
+        return f"the look-ahead's rollouts, judging the proposals of {sched.reranker.name}"
     if isinstance(sched, Bandit):
         return f"bandit arm {parts.get('bandit', {}).get('arm')} (a Thompson draw)"
     if isinstance(sched, Ensemble):

@@ -46,6 +46,7 @@ class ScreenedLookahead:
         self.gated = gated  # the gate chooses the reranker alone or the look-ahead (g=1)
         self.trusted = False  # this run: the gate opened (gated) and the reranker places
         self.screened = self.flagged = 0
+        self.judged = False  # the last decision went to the rollouts (explanations read it)
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self.reranker.reset(state, ctx)
@@ -55,10 +56,18 @@ class ScreenedLookahead:
         self.lookahead.reset(state, ctx)
         self.screened = self.flagged = 0
 
+    @property
+    def placer(self) -> RerankScheduler | LookaheadScheduler | None:
+        """Who places every pod of this run (gated), or None: FGD, screened."""
+        if not self.gated:
+            return None
+        return self.reranker if self.trusted else self.lookahead
+
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
-        if self.gated:
-            chosen = self.reranker if self.trusted else self.lookahead
-            return chosen.place(state, pod, eligible)
+        placer = self.placer
+        if placer is not None:
+            return placer.place(state, pod, eligible)
+        self.judged = False
         decision = self.reranker.base.place(state, pod, eligible)
         found = self.reranker.shortlist_scores(state, pod, eligible, decision)
         if found is None:
@@ -69,6 +78,7 @@ class ScreenedLookahead:
         if best == 0 or float(scores[best]) - float(scores[0]) <= self.t:
             return decision
         self.flagged += 1
+        self.judged = True
         # FGD's first and the reranker's best proposals, in FGD's order (its ties break so)
         ranked = sorted(range(1, len(nodes)), key=lambda i: (-float(scores[i]), i))
         judged = [int(nodes[i]) for i in sorted([0, *ranked[: self.proposals]])]

@@ -25,9 +25,13 @@ test-deps:
 	.ci/test-deps
 
 # Tests marked `timing` assert wall-clock budgets: they run after the parallel phase, alone.
+# Without PYTHONDONTWRITEBYTECODE (set in some shells and CI images): with it every pytest
+# process and every command a test starts compiles src/ and rewrites the tests' assertions
+# anew, nothing cached in __pycache__ (collecting the suite: 14.6 s of CPU instead of 7.6 s).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 test: test-deps lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not timing"
-	$(BIN)/python -m pytest -q -m timing
+	$(PYTEST) -q -n 2 --dist loadfile -m "not timing"
+	$(PYTEST) -q -m timing
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/fillup.py

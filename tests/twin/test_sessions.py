@@ -29,6 +29,15 @@ def db(request: pytest.FixtureRequest) -> Iterator[str]:
     dispose(url)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_db(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A database where nothing was migrated yet."""
+    name = "history_url" if request.param == "sqlite" else "pg_empty_url"
+    url = str(request.getfixturevalue(name))
+    yield url
+    dispose(url)
+
+
 def _put(twin: SyncASGI, at: float = 0.0, source: str | None = None) -> int:
     doc = tiny_document()
     doc.timestamp = at
@@ -109,12 +118,12 @@ def test_compact_keeps_a_simulated_session_when_a_live_feed_follows(db: str) -> 
 
 
 def test_history_from_before_sessions_is_one_session_and_a_mixed_one_is_not_compacted(
-    db: str,
+    empty_db: str,
 ) -> None:
     """A database written before sessions (revision 0006) holding a simulated run and then
     a live feed: migrated, it is session 1, `mixed`; compaction refuses it, names it, and
     leaves every sample; the next write opens a session of its own."""
-    engine = sa.create_engine(db.replace("postgresql://", "postgresql+psycopg://"))
+    engine = sa.create_engine(empty_db.replace("postgresql://", "postgresql+psycopg://"))
     upgrade(engine, "0006")
     now = time.time()
     with engine.begin() as conn:
@@ -130,11 +139,11 @@ def test_history_from_before_sessions_is_one_session_and_a_mixed_one_is_not_comp
         )
     upgrade(engine)
     engine.dispose()
-    result = CliRunner().invoke(twin_cli, ["compact", "--db", db, "--retention", "3600"])
+    result = CliRunner().invoke(twin_cli, ["compact", "--db", empty_db, "--retention", "3600"])
     assert result.exit_code == 1, result.output
     assert "refused: session 1 (before-sessions)" in result.output
     assert "mix simulated time and Unix time" in result.output
-    twin = make_client(TwinSettings(token=TOKEN, db=db))
+    twin = make_client(TwinSettings(token=TOKEN, db=empty_db))
     (legacy,) = twin.get("/api/v1/sessions").json()["sessions"]
     assert (legacy["id"], legacy["source"], legacy["timebase"]) == (1, "before-sessions", "mixed")
     assert len(_history(twin, node="n1")["series"][0]["times"]) == 51  # nothing deleted

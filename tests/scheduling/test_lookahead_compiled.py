@@ -152,3 +152,49 @@ def test_near_integer_scores_are_left_to_numpy() -> None:
     for before in (x, np.nextafter(x, 0), np.nextafter(x, 2 * x), 0.0, 123.5):
         want = int(fgd_score(np.array([before]), np.array([0.0]))[0])
         assert kernels._score(before, 0.0) == want
+
+
+@pytest.mark.parametrize("trace", ["synthetic", "openb"])
+def test_fgd_one_node_compiled_scores_as_plain_python_and_the_arrays(trace: str) -> None:
+    """FGD's single-node score by the compiled kernel (what ClassKeys asks per new node
+    shape) equals the plain-Python one and the array score, share GPU included, over the
+    states of a run: CPU, share and multi-GPU pods, nodes half full and full."""
+    from twinsched.model.events import Arrive, Bind
+    from twinsched.scheduling.framework import RunContext, pod_views
+    from twinsched.scheduling.heuristics.fgd import FragmentationGradient
+    from twinsched.traces import synthetic
+    from twinsched.traces.alibaba_gpu_2023 import load
+
+    sc = synthetic.cluster(seed=7, nodes=40) if trace == "synthetic" else load("default")
+    state = ClusterState(sc.nodes, sc.pods, sc.links)
+    plugin = FragmentationGradient()
+    plugin.prepare(state, RunContext.create(sc, 7))
+    assert compiled.wanted() and plugin._one is not None  # numba is a dev dependency
+    rng = np.random.default_rng(7)
+    views, checked, shares = pod_views(sc.pods), 0, 0
+    for i in rng.permutation(sc.pods.n)[:300].tolist():
+        pod = views[i]
+        state.apply(Arrive(i))
+        fits = np.flatnonzero(
+            (state.cpu_free >= pod.cpu_milli) & (state.mem_free >= pod.memory_mib)
+            & ((state.gpu_whole_free >= pod.gpu_count) if not pod.is_share
+               else (state.gpu_max_left >= pod.gpu_milli))
+        )  # fmt: skip
+        if fits.size == 0:
+            continue
+        nodes = rng.choice(fits, size=min(fits.size, 40), replace=False)
+        batch = plugin.score(state, pod, nodes)
+        for k, node in enumerate(nodes.tolist()):
+            fast, slow = plugin.score_one(state, pod, node), plugin._score_one(state, pod, node)
+            assert fast == slow, (trace, i, node)
+            assert fast[0] == int(batch.values[k])
+            if pod.is_share:
+                assert batch.share_gpu is not None and fast[1] == int(batch.share_gpu[k])
+                shares += 1
+            checked += 1
+        node = int(nodes[0])
+        whole = np.flatnonzero(state.gpu_left[node] == 1000)[: pod.gpu_count].tolist()
+        share = plugin.score_one(state, pod, node)[1]
+        gpus = (int(share),) if pod.is_share and share is not None else tuple(whole)
+        state.apply(Bind(i, node, gpus))
+    assert checked > 1000 and shares > 50

@@ -11,6 +11,7 @@ import bisect
 import functools
 import math
 import struct
+from collections.abc import Callable
 
 import numpy as np
 
@@ -86,6 +87,7 @@ class FragmentationGradient(BaseScore):
 
     def __init__(self) -> None:
         self.typical: TypicalPods | None = None
+        self._one: OneScore | None = None  # the compiled single-node score (prepare)
         self._frag: dict[bytes, float] = {}  # (CPU level, model, GPUs' free milli) -> F
         self._cpus: list[int] = []  # the typical pods' distinct CPU requests, ascending
 
@@ -93,8 +95,16 @@ class FragmentationGradient(BaseScore):
         self.typical = typical_pods(ctx.workload)
         self._frag = {}
         self._cpus = sorted(set(self.typical.cpu_milli.tolist()))
+        self._one = _compiled_one(self.typical)
 
     def score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        """:meth:`score` of one node: compiled (numba, :func:`_compiled_one`) or in plain
+        Python, the same integers either way."""
+        if self._one is not None:
+            return self._one(state, pod, node)
+        return self._score_one(state, pod, node)
+
+    def _score_one(self, state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
         """:meth:`score` of one node in plain Python: fragmentation of the rows before and
         after, remembered per row (an exact function of it), then :func:`one_fgd_score`."""
         left = state.gpu_left[node].tolist()
@@ -185,6 +195,41 @@ class FragmentationGradient(BaseScore):
         values[rows[starts]] = best // (g + 1)
         chosen[rows[starts]] = g - best % (g + 1)
         return Scores(values, chosen)
+
+
+OneScore = Callable[[ClusterState, PodView, int], tuple[int, "int | None"]]
+
+
+def _compiled_one(typical: TypicalPods) -> OneScore | None:
+    """FGD's score of one node by the look-ahead's compiled kernel, where the compiled
+    kernels run (:func:`~twinsched.scheduling.lookahead.compiled.wanted`), else None."""
+    from twinsched.scheduling.lookahead import compiled
+
+    if not compiled.wanted():
+        return None
+    kernel = compiled.kernels().fgd_one
+    typ, values = compiled.typical_columns(typical)
+    allowed, total = typical.allowed_by_model, typical.total
+    rows: dict[int, I64] = {}  # per pod class: (CPU, memory, GPU count, GPU milli)
+    scratch = [np.empty((3, values.size), dtype=np.int64)]  # rows of the kernel's work
+
+    def one(state: ClusterState, pod: PodView, node: int) -> tuple[int, int | None]:
+        work = scratch[0]
+        if work.shape[1] < state.gpu_left.shape[1]:
+            work = scratch[0] = np.empty((3, state.gpu_left.shape[1]), dtype=np.int64)
+        row = rows.get(pod.cls)
+        if row is None:
+            row = rows[pod.cls] = np.array(
+                [pod.cpu_milli, pod.memory_mib, pod.gpu_count, pod.gpu_milli], dtype=np.int64
+            )
+        runs = allowed[state.nodes.gpu_model.item(node) + 1]
+        score, gpu = kernel(state.cpu_free.item(node), state.gpu_left[node], runs, typ,
+                            values, total, row, work)  # fmt: skip
+        if not pod.is_share:
+            return score, None
+        return (0, -1) if score < 0 else (score, gpu)
+
+    return one
 
 
 def fgd_scheduler() -> PluginScheduler:

@@ -4,7 +4,9 @@ The compiled loop (:mod:`~twinsched.scheduling.lookahead.kernels`) makes the sam
 as the NumPy path, several times faster. It runs when numba is installed (the ``fast``
 extra) unless ``TWINSCHED_LOOKAHEAD_COMPILED=0``; ``=1`` requires it. numba is imported
 on the first rollout, never at import time; the first call in a fresh environment compiles
-(numba caches the machine code beside the module, ``cache=True``).
+(numba caches the machine code beside the module, ``cache=True``). The same switch
+chooses FGD's single-node score (``FragmentationGradient.score_one``): the kernels'
+``fgd_one`` or plain Python, the same integers.
 """
 
 from __future__ import annotations

@@ -269,3 +269,12 @@ def _added(rows: I64, left: I64, live_cpu: I64, live_left: I64, live_model: I64,
             live_frag[nq] = _frag(live_cpu[nq], live_left[nq], runs, typ, values, total, work)
         out += after - live_frag[nq]
     return out
+
+
+@numba.njit(cache=True)
+def fgd_one(cpu: int, left: I64, runs: BoolA, typ: I64, values: I64, total: int, pod: I64,
+            work: I64) -> tuple[int, int]:  # fmt: skip
+    """FGD's score and a share pod's GPU (-1 for others) of one fitting node row:
+    :meth:`~twinsched.scheduling.heuristics.fgd.FragmentationGradient.score_one` compiled."""
+    before = _frag(cpu, left, runs, typ, values, total, work)
+    return _fgd(cpu, left, before, runs, typ, values, total, pod, work)

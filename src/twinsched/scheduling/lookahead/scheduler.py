@@ -71,6 +71,9 @@ class LookaheadScheduler:
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self._ctx = ctx
+        self._compiled = compiled.wanted()
+        if self._compiled:  # numba loaded before the base prepares: FGD's own scores compile
+            compiled.kernels()
         self.base.reset(state, ctx)
         self._index = ClassIndex(state)
         self._eligible = EligibleMemo()
@@ -81,7 +84,6 @@ class LookaheadScheduler:
         self.rollout_decisions = self.changed_decisions = 0
         self.rollout_seconds = 0.0
         self._compared = self._values = None
-        self._compiled = compiled.wanted()
         self._keys = KeyTable(state.nodes.n - ctx.node_rank)
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:

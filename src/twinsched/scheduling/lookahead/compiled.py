@@ -15,6 +15,7 @@ import functools
 import importlib.util
 import os
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,7 +23,9 @@ from twinsched.errors import MissingExtraError, TwinschedError
 from twinsched.extras import install_hint, require
 from twinsched.metrics.fragmentation import TypicalPods
 from twinsched.model.cluster import F64, I64
-from twinsched.scheduling.lookahead.lean import ClassTable
+
+if TYPE_CHECKING:  # (lean imports FGD, whose single-node score asks this module)
+    from twinsched.scheduling.lookahead.lean import ClassTable
 
 ENV_VAR = "TWINSCHED_LOOKAHEAD_COMPILED"
 _WHY = "the compiled look-ahead needs numba"

@@ -49,11 +49,14 @@ class ScreenedLookahead:
         self.judged = False  # the last decision went to the rollouts (explanations read it)
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        if not self.gated:  # the look-ahead first: it loads the compiled kernels FGD uses
+            self.lookahead.reset(state, ctx)
         self.reranker.reset(state, ctx)
         self.trusted = self.gated and self.reranker.open
         if not self.gated:
             self.reranker.open = True  # it only screens: no gate
-        self.lookahead.reset(state, ctx)
+        elif not self.trusted:  # gated and closed: the look-ahead places this run
+            self.lookahead.reset(state, ctx)
         self.screened = self.flagged = 0
 
     @property

@@ -329,8 +329,9 @@ class Mirror:
         and its GPUs or none (a live mirror's twin does not say which GPUs a pod had)."""
         if want.node is None:
             return True
-        n = int(self.state.pod_node[i])
-        return self.node_names[n] == want.node and (not want.gpus or self._bound_as(i, want))
+        if want.gpus:
+            return self._bound_as(i, want)
+        return self.node_names[int(self.state.pod_node[i])] == want.node
 
     def _take(self, i: int, want: _Want) -> None:
         """The events that take pod ``i`` (resources already freed) to ``want``."""

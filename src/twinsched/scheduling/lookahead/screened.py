@@ -44,27 +44,27 @@ class ScreenedLookahead:
         self.name, self.reranker, self.lookahead, self.t = name, reranker, lookahead, t
         self.proposals = proposals  # the reranker's best nodes judged against FGD's first
         self.gated = gated  # the gate chooses the reranker alone or the look-ahead (g=1)
-        self.trusted = False  # this run: the gate opened (gated) and the reranker places
         self.screened = self.flagged = 0
         self.judged = False  # the last decision went to the rollouts (explanations read it)
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
-        if not self.gated:  # the look-ahead first: it loads the compiled kernels FGD uses
-            self.lookahead.reset(state, ctx)
-        self.reranker.reset(state, ctx)
-        self.trusted = self.gated and self.reranker.open
-        if not self.gated:
+        if self.gated:
+            self.reranker.reset(state, ctx)  # its gate opens or closes on the run's mix
+            if not self.reranker.open:  # closed: the look-ahead places this run
+                self.lookahead.reset(state, ctx)
+        else:
+            self.lookahead.reset(state, ctx)  # first: it loads the compiled kernels FGD uses
+            self.reranker.reset(state, ctx)
             self.reranker.open = True  # it only screens: no gate
-        elif not self.trusted:  # gated and closed: the look-ahead places this run
-            self.lookahead.reset(state, ctx)
         self.screened = self.flagged = 0
 
     @property
     def placer(self) -> RerankScheduler | LookaheadScheduler | None:
-        """Who places every pod of this run (gated), or None: FGD, screened."""
+        """Who places every pod of this run (gated: the reranker where its gate opened),
+        or None: FGD, screened."""
         if not self.gated:
             return None
-        return self.reranker if self.trusted else self.lookahead
+        return self.reranker if self.reranker.open else self.lookahead
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         placer = self.placer
@@ -92,10 +92,10 @@ class ScreenedLookahead:
 
     def stats(self) -> dict[str, object]:
         """Decisions the reranker screened, those it flagged, and the look-ahead's own."""
-        if self.gated:
-            placer = "reranker" if self.trusted else "lookahead"
-            chosen = self.reranker.stats() if self.trusted else self.lookahead.stats()
-            return {"placed_by": placer, **chosen}
+        placer = self.placer
+        if placer is not None:
+            by = "reranker" if placer is self.reranker else "lookahead"
+            return {"placed_by": by, **placer.stats()}
         return {
             "screened_decisions": self.screened,
             "flagged_decisions": self.flagged,

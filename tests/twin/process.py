@@ -24,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - only without the extra
     raise ImportError(EXTRA_HINT) from exc
 
 START = "from twinsched.cli.twin import app; app()"
+STARTS = 3  # tries of running_twin, each on a new free port
 
 
 def free_port() -> int:
@@ -32,6 +33,24 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def _holds(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds the socket listening on ``port`` (Linux's /proc; true
+    where it cannot be told): a port free a moment ago may have gone to another test's
+    server, whose ``/healthz`` answers too."""
+    table, fds = Path("/proc/net/tcp"), Path(f"/proc/{pid}/fd")
+    if not table.is_file():
+        return True
+    listening = {
+        f"socket:[{cols[9]}]"
+        for cols in (line.split() for line in table.read_text().splitlines()[1:])
+        if cols[1].endswith(f":{port:04X}") and cols[3] == "0A"  # 0A: LISTEN
+    }
+    try:
+        return any(os.readlink(fd) in listening for fd in fds.iterdir())
+    except OSError:  # the process ended, or a descriptor closed while read
+        return False
 
 
 def _listening(port: int) -> bool:
@@ -65,7 +84,7 @@ class TwinProcess:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     raise RuntimeError(f"twin exited with {self.process.returncode}")
-                if _listening(self.port):
+                if _listening(self.port) and _holds(self.process.pid, self.port):
                     try:
                         if client.get(f"{self.url}/healthz").status_code == 200:
                             return
@@ -94,10 +113,20 @@ class TwinProcess:
 
 @contextlib.contextmanager
 def running_twin(folder: Path, token: str, *extra: str) -> Iterator[TwinProcess]:
-    """A twin on a fresh SQLite history in ``folder``, ready, stopped on exit."""
-    process = TwinProcess(f"sqlite:///{folder / 'twin.db'}", token, folder / "twin.log", *extra)
+    """A twin on a fresh SQLite history in ``folder``, ready, stopped on exit. A twin that
+    exits before it is ready (its port taken by another process meanwhile) is started again
+    on another port, at most ``STARTS`` times."""
+    for attempt in range(1, STARTS + 1):
+        db, log = f"sqlite:///{folder / 'twin.db'}", folder / "twin.log"
+        process = TwinProcess(db, token, log, *extra)
+        try:
+            process.wait_ready()
+            break
+        except RuntimeError:  # exited: its port was taken (the log says why)
+            process.stop()
+            if attempt == STARTS:
+                raise
     try:
-        process.wait_ready()
         yield process
     finally:
         process.stop()

@@ -25,6 +25,7 @@ from twinsched.scheduling.framework import (
     Decision,
     Placement,
     PodView,
+    QueueSorting,
     Reason,
     RunContext,
     Scheduler,
@@ -122,12 +123,15 @@ class SchedulerController:
         scheduler: Scheduler,
         ctx: RunContext,
         fallback: Scheduler | None = None,
-        queue_sort: QueueSort = queue_order,
+        queue_sort: QueueSort | None = None,
         observers: Observers | None = None,
     ) -> None:
         self.state, self.scheduler, self.ctx = state, scheduler, ctx
         self.observers = observers or Observers()
         self._watched = bool(self.observers)  # the hot path skips the feed without observers
+        if queue_sort is None:  # the run imposes no order: the scheduler's own, or the default
+            own = scheduler if isinstance(scheduler, QueueSorting) else None
+            queue_sort = own.queue_sort if own is not None else queue_order
         self.queue_sort = queue_sort
         self.fallbacks: Counter[str] = Counter()
         self.fallback = fallback

@@ -241,6 +241,15 @@ class ComparingScheduler(Scheduler, Protocol):
 
 
 @runtime_checkable
+class QueueSorting(Protocol):
+    """A scheduler that orders the pending pods itself (as a Kubernetes profile's QueueSort
+    plugin does): the controller tries them in its order where the run imposes none
+    (replays, the twin's loop; a fill-up decides pods as they arrive)."""
+
+    def queue_sort(self, state: ClusterState, pending: I64) -> I64: ...
+
+
+@runtime_checkable
 class BatchScheduler(Protocol):
     """Places a window of pending pods jointly (the ILP schedulers)."""
 

@@ -9,7 +9,7 @@ from twinsched.metrics import cluster as cm
 from twinsched.model.cluster import Pods, Scenario
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
-from twinsched.scheduling.controller import QueueSort, SchedulerController, queue_order
+from twinsched.scheduling.controller import QueueSort, SchedulerController
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
 from twinsched.scheduling.observers import Observers, ProgressObserver, RunObserver
 
@@ -45,14 +45,16 @@ def start(
     scheduler: SchedulerArg,
     seed: int,
     *,
-    queue_sort: QueueSort = queue_order,
+    queue_sort: QueueSort | None = None,
     workload: Pods | None = None,
     **options: Unpack[RunOptions],
 ) -> SchedulerController:
     """The state of a run over ``pods`` (the scenario's, or a fill-up's arrivals drawn from
     them) and the controller that owns its scheduling cycle. ``workload`` is what the
     schedulers' context knows as the whole workload (default: the scenario's pods; the
-    scheduler service passes the trace it stands in for)."""
+    scheduler service passes the trace it stands in for). ``queue_sort``: the order a cycle
+    tries the pending pods in (default: the scheduler's own where it has one, else
+    :func:`~twinsched.scheduling.controller.queue_order`)."""
     sched = resolve(scheduler)
     assert sched is not None
     validate = options.get("validate", False)

@@ -36,7 +36,7 @@ from twinsched.model.cluster import F64, I64, Scenario
 from twinsched.model.events import Arrive, NodeDown, NodeUp, Phase, Release, Unbind
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
-from twinsched.scheduling.controller import Binding, SchedulerController, queue_order
+from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
 from twinsched.scheduling.heuristics.data import MODEL_KEY
 from twinsched.sim.engine import Engine, Kind
@@ -121,7 +121,7 @@ class WorkflowRun:
         ctx.scratch[MODEL_KEY] = self.data
         self.control = SchedulerController(
             self.state, make_scheduler(scheduler, dag, advice), ctx,
-            registry.create(fallback) if fallback else None, queue_order,
+            registry.create(fallback) if fallback else None,
         )  # fmt: skip
         self.engine = Engine()
         self.gate = Gate(dag)

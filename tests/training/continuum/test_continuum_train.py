@@ -115,3 +115,43 @@ def test_a_recipe_reproduces_its_card(tmp_path: Path, monkeypatch: pytest.Monkey
     ).read_text()
     printed = runner.invoke(app, ["train", "--recipe", str(path), "--print-recipe"])
     assert json.loads(printed.output) == read_recipe(path).record()
+
+
+QUEUED = '[method]\nsigma = 0.0\nqueue_features = ["short_est", "age"]\nqueue_start = { age = 0.5 }'
+
+
+def test_queue_keys_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text(TINY.replace("[method]", '[method]\nqueue_features = ["tomorrow"]'))
+    with pytest.raises(RecipeFileError, match="tomorrow"):
+        read_recipe(path)
+    path.write_text(TINY.replace("[method]", "[method]\nqueue_start = { age = 1.0 }"))
+    with pytest.raises(RecipeFileError, match="not queued"):
+        read_recipe(path)
+    path.write_text(TINY.replace("[method]", "[method]\nsigma = 0.0"))
+    with pytest.raises(RecipeFileError, match="nothing to move"):
+        read_recipe(path)
+    path.write_text(TINY)
+    assert "queue_features" not in read_recipe(path).record()  # earlier records stand
+
+
+def test_a_recipe_learns_a_queue_order_with_the_node_scorer_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from twinsched.scheduling.ai.continuum import LinearScorer
+
+    monkeypatch.setattr(scenarios, "cached_scenario", _small)
+    path = tmp_path / "q.toml"
+    path.write_text(TINY.replace("[method]", QUEUED))
+    recipe = read_recipe(path)
+    assert recipe.record()["queue_features"] == ["short_est", "age"]
+    trained = train(recipe, tmp_path / "q").trained
+    start = LinearScorer.from_start({"bestfit": 1.0})
+    assert np.array_equal(trained.scorer.weights, start.weights)  # sigma = 0: kept
+    assert trained.scorer.queue is not None
+    assert trained.scorer.queue.features == ("short_est", "age")
+    saved = json.loads((tmp_path / "q" / "scorer.json").read_text())
+    assert saved["queue"]["features"] == ["short_est", "age"]
+    assert saved["queue"]["weights"] == [float(w) for w in trained.scorer.queue.weights]

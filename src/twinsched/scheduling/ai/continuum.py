@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from twinsched.errors import TwinschedError
-from twinsched.model.cluster import F64, BoolA
+from twinsched.model.cluster import F64, I64, BoolA
 from twinsched.model.state import ClusterState
 from twinsched.scheduling.ai.continuum_features import (
     ALL_FEATURES,
@@ -28,6 +28,8 @@ from twinsched.scheduling.ai.continuum_features import (
     FeatureSource,
     pod_kind,
 )
+from twinsched.scheduling.ai.queue_policy import QueuePolicy, QueueWeights
+from twinsched.scheduling.controller import queue_order
 from twinsched.scheduling.framework import Decision, PodView, Reason, RunContext, Unschedulable
 from twinsched.scheduling.gpus import placement
 
@@ -40,10 +42,13 @@ SCORER_FILE = "scorer.json"
 
 @dataclass(frozen=True)
 class LinearScorer:
-    """Weights (pod kinds x features); ``features`` names the columns."""
+    """Weights (pod kinds x features); ``features`` names the columns. ``queue``: the
+    weights of a learned queue order (:mod:`~twinsched.scheduling.ai.queue_policy`); None:
+    the controller's default order."""
 
     weights: F64
     features: tuple[str, ...] = NODE_FEATURES
+    queue: QueueWeights | None = None
 
     def __post_init__(self) -> None:
         if self.weights.shape != (len(POD_KINDS), len(self.features)):
@@ -70,18 +75,21 @@ class LinearScorer:
         return cls(np.tile(row, (len(POD_KINDS), 1)), features)
 
     def to_json(self) -> dict[str, object]:
+        queue = {"queue": self.queue.to_json()} if self.queue is not None else {}
         return {
             "features": list(self.features),
             "pod_kinds": list(POD_KINDS),
             "weights": [[round(float(w), 12) for w in row] for row in self.weights],
-        }
+        } | queue
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> LinearScorer:
         weights = np.array(data["weights"], dtype=np.float64)
         features = data.get("features", list(NODE_FEATURES))
         assert isinstance(features, list)
-        return cls(weights, tuple(str(f) for f in features))
+        queue = data.get("queue")
+        order = QueueWeights.from_json(queue) if isinstance(queue, dict) else None
+        return cls(weights, tuple(str(f) for f in features), order)
 
     def save(self, folder: Path) -> None:
         (folder / SCORER_FILE).write_text(json.dumps(self.to_json(), indent=1) + "\n")
@@ -97,15 +105,27 @@ def best_node(features: F64, weights: F64) -> int:
 
 
 class ContinuumScheduler:
-    """Serves a :class:`LinearScorer`: features of the eligible nodes, the best score wins."""
+    """Serves a :class:`LinearScorer`: features of the eligible nodes, the best score wins;
+    with queue weights it also orders the pending pods (``queue_sort``)."""
 
     def __init__(self, name: str, scorer: LinearScorer) -> None:
         self.name = name
         self.scorer = scorer
         self.source = FeatureSource(scorer.features)
+        self.queue = QueuePolicy(scorer.queue) if scorer.queue is not None else None
 
     def reset(self, state: ClusterState, ctx: RunContext) -> None:
         self.source.reset(state, ctx)
+        if self.queue is not None:
+            self.queue.reset(state, ctx)
+
+    def queue_sort(self, state: ClusterState, pending: I64) -> I64:
+        """The learned queue order, or the controller's default without queue weights."""
+        return (
+            self.queue.order(state, pending)
+            if self.queue is not None
+            else queue_order(state, pending)
+        )
 
     def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
         nodes = np.flatnonzero(eligible)

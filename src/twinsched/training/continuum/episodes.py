@@ -15,6 +15,7 @@ import numpy as np
 
 from twinsched.metrics.objective import replay_metrics
 from twinsched.scheduling.ai.continuum_features import NODE_FEATURES
+from twinsched.scheduling.ai.queue_policy import QUEUE_FEATURES
 from twinsched.training.continuum.recipe import Dynamics
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Episode:
     """One replay: ``scheduler`` (a registered name) or, when it is empty, the scorer of
-    ``weights`` (pod kinds x ``features``, as nested tuples)."""
+    ``weights`` (pod kinds x ``features``, as nested tuples), ordering the queue by
+    ``queue`` (weights of ``queue_features``; empty: the scheduler's or the controller's
+    default order)."""
 
     trace: str
     seed: int
@@ -34,6 +37,8 @@ class Episode:
     scheduler: str = ""
     weights: tuple[tuple[float, ...], ...] = ()
     features: tuple[str, ...] = NODE_FEATURES
+    queue: tuple[float, ...] = ()
+    queue_features: tuple[str, ...] = QUEUE_FEATURES
 
 
 def dynamics_specs(d: Dynamics) -> tuple[FaultSpec | None, EnergySpec | None]:
@@ -52,16 +57,22 @@ def dynamics_specs(d: Dynamics) -> tuple[FaultSpec | None, EnergySpec | None]:
 
 def run_episode(episode: Episode) -> dict[str, float]:
     """The listed metrics of one replay (a pure function of ``episode``)."""
+    from twinsched.scheduling import registry
     from twinsched.scheduling.ai.continuum import ContinuumScheduler, LinearScorer
+    from twinsched.scheduling.ai.queue_policy import OrderedScheduler, QueuePolicy, QueueWeights
     from twinsched.sim import run_replay
     from twinsched.sim.scenarios import cached_scenario
 
     scenario = cached_scenario(episode.trace, str(episode.seed), None)
     faults, energy = dynamics_specs(episode.dynamics)
     scheduler: SchedulerArg = episode.scheduler
+    queue = np.array(episode.queue, dtype=np.float64)
+    order = QueueWeights(queue, episode.queue_features) if queue.size else None
     if not episode.scheduler:
         weights = np.array(episode.weights, dtype=np.float64)
-        scheduler = ContinuumScheduler("candidate", LinearScorer(weights, episode.features))
+        scheduler = ContinuumScheduler("candidate", LinearScorer(weights, episode.features, order))
+    elif order is not None:
+        scheduler = OrderedScheduler(registry.create(episode.scheduler), QueuePolicy(order))
     result = run_replay(scenario, scheduler, episode.seed, faults=faults, energy=energy)
     return replay_metrics(result.summary, result.samples)
 

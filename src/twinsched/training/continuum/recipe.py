@@ -18,7 +18,10 @@ dispatches on it, ``docs/ai.md``). Sections and keys:
   :data:`~twinsched.scheduling.ai.continuum_features.ALL_FEATURES`; default: the first set,
   ``NODE_FEATURES``), the ``start`` weights of the scorer (feature -> weight),
   ``generations``, ``population``, ``episodes`` (training seeds per generation), ``sigma``,
-  ``lr``;
+  ``lr``; a learned queue order (:mod:`~twinsched.scheduling.ai.queue_policy`):
+  ``queue_features`` (names of ``QUEUE_FEATURES``; none: the default order, not searched),
+  their ``queue_start`` weights and ``queue_sigma`` (the search's step on them; ``sigma`` is
+  the node scorer's, 0 keeps that part at its start);
 * ``[executor]``: ``workers`` (local processes; 0: one per core); top-level ``seed``.
 """
 
@@ -30,6 +33,7 @@ from typing import Any
 
 from twinsched.metrics.objective import METRICS
 from twinsched.scheduling.ai.continuum_features import ALL_FEATURES, NODE_FEATURES
+from twinsched.scheduling.ai.queue_policy import QUEUE_FEATURES
 from twinsched.training.recipe_check import (
     SEED_MAX,
     RecipeFileError,
@@ -75,8 +79,11 @@ SCHEMA: Schema = {
         "name": _choice("es"), "features": array(1, _choice(*ALL_FEATURES)),
         "start": table(_choice(*ALL_FEATURES), number(-1e3, 1e3)),
         "generations": integer(0, 10_000), "population": integer(2, 1000),
-        "episodes": integer(1, 1000), "sigma": number(0, 100, open_lo=True),
+        "episodes": integer(1, 1000), "sigma": number(0, 100),
         "lr": number(0, 100, open_lo=True),
+        "queue_features": array(1, _choice(*QUEUE_FEATURES)),
+        "queue_start": table(_choice(*QUEUE_FEATURES), number(-1e3, 1e3)),
+        "queue_sigma": number(0, 100),
     },
     "executor": {"workers": integer(0, 1024)},
 }  # fmt: skip
@@ -115,6 +122,9 @@ class ContinuumRecipe:
     episodes: int = 4
     sigma: float = 0.1
     lr: float = 0.05
+    queue_features: tuple[str, ...] = ()
+    queue_start: tuple[tuple[str, float], ...] = ()
+    queue_sigma: float = 0.1
     workers: int = 2
     seed: int = 0
 
@@ -127,11 +137,25 @@ class ContinuumRecipe:
             raise RecipeFileError(f"scorer features repeated: {self.features}")
         if unused := sorted({f for f, _ in self.start} - set(self.features)):
             raise RecipeFileError(f"start weights of features not in the scorer: {unused}")
+        if len(set(self.queue_features)) != len(self.queue_features):
+            raise RecipeFileError(f"queue features repeated: {self.queue_features}")
+        if unused := sorted({f for f, _ in self.queue_start} - set(self.queue_features)):
+            raise RecipeFileError(f"queue_start weights of features not queued: {unused}")
+        if self.sigma <= 0 and (self.queue_sigma <= 0 or not self.queue_features):
+            raise RecipeFileError("sigma and queue_sigma are 0: the search has nothing to move")
 
     def record(self) -> dict[str, Any]:
         """The recipe as plain JSON values (the card's ``spec``; ``features`` only where they
         are not the first set, so the ``@1`` records stand)."""
-        chosen = {"features": list(self.features)} if self.features != NODE_FEATURES else {}
+        chosen: dict[str, Any] = {}
+        if self.features != NODE_FEATURES:
+            chosen["features"] = list(self.features)
+        if self.queue_features:  # only where a queue order is learned (earlier records stand)
+            chosen |= {
+                "queue_features": list(self.queue_features),
+                "queue_start": dict(self.queue_start),
+                "queue_sigma": self.queue_sigma,
+            }
         return chosen | {
             "kind": "continuum", "trace": self.trace, "mode": self.mode,
             "train_seeds": list(self.train_seeds), "val_seeds": list(self.val_seeds),

@@ -23,6 +23,8 @@ import numpy as np
 from twinsched.metrics.objective import METRICS, guard_penalty, objective
 from twinsched.model.cluster import F64
 from twinsched.scheduling.ai.continuum import LinearScorer
+from twinsched.scheduling.ai.continuum_features import POD_KINDS
+from twinsched.scheduling.ai.queue_policy import QUEUE_FEATURES, QueueWeights
 from twinsched.training.continuum.episodes import Episode, as_tuples, run_episode
 from twinsched.training.continuum.recipe import ContinuumRecipe
 from twinsched.training.evolution import Adam, episode_ranks, es_gradient
@@ -104,11 +106,34 @@ def draw_seeds(seeds: Sequence[int], count: int, rng: np.random.Generator) -> li
     return [order[i % len(order)] for i in range(count)]
 
 
+def genome(recipe: ContinuumRecipe) -> tuple[F64, F64]:
+    """The search's start (the node scorer's weights, pod kinds x features flattened, then
+    the queue order's) and each coordinate's step (``sigma``, then ``queue_sigma``)."""
+    scorer = LinearScorer.from_start(dict(recipe.start), recipe.features)
+    start = dict(recipe.queue_start)
+    queue = np.array([float(start.get(f, 0.0)) for f in recipe.queue_features])
+    steps = [np.full(scorer.weights.size, recipe.sigma), np.full(queue.size, recipe.queue_sigma)]
+    return np.concatenate([scorer.weights.ravel(), queue]), np.concatenate(steps)
+
+
+def scorer_of(recipe: ContinuumRecipe, theta: F64) -> LinearScorer:
+    """The scorer (and queue order) of a point of the search (see :func:`genome`)."""
+    cut = len(POD_KINDS) * len(recipe.features)
+    weights = np.array(theta[:cut]).reshape(len(POD_KINDS), len(recipe.features))
+    queue = QueueWeights(np.array(theta[cut:]), recipe.queue_features)
+    return LinearScorer(weights, recipe.features, queue if recipe.queue_features else None)
+
+
 def _episode(recipe: ContinuumRecipe, seed: int, theta: F64 | str) -> Episode:
     if isinstance(theta, str):
         return Episode(recipe.trace, seed, recipe.dynamics, scheduler=theta)
-    weights = as_tuples(theta)
-    return Episode(recipe.trace, seed, recipe.dynamics, weights=weights, features=recipe.features)
+    scorer = scorer_of(recipe, theta)
+    queue = tuple(float(w) for w in scorer.queue.weights) if scorer.queue is not None else ()
+    return Episode(
+        recipe.trace, seed, recipe.dynamics, weights=as_tuples(scorer.weights),
+        features=recipe.features, queue=queue,
+        queue_features=recipe.queue_features or QUEUE_FEATURES,
+    )  # fmt: skip
 
 
 def scoring(recipe: ContinuumRecipe, run_all: RunAll) -> Scoring:
@@ -125,8 +150,7 @@ def scoring(recipe: ContinuumRecipe, run_all: RunAll) -> Scoring:
 def search(recipe: ContinuumRecipe, run_all: RunAll, log: Log) -> Trained:
     """ES from the recipe's start; see the module's docstring."""
     rng = np.random.default_rng(recipe.seed)
-    scorer = LinearScorer.from_start(dict(recipe.start), recipe.features)
-    base, names = scorer.weights, scorer.features
+    base, steps = genome(recipe)
     score = scoring(recipe, run_all)
     val_seeds = list(recipe.val_seeds)
     runs = len(score.refs) * (1 + bool(score.guards))
@@ -139,7 +163,7 @@ def search(recipe: ContinuumRecipe, run_all: RunAll, log: Log) -> Trained:
     z = np.zeros_like(base)
     adam, pairs = Adam(recipe.lr), recipe.population // 2
     reference = score.figures([score.refs[s] for s in val_seeds], val_seeds)
-    best = Trained(LinearScorer(base, names), validate(base), reference, 0)
+    best = Trained(scorer_of(recipe, base), validate(base), reference, 0)
     log(f"generation 0: validation objective {best.validation.objective:.4f}, "
         f"fitness {best.validation.fitness:.4f}")  # fmt: skip
     best.curves.append({"generation": 0, "val_objective": best.validation.objective,
@@ -147,14 +171,14 @@ def search(recipe: ContinuumRecipe, run_all: RunAll, log: Log) -> Trained:
     for generation in range(1, recipe.generations + 1):
         episodes = draw_seeds(recipe.train_seeds, recipe.episodes, rng)
         noise = rng.standard_normal((pairs, *z.shape))
-        points = [base + recipe.sigma * (z + sign * e) for sign in (1.0, -1.0) for e in noise]
+        points = [base + steps * (z + sign * e) for sign in (1.0, -1.0) for e in noise]
         found = run_all([_episode(recipe, s, p) for p in points for s in episodes])
         runs += len(found)
         scores = np.array([score.fitness(f, s) for f, s in
                            zip(found, episodes * len(points), strict=True)])  # fmt: skip
         scores = scores.reshape(len(points), len(episodes))
         z = adam.step(z, es_gradient(episode_ranks(-scores), noise, 1.0))
-        centre = base + recipe.sigma * z
+        centre = base + steps * z
         val = validate(centre)
         log(f"generation {generation}: candidates' fitness {scores.mean():.4f}, validation "
             f"objective {val.objective:.4f}, fitness {val.fitness:.4f}")  # fmt: skip
@@ -162,7 +186,7 @@ def search(recipe: ContinuumRecipe, run_all: RunAll, log: Log) -> Trained:
                             "val_objective": val.objective,
                             "val_fitness": val.fitness})  # fmt: skip
         if val.fitness < best.validation.fitness:
-            best.scorer, best.validation = LinearScorer(centre, names), val
+            best.scorer, best.validation = scorer_of(recipe, centre), val
             best.generation = generation
     best.runs = runs
     return best

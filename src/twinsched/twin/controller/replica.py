@@ -26,7 +26,7 @@ from twinsched.model.document import Pod, TwinDocument
 from twinsched.model.events import Phase
 from twinsched.model.mirror import Mirror
 from twinsched.scheduling import registry
-from twinsched.scheduling.controller import Binding, SchedulerController, queue_order
+from twinsched.scheduling.controller import Binding, SchedulerController
 from twinsched.scheduling.framework import DEFAULT_FALLBACK, RunContext, Scheduler
 
 _PENDING = int(Phase.PENDING)
@@ -60,7 +60,7 @@ class Replica:
         ctx = RunContext.create(scenario, self.seed, scenario.pods)
         fallback = registry.create(self.fallback_name) if self.fallback_name else None
         scheduler = self.make() if self.make else registry.create(self.scheduler_name)
-        return SchedulerController(self.mirror.state, scheduler, ctx, fallback, queue_order)
+        return SchedulerController(self.mirror.state, scheduler, ctx, fallback)
 
     @property
     def pod_names(self) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """How much can the queue order buy on the continuum? Heuristics under queue orders (issue 37).
 
     python bench/continuum_queue.py [--seeds 100-107] [--heuristics gpuclustering,fgd]
-        [--orders "short_est=1;small=1;age=0.5,short_est=1"] [--oracle]
+        [--orders "short_est=1;small=1;age=0.5,short_est=1"] [--oracle] [--reserve 1800:1,600:2]
 
 Replays ``synthetic-continuum`` (seed s: variant s with run seed s) with the dynamics of the
 ``continuum-wait-energy`` card (faults, the edge outage, energy and carbon). Each heuristic
@@ -12,7 +12,11 @@ serve, which read every pending pod's true run time, to bound what any order cou
 shortest first within each priority, and shortest first ignoring priorities. For each it
 prints the objective wait + energy (each over fgd's on the same seed), the paired gain over
 the same heuristic's default order (mean ± standard error over the seeds, %), and the
-listed metrics' means. Not part of the test suite.
+listed metrics' means. ``--reserve WAIT:COUNT,...`` adds, per pair, the heuristic with
+reservations: a big pod (2 GPUs or more, or 8 cores or more) that has waited WAIT seconds
+holds the node with the most whole free GPUs (CPU pods: free CPU) that its static rules
+allow, up to COUNT such holds at a time; no other pod is placed there until it starts (an
+EASY-backfilling-like hold without run time estimates). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -26,10 +30,14 @@ import numpy as np
 from continuum_learned import mean_se, seed_list  # bench/ is the script's folder
 from twinsched.experiments.executors import local
 from twinsched.metrics.objective import METRICS, objective, replay_metrics
-from twinsched.model.cluster import I64
+from twinsched.model.cluster import I64, BoolA
+from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
+from twinsched.scheduling import filters
 from twinsched.scheduling.ai.queue_policy import QUEUE_FEATURES
 from twinsched.scheduling.ai.serving import check_ai_scheduler
+from twinsched.scheduling.controller import queue_order
+from twinsched.scheduling.framework import Decision, PodView, RunContext, pod_views
 from twinsched.training.continuum.episodes import Episode, dynamics_specs, run_episode
 from twinsched.training.continuum.recipe import Dynamics
 from twinsched.training.continuum.train import cpu_seconds
@@ -38,9 +46,51 @@ WEIGHTS = {"wait_mean": 1.0, "energy": 1.0}
 ORACLES = ("oracle-sjf", "oracle-sjf-any-priority")
 
 
+class Reserving:
+    """A heuristic that holds nodes for long-waiting big pods (``--reserve``)."""
+
+    def __init__(self, base: str, wait_s: float, count: int) -> None:
+        from twinsched.scheduling import registry
+
+        self.base, self.name = registry.create(base), f"{base}+reserve"
+        self.wait_s, self.count = wait_s, count
+        self.held: dict[int, int] = {}  # node -> the pod it is held for
+
+    def reset(self, state: ClusterState, ctx: RunContext) -> None:
+        self.base.reset(state, ctx)
+        self.ctx, self.views, self.held = ctx, pod_views(state.pods), {}
+        self.big = (state.pods.gpu_count >= 2) | (state.pods.cpu_milli >= 8000)
+
+    def queue_sort(self, state: ClusterState, pending: I64) -> I64:
+        order = queue_order(state, pending)
+        now = self.ctx.clock() if self.ctx.clock is not None else 0.0
+        self.held = {n: p for n, p in self.held.items() if state.phase[p] == Phase.PENDING}
+        waited = now - state.pods.arrival_s
+        for p in order.tolist():
+            if len(self.held) >= self.count:
+                break
+            if not self.big[p] or p in self.held.values() or waited[p] < self.wait_s:
+                continue
+            pod = self.views[p]
+            ok = filters.static_rules(state, pod, np.arange(state.nodes.n)) & state.up
+            ok[list(self.held)] = False
+            nodes = np.flatnonzero(ok)
+            if nodes.size:
+                free = state.gpu_whole_free if pod.gpu_count else state.cpu_free
+                self.held[int(nodes[int(np.argmax(free[nodes]))])] = p
+        return order
+
+    def place(self, state: ClusterState, pod: PodView, eligible: BoolA) -> Decision:
+        others = [n for n, p in self.held.items() if p != pod.index]
+        if others:
+            eligible = eligible.copy()
+            eligible[others] = False
+        return self.base.place(state, pod, eligible)
+
+
 class Job(NamedTuple):
     heuristic: str
-    order: str  # "default", an oracle's name, or "feature=w,feature=w"
+    order: str  # "default", an oracle's name, "reserve WAIT:COUNT" or "feature=w,feature=w"
     seed: int
     dynamics: Dynamics
 
@@ -70,7 +120,7 @@ def oracle(any_priority: bool) -> object:
 
 def replay(job: Job) -> dict[str, float]:
     """The metrics of one replay of ``job``."""
-    if job.order == "default" or job.order not in ORACLES:
+    if job.order == "default" or (job.order not in ORACLES and " " not in job.order):
         queue = () if job.order == "default" else weights_of(job.order)
         episode = Episode("synthetic-continuum", job.seed, job.dynamics, job.heuristic, queue=queue)
         return run_episode(episode)
@@ -79,6 +129,11 @@ def replay(job: Job) -> dict[str, float]:
 
     scenario = cached_scenario("synthetic-continuum", str(job.seed), None)
     faults, energy = dynamics_specs(job.dynamics)
+    if job.order.startswith("reserve "):
+        wait_s, count = job.order.removeprefix("reserve ").split(":")
+        held = Reserving(job.heuristic, float(wait_s), int(count))
+        result = run_replay(scenario, held, job.seed, faults=faults, energy=energy)
+        return replay_metrics(result.summary, result.samples)
     sort = oracle(job.order == ORACLES[1])
     result = run_replay(
         scenario, job.heuristic, job.seed, faults=faults, energy=energy, queue_sort=sort
@@ -92,11 +147,13 @@ def main() -> None:
     parser.add_argument("--heuristics", default="gpuclustering")
     parser.add_argument("--orders", default="short_est=1;small=1;age=0.5,short_est=1")
     parser.add_argument("--oracle", action="store_true")
+    parser.add_argument("--reserve", default="", help="WAIT:COUNT,... holds for big pods")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     seeds = seed_list(args.seeds)
     orders = ["default", *[o for o in args.orders.split(";") if o]]
     orders += list(ORACLES) if args.oracle else []
+    orders += [f"reserve {r}" for r in args.reserve.split(",") if r]
     dynamics = Dynamics(**check_ai_scheduler("continuum-wait-energy").spec["dynamics"])
     runs = [("fgd", "default"), *[(h, o) for h in args.heuristics.split(",") for o in orders]]
     jobs = [Job(h, o, s, dynamics) for h, o in runs for s in seeds]

@@ -22,12 +22,12 @@ from twinsched.model.events import (
     Release,
     Unbind,
 )
-from twinsched.model.mirror import Mirror
+from twinsched.model.mirror import GONE, Mirror
 from twinsched.model.schema import validate_document
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import registry
 from twinsched.scheduling.controller import SchedulerController
-from twinsched.scheduling.framework import RunContext, Unschedulable
+from twinsched.scheduling.framework import Reason, RunContext, Unschedulable
 from twinsched.traces.synthetic import continuum
 
 COLUMNS = ("phase", "pod_node", "pod_gpus", "free", "gpu_left", "gpu_tags", "up")
@@ -163,18 +163,22 @@ def test_phase_changes_no_event_makes_are_counted() -> None:
 def test_a_gpu_pod_finished_without_its_gpus_is_released() -> None:
     """As the live mirror writes it (kube-state-metrics does not say which GPUs), in a
     change and in a document; a pod gone while pending is counted (it never held anything)
-    and left pending."""
+    and taken out of the queue, so no controller over the mirror binds it, once."""
     mirror = tiny_mirror()
     mirror.apply_deltas([running("infer-0", "e2", [1]),
                          {"op": "pod", "pod": "infer-0", "phase": "Succeeded", "node": "e2"},
                          {"op": "pod", "pod": "web-0", "phase": "Pending"},
                          {"op": "pod", "pod": "web-0", "phase": "Succeeded"}])  # fmt: skip
-    assert mirror.state.phase.tolist() == [Phase.SUCCEEDED, Phase.PENDING, Phase.PENDING]
+    assert mirror.state.phase.tolist() == [Phase.SUCCEEDED, Phase.UNSCHEDULABLE, Phase.PENDING]
+    assert mirror.state.reasons[1] == GONE == Reason.GONE_UNPLACED
     assert mirror.state.gpu_left[2].tolist()[:2] == [1000, 1000]
     gone = mirror.disagreements.recent[-1]
     assert mirror.disagreements.counts == {"never_placed": 1}
-    assert (gone.subject, gone.detail) == ("web-0", "finished on no node: left pending "
-                                           "(never scheduled)")  # fmt: skip
+    assert (gone.subject, gone.detail) == ("web-0", "finished on no node: taken out of the "
+                                           "queue (never scheduled)")  # fmt: skip
+    mirror.apply_deltas([{"op": "pod", "pod": "web-0", "phase": "Succeeded"}])  # said again
+    assert mirror.disagreements.counts == {"never_placed": 1}
+    assert mirror.state.phase[1] == Phase.UNSCHEDULABLE
     data = tiny()
     data["jobs"][0]["pods"][0] |= {"phase": "Succeeded", "node": "e2"}  # no GPUs named
     read = Mirror.from_document(validate_document(data), "tiny", validate=True)

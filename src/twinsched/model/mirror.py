@@ -15,8 +15,10 @@ room and released at once. With ``gpus_known`` False (a live mirror's session: i
 indices are made up, the first ``gpu_count``) a binding whose GPUs have no room takes the
 first GPUs that have, and a pod is where the twin says when it is on the node it says. A
 pod shown finished on no node while the state has it pending or not arrived (gone before
-it was placed, as a live cluster shows pods it never ran) is ``never_placed``: no event
-takes a pod out of the queue unplaced, and it holds nothing.
+it was placed, as a live cluster shows pods it never ran) is ``never_placed``: it holds
+nothing; a pending one is taken out of the queue (``Reject`` with the reason
+``GoneUnplaced``) so that no controller over the mirror binds it, one not arrived is left
+so.
 
 A node is up for scheduling when it is ``Ready`` and not cordoned (``unschedulable``), as
 ``serve/convert.py`` reads a Kubernetes node: ``NodeDown`` / ``NodeUp`` events.
@@ -49,6 +51,7 @@ from twinsched.model.state import ClusterState
 
 PHASE_OF = {name: phase for phase, name in PHASE_NAMES.items()}
 SET_BY_TWIN = "twin"  # the reject reason of a pod the twin reports unschedulable (Reason's code)
+GONE = "GoneUnplaced"  # the reject reason of a pending pod the twin shows finished on no node
 RECENT = 100  # disagreements kept with their reasons
 
 KINDS = (
@@ -60,7 +63,7 @@ KINDS = (
     "cannot_bind",  # a binding the state cannot take: capacity, GPU indices
     "bad_transition",  # a phase change no event makes (e.g. Succeeded -> Running)
     "pod_differs",  # own_pods: the twin shows a pod otherwise than the state
-    "never_placed",  # a pod shown finished on no node, never bound: left as it was
+    "never_placed",  # a pod shown finished on no node, never bound: out of the queue
 )
 
 
@@ -338,12 +341,17 @@ class Mirror:
         name, have = self.pod_names[i], Phase(int(self.state.phase[i]))
         if have == want.phase or (have == Phase.RUNNING and want.phase == Phase.NOT_ARRIVED):
             return  # there, or refused by _free
+        gone = want.phase == Phase.SUCCEEDED and want.node is None  # before it was bound
+        if gone and have == Phase.UNSCHEDULABLE and self.state.reasons[i] == GONE:
+            return  # taken out of the queue when the twin first said so
         if have in (Phase.SUCCEEDED, Phase.UNSCHEDULABLE) or want.phase == Phase.NOT_ARRIVED:
             self.disagreements.add("bad_transition", name, f"{have.name} -> {want.phase.name}")
             return
-        if want.phase == Phase.SUCCEEDED and want.node is None:  # gone before it was bound
-            left = "not arrived" if have == Phase.NOT_ARRIVED else "pending"
-            detail = f"finished on no node: left {left} (never scheduled)"
+        if gone:
+            if have == Phase.PENDING:  # out of the queue: no controller may bind it now
+                self._apply(Reject(i, GONE))
+            left = "left not arrived" if have == Phase.NOT_ARRIVED else "taken out of the queue"
+            detail = f"finished on no node: {left} (never scheduled)"
             self.disagreements.add("never_placed", name, detail)
             return
         if have == Phase.NOT_ARRIVED:

@@ -49,6 +49,7 @@ class Reason(StrEnum):
     LEFT_OUT_BY_WINDOW = "LeftOutByWindow"  # a window's optimum placed other pods instead
     STILL_PENDING_AT_END = "StillPendingAtEnd"  # a replay ended with the pod still queued
     SET_BY_TWIN = "twin"  # the twin reported the pod unschedulable
+    GONE_UNPLACED = "GoneUnplaced"  # the twin shows the pod finished before any node took it
 
 
 NO_DECISION = Reason.NO_DECISION  # a scheduler's "I did not decide": the controller falls back

@@ -131,6 +131,10 @@ def test_gated_names_build_and_say_so(tmp_path: Path, monkeypatch: pytest.Monkey
     built = registry.create("screened:rr/g=1/c=3")
     assert isinstance(built, ScreenedLookahead) and built.gated
     assert built.name == "screened:rr@1/t=0.005/c=3/h=32/s=2/g=1"
-    assert built.lookahead.params.c == 4
-    with pytest.raises(TwinschedError, match=re.escape("g=2 must be an integer in 0..1")):
-        registry.check("screened:rr/g=2")
+    assert built.lookahead.params.c == 4 and built.lookahead.params.g == 0
+    gpu_only = registry.create("screened:rr/g=2/c=3")
+    assert isinstance(gpu_only, ScreenedLookahead) and gpu_only.gated
+    assert gpu_only.name == "screened:rr@1/t=0.005/c=3/h=32/s=2/g=2"
+    assert gpu_only.lookahead.params.g == 1  # the closed branch rolls out GPU pods only
+    with pytest.raises(TwinschedError, match=re.escape("g=3 must be an integer in 0..2")):
+        registry.check("screened:rr/g=3")

@@ -104,15 +104,17 @@ class ScreenParams:
     h: int = 32
     s: int = 2
     g: int = 0  # 1: the reranker alone where its gate opens, the look-ahead where it does not
+    # (2: the same, that look-ahead rolling out GPU pods only, as the look-ahead's g=1)
     SPANS: ClassVar[dict[str, Span]] = {
         "t": Span(0, 1000), "c": Span(1, 63, whole=True), "h": Span(1, 1024, whole=True),
-        "s": Span(1, 256, whole=True), "g": Span(0, 1, whole=True),
+        "s": Span(1, 256, whole=True), "g": Span(0, 2, whole=True),
     }  # fmt: skip
     ABOUT: ClassVar[dict[str, str]] = {
         "t": "score above FGD's first that calls the rollouts",
         "c": "the reranker's best nodes judged against FGD's first", "h": "horizon",
         "s": "samples",
-        "g": "1: the reranker alone where its gate opens, else the look-ahead on c + 1 nodes",
+        "g": "1: the reranker alone where its gate opens, else the look-ahead on c + 1 nodes; "
+        "2: the same, its rollouts for GPU pods only",
     }  # fmt: skip
 
 

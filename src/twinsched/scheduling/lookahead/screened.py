@@ -112,8 +112,9 @@ def screened(text: str, ref: str, params: ScreenParams, base: PluginScheduler) -
     if not isinstance(reranker, RerankScheduler):
         raise TwinschedError(f"'{text}': ai:{ref} is not a reranker")
     p = params
-    looks = LookaheadParams(c=p.c + 1, h=p.h, s=p.s, a=reranker.params.from_alloc)
+    gpu_only = int(p.g == 2)  # the closed branch's rollouts for GPU pods only
+    looks = LookaheadParams(c=p.c + 1, h=p.h, s=p.s, a=reranker.params.from_alloc, g=gpu_only)
     name = f"screened:{reranker.name.removeprefix('ai:')}/t={p.t:g}/c={p.c}/h={p.h}/s={p.s}"
-    name += "/g=1" if p.g else ""
+    name += f"/g={p.g}" if p.g else ""
     lookahead = LookaheadScheduler(base, looks)
     return ScreenedLookahead(name, reranker, lookahead, p.t, p.c, gated=bool(p.g))

@@ -16,9 +16,7 @@ indices are made up, the first ``gpu_count``) a binding whose GPUs have no room 
 first GPUs that have, and a pod is where the twin says when it is on the node it says. A
 pod shown finished on no node while the state has it pending or not arrived (gone before
 it was placed, as a live cluster shows pods it never ran) is ``never_placed``: it holds
-nothing; a pending one is taken out of the queue (``Reject`` with the reason
-``GoneUnplaced``) so that no controller over the mirror binds it, one not arrived is left
-so.
+nothing; a pending one leaves the queue (``Reject``, ``GoneUnplaced``): no controller binds it.
 
 A node is up for scheduling when it is ``Ready`` and not cordoned (``unschedulable``), as
 ``serve/convert.py`` reads a Kubernetes node: ``NodeDown`` / ``NodeUp`` events.

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from twinsched.model.cluster import I64, MILLI_PER_GPU, BoolA
+from twinsched.model.cluster import F64, I64, MILLI_PER_GPU, BoolA
 from twinsched.model.events import Bind, Phase
 from twinsched.model.state import ClusterState
 from twinsched.scheduling import filters
@@ -56,14 +56,19 @@ class Binding(NamedTuple):
 Outcome = tuple[int, Binding | Unschedulable]  # (pod index, what the cycle did with it)
 
 
-def queue_order(state: ClusterState, pending: I64) -> I64:
-    """Priority first, then pods of partly-running jobs, then age (arrival, then index)."""
+def queue_order(state: ClusterState, pending: I64, score: F64 | None = None) -> I64:
+    """Priority first, then ``score`` where given (highest first: a scheduler's learned
+    order, ``scheduling/ai/queue_policy.py``), then pods of partly-running jobs, then age
+    (arrival, then index)."""
     if pending.size < 2:  # nothing to sort (most replay cycles): skip the running jobs' scan
         return pending
     pods = state.pods
     job = pods.job[pending]
     partly = np.isin(job, pods.job[state.phase == Phase.RUNNING])  # repeats are fine
-    keys = (pending, pods.arrival_s[pending], ~partly, -pods.priority[pending])
+    keys = [pending, pods.arrival_s[pending], ~partly]
+    if score is not None:
+        keys.append(-score)
+    keys.append(-pods.priority[pending])
     return pending[np.lexsort(keys)]
 
 

@@ -30,6 +30,7 @@ from twinsched.errors import TwinschedError
 from twinsched.model.cluster import F64, I64, BoolA
 from twinsched.model.events import Phase
 from twinsched.model.state import ClusterState
+from twinsched.scheduling.controller import queue_order
 from twinsched.scheduling.framework import Decision, PodView, RunContext, Scheduler
 
 QUEUE_FEATURES = ("age", "small", "gpu_pod", "short_est", "job_running", "latency_bound")
@@ -160,11 +161,7 @@ class QueuePolicy:
             self.reset(state, self._ctx)
         estimates = runtime_estimates(state, self._shape)
         x = queue_features(state, pending, now, estimates, self._shape, self._largest, w.features)
-        score = x @ w.weights
-        partly = np.isin(pods.job[pending], pods.job[state.phase == Phase.RUNNING])
-        keys = (pending, pods.arrival_s[pending], ~partly, -score, -pods.priority[pending])
-        ordered: I64 = pending[np.lexsort(keys)]
-        return ordered
+        return queue_order(state, pending, x @ w.weights)
 
 
 class OrderedScheduler:
